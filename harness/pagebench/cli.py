@@ -1,0 +1,171 @@
+"""The `pagebench` command line. Parsing and printing only; the work lives elsewhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import profiles as profiles_mod
+from .profiles import Profile, ProfileError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Page-load benchmarking over an emulated link.")
+link_app = typer.Typer(no_args_is_help=True, help="The emulated link: check it, list its profiles.")
+app.add_typer(link_app, name="link")
+out = Console()
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print a one-line error and return the Exit to raise."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _profile_from_options(
+    profile: str | None, profiles_file: Path | None, overrides: dict[str, object]
+) -> Profile:
+    catalogue = profiles_mod.builtin_profiles()
+    if profiles_file is not None:
+        for loaded in profiles_mod.load_profile_file(profiles_file, catalogue):
+            catalogue[loaded.name] = loaded
+    given = {key: value for key, value in overrides.items() if value is not None}
+    if profile is None and not given:
+        profile = "none"
+    if profile is not None:
+        base = profiles_mod.resolve(profile, catalogue)
+        if not given:
+            return base
+        fields = {**base.model_dump(exclude_none=True), **given, "source": f"{base.name} with overrides"}
+        return profiles_mod.make_profile(fields, "options")
+    return profiles_mod.make_profile({"name": "custom", "source": "command line", **given}, "options")
+
+
+OPTION_FIELDS = {
+    "rtt": "rtt_ms", "jitter": "jitter_ms", "loss": "loss_pct", "down": "down_mbit", "up": "up_mbit",
+    "queue_bytes": "queue_bytes", "queue_ms": "queue_ms", "mss": "mss", "initcwnd": "initcwnd",
+    "congctl": "congctl",
+}
+
+
+@link_app.command("check")
+def link_check_cmd(
+    profile: Annotated[Optional[str], typer.Option(help="Named profile (see `pagebench link profiles`).")] = None,
+    profiles_file: Annotated[Optional[Path], typer.Option("--profiles", help="YAML file of extra profiles.")] = None,
+    rtt: Annotated[Optional[float], typer.Option(help="Round-trip time, ms.")] = None,
+    jitter: Annotated[Optional[float], typer.Option(help="Jitter per direction, ± ms.")] = None,
+    loss: Annotated[Optional[float], typer.Option(help="Random loss per direction, %.")] = None,
+    down: Annotated[Optional[float], typer.Option(help="Downlink rate, Mbit/s.")] = None,
+    up: Annotated[Optional[float], typer.Option(help="Uplink rate, Mbit/s.")] = None,
+    queue_bytes: Annotated[Optional[int], typer.Option(help="Bottleneck queue, bytes.")] = None,
+    queue_ms: Annotated[Optional[float], typer.Option(help="Bottleneck queue, ms of the rate.")] = None,
+    mss: Annotated[Optional[int], typer.Option(help="Clamp TCP MSS, bytes.")] = None,
+    initcwnd: Annotated[Optional[int], typer.Option(help="Initial congestion window, segments.")] = None,
+    congctl: Annotated[Optional[str], typer.Option(help="Congestion control: cubic, reno, bbr.")] = None,
+    backend: Annotated[Optional[str], typer.Option(help="netem or userspace (default: netem if the kernel has it).")] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the emulated loss and jitter.")] = 1,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Measure the emulated link on a throwaway testbed: RTT, goodput, loss, lateness, drops."""
+    from .link.check import link_check
+    from .testbed import Interrupted, TestbedError, signals_raise
+
+    values = locals()
+    overrides = {field: values[option] for option, field in OPTION_FIELDS.items()}
+    try:
+        chosen = _profile_from_options(profile, profiles_file, overrides)
+    except ProfileError as error:
+        raise fail(str(error)) from None
+    try:
+        with signals_raise(), err.status("link check") as status:
+            result = link_check(chosen, backend, seed, step=lambda text: status.update(f"link check: {text}"))
+    except TestbedError as error:
+        raise fail(str(error), 1) from None
+    except (Interrupted, KeyboardInterrupt):
+        raise fail("interrupted; the testbed was torn down", 130) from None
+    if as_json:
+        out.print_json(json.dumps(result))
+    else:
+        _print_check(chosen, result)
+    if not result["valid"]:
+        raise typer.Exit(1)
+
+
+def _print_check(profile: Profile, result: dict) -> None:
+    m = result["measured"]
+    table = Table(title=f"link check: {profile.name} ({profile.describe()}), backend {result['backend']}")
+    table.add_column("what")
+    table.add_column("configured", justify="right")
+    table.add_column("measured", justify="right")
+    table.add_row("RTT median / p95 (ms)", f"{profile.rtt_ms:g}",
+                  f"{m['rtt_ms']['median']:.2f} / {m['rtt_ms']['p95']:.2f}  (n={m['rtt_ms']['n']})")
+    table.add_row("goodput down (Mbit/s)", f"{profile.down_mbit or '∞'}", f"{m['down_mbit']:.2f}")
+    table.add_row("goodput up (Mbit/s)", f"{profile.up_mbit or '∞'}", f"{m['up_mbit']:.2f}")
+    n = sum(v["sent"] for v in m["loss"].values())
+    table.add_row("loss (%)", f"{profile.loss_pct:g}", f"{m['loss_pct']:.3f}  (n={n})")
+    late = result["lateness_us"]
+    if late["p99"] is not None:
+        table.add_row("release lateness p50 / p99 / max (µs)", "≤ 1000 (p99)",
+                      f"{late['p50']:.0f} / {late['p99']:.0f} / {late['max']:.0f}")
+    table.add_row("drops", "", ", ".join(f"{k} {v}" for k, v in result["drops"].items()))
+    out.print(table)
+    verdict = "[green]valid[/]" if result["valid"] else "[red]NOT valid: " + "; ".join(result["problems"]) + "[/]"
+    out.print(f"link: {verdict}")
+
+
+@link_app.command("profiles")
+def link_profiles_cmd(
+    profiles_file: Annotated[Optional[Path], typer.Option("--profiles", help="YAML file of extra profiles.")] = None,
+) -> None:
+    """List the built-in profiles (and those of a YAML file, sweeps expanded)."""
+    try:
+        catalogue = profiles_mod.builtin_profiles()
+        extra = profiles_mod.load_profile_file(profiles_file, catalogue) if profiles_file else []
+    except ProfileError as error:
+        raise fail(str(error)) from None
+    table = Table(title="network profiles")
+    for column in ("name", "link", "source"):
+        table.add_column(column)
+    for profile in list(catalogue.values()) + extra:
+        table.add_row(profile.name, profile.describe(), profile.source or "")
+    out.print(table)
+
+
+@app.command()
+def cleanup(
+    include_live: Annotated[bool, typer.Option("--include-live", help="Also remove labs of runs still alive.")] = False,
+) -> None:
+    """Remove what dead runs left behind: pagebench's namespaces (with their rules and
+    qdiscs) and the processes inside them. Nothing else is touched."""
+    from .testbed import cleanup as do_cleanup, find_leftovers
+
+    removed = do_cleanup(include_live=include_live)
+    for leftover in removed:
+        out.print(f"removed {leftover.prefix}: {', '.join(leftover.namespaces) or 'state only'}")
+    kept = [left for left in find_leftovers() if left.owner_alive]
+    for leftover in kept:
+        out.print(f"kept {leftover.prefix}: its run is still alive (use --include-live to remove it)")
+    if not removed and not kept:
+        out.print("nothing to clean")
+
+
+@app.command()
+def doctor() -> None:
+    """Check this machine for what pagebench needs; each problem comes with its fix."""
+    from .doctor import diagnose
+
+    missing_required = False
+    for finding in diagnose():
+        mark = "[green]ok[/]" if finding.ok else ("[red]missing[/]" if finding.required else "[yellow]note[/]")
+        fix = f"  → {finding.fix}" if finding.fix and not finding.ok else ""
+        out.print(f"{mark:>18}  {finding.name}: {finding.detail}{fix}", highlight=False)
+        missing_required |= finding.required and not finding.ok
+    raise typer.Exit(1 if missing_required else 0)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,80 @@
+"""`pagebench doctor`: what this machine has, what is missing, and the command that fixes it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .link.emulator import DELAY_PROGRAM
+
+INSTALL = "sudo harness/bootstrap install"
+
+
+@dataclass(frozen=True)
+class Finding:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+    required: bool = True
+
+
+def _ok(cmd: list[str]) -> bool:
+    try:
+        return subprocess.run(cmd, capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _netns_probe(*commands: list[str]) -> bool:
+    """Run commands in a throwaway namespace (removed whatever happens)."""
+    ns = f"pbdoctor{os.getpid()}"
+    if not _ok(["ip", "netns", "add", ns]):
+        return False
+    try:
+        return all(_ok(["ip", "netns", "exec", ns, *cmd]) for cmd in commands)
+    finally:
+        _ok(["ip", "netns", "del", ns])
+
+
+def _tool(name: str, package: str, why: str, required: bool = True) -> Finding:
+    path = shutil.which(name)
+    if path:
+        return Finding(name, True, path, required=required)
+    return Finding(name, False, f"missing ({why})", f"sudo apt-get install {package}", required)
+
+
+def diagnose() -> list[Finding]:
+    root = os.geteuid() == 0
+    findings = [
+        Finding("root / CAP_NET_ADMIN", root, "yes" if root else "not root: namespaces cannot be created",
+                "run pagebench with sudo"),
+        _tool("ip", "iproute2", "namespaces, veths, routes"),
+        _tool("tc", "iproute2", "rate and queue"),
+        _tool("iptables", "iptables", "NFQUEUE, counters, MSS clamp"),
+        _tool("ip6tables", "iptables", "IPv6 rules"),
+        _tool("ethtool", "ethtool", "turning off TSO/GSO/GRO on veths"),
+        _tool("chromium", "chromium", "the browser under test", required=False),
+        _tool("nginx", "nginx-light", "the test sites", required=False),
+    ]
+    if root and shutil.which("tc"):
+        netem = _netns_probe(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"])
+        findings.append(Finding(
+            "sch_netem", netem,
+            "available: backend netem" if netem else "not in this kernel: backend userspace will be used",
+            "" if netem else "(optional) sudo modprobe sch_netem", required=False,
+        ))
+        htb = _netns_probe(["tc", "qdisc", "add", "dev", "lo", "root", "handle", "1:", "htb"])
+        findings.append(Finding("sch_htb", htb, "available" if htb else "missing: no rate limiting",
+                                "sudo modprobe sch_htb"))
+    if root and shutil.which("iptables"):
+        nfq = _netns_probe(["iptables", "-A", "FORWARD", "-j", "NFQUEUE", "--queue-num", "0"])
+        findings.append(Finding("NFQUEUE", nfq, "available" if nfq else "iptables cannot load the NFQUEUE target",
+                                "sudo modprobe nfnetlink_queue xt_NFQUEUE"))
+    built = Path(DELAY_PROGRAM).exists()
+    findings.append(Finding("pagebench-delay", built, str(DELAY_PROGRAM) if built else "not built",
+                            "make -C netem"))
+    return findings

@@ -1,0 +1,87 @@
+"""`link check`: measure what the emulated link really does (RTT by TCP handshake,
+steady goodput each way, datagram loss, release lateness, drops)."""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import sys
+from collections.abc import Callable
+
+from ..profiles import Profile
+from ..testbed import Testbed, TestbedError, stop_process
+from ..topology import Topology
+from .emulator import Link
+from .verdict import probe_plan, steady_goodput_mbit, summarize
+
+PROBE_PORT = 5201
+Step = Callable[[str], None]
+
+
+def _probe_argv(testbed: Testbed, ns: str, *args: str) -> list[str]:
+    return testbed.exec_argv(ns, [sys.executable, "-m", "pagebench.link.probe", *args])
+
+
+def _client(testbed: Testbed, *args: str) -> object:
+    argv = _probe_argv(testbed, testbed.topology.client, *args)
+    result = testbed.run(argv)
+    return json.loads(result.stdout)
+
+
+def measure(testbed: Testbed, link: Link, profile: Profile, step: Step = lambda _: None) -> dict[str, object]:
+    """Probe an applied link; leaves the testbed as it found it."""
+    topo = testbed.topology
+    host = topo.server_addresses[0]
+    plan = probe_plan(profile)
+    server = testbed.spawn(
+        _probe_argv(testbed, topo.server, "serve", "--host", host, "--port", str(PROBE_PORT)),
+        stdout=subprocess.PIPE,
+    )
+    try:
+        assert server.stdout is not None
+        ready, _, _ = select.select([server.stdout], [], [], 10)
+        if not ready or server.stdout.readline().strip() != "ready":
+            raise TestbedError("link check: the probe server did not start")
+        link.wait_settled()
+        before = link.counters()
+        common = ("--host", host, "--port", str(PROBE_PORT))
+        step(f"handshake RTT ({plan.rtt_samples} connects)")
+        rtt = _client(testbed, "rtt", *common, "--count", str(plan.rtt_samples))
+        step(f"goodput down ({plan.bulk_s:.1f} s)")
+        down = _client(testbed, "down", *common, "--seconds", str(plan.bulk_s))
+        step(f"goodput up ({plan.bulk_s:.1f} s)")
+        up = _client(testbed, "up", *common, "--seconds", str(plan.bulk_s))
+        step(f"loss ({plan.udp_up[0]} + {plan.udp_down[0]} datagrams)")
+        udp = _client(
+            testbed, "loss", *common, "--me", topo.client_ip,
+            "--count-up", str(plan.udp_up[0]), "--pps-up", str(plan.udp_up[1]),
+            "--count-down", str(plan.udp_down[0]), "--pps-down", str(plan.udp_down[1]),
+            "--grace", str(plan.grace_s),
+        )
+        link.wait_settled()
+        delta = link.counters() - before
+    finally:
+        stop_process(server)
+        testbed.processes.remove(server)
+    assert isinstance(rtt, list) and isinstance(down, list) and isinstance(up, list) and isinstance(udp, dict)
+    return summarize(
+        link.backend, profile, rtt,
+        steady_goodput_mbit([tuple(s) for s in down], plan.warm_s),
+        steady_goodput_mbit([tuple(s) for s in up], plan.warm_s),
+        udp, delta,
+    )
+
+
+def link_check(
+    profile: Profile, backend: str | None = None, seed: int = 1, prefix: str | None = None,
+    step: Step = lambda _: None,
+) -> dict[str, object]:
+    """Build a throwaway testbed, apply the profile, measure, tear down."""
+    from ..topology import new_prefix
+
+    with Testbed(Topology(prefix or new_prefix())) as testbed:
+        step("building the testbed")
+        link = Link(testbed, backend, seed)
+        link.apply(profile)
+        return measure(testbed, link, profile, step)

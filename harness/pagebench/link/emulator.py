@@ -1,0 +1,164 @@
+"""Apply a profile to a live testbed's router and read its counters.
+
+The only I/O in `link/`: it executes what `plan` renders, runs `pagebench-delay` for
+the userspace backend, and gathers the raw text that `counters` parses.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import time
+from pathlib import Path
+
+from ..profiles import Profile
+from ..testbed import Testbed, TestbedError, stop_process
+from . import delaystats
+from .counters import (
+    EMPTY_HIST,
+    LinkCounters,
+    parse_iptables_save,
+    parse_nfqueue,
+    parse_qdisc_drops,
+    queue_and_loss_drops,
+)
+from .plan import BACKENDS, LinkPlan, netem_plan, reset_commands, userspace_plan
+
+REPO = Path(__file__).resolve().parents[3]
+DELAY_PROGRAM = Path(os.environ.get("PAGEBENCH_DELAY_BIN", REPO / "netem" / "build" / "pagebench-delay"))
+READY_TIMEOUT_S = 5.0
+
+
+def netem_available(testbed: Testbed) -> bool:
+    """Try a netem qdisc on the router's loopback: the kernel either has sch_netem or not."""
+    router = testbed.topology.router
+    probe = testbed.run(("tc", "-n", router, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"), check=False)
+    if probe.returncode == 0:
+        testbed.run(("tc", "-n", router, "qdisc", "del", "dev", "lo", "root"), check=False)
+        return True
+    return False
+
+
+def choose_backend(testbed: Testbed, requested: str | None) -> str:
+    if requested is not None and requested not in BACKENDS:
+        raise TestbedError(f"--backend: unknown backend {requested!r}; allowed: {', '.join(BACKENDS)}")
+    has_netem = netem_available(testbed)
+    if requested == "netem" and not has_netem:
+        raise TestbedError("--backend netem: this kernel has no sch_netem; use --backend userspace")
+    if requested is not None:
+        return requested
+    return "netem" if has_netem else "userspace"
+
+
+class Link:
+    """The emulated link of one testbed. `apply` may be called again to change profile."""
+
+    def __init__(self, testbed: Testbed, backend: str | None = None, seed: int = 1) -> None:
+        self.testbed = testbed
+        self.backend = choose_backend(testbed, backend)
+        self.seed = seed
+        self.profile: Profile | None = None
+        self.plan: LinkPlan | None = None
+        self.delay: subprocess.Popen[str] | None = None
+        self.stats_path = testbed.state_dir / "delay.stats"
+
+    def apply(self, profile: Profile) -> None:
+        topo = self.testbed.topology
+        self._stop_delay()
+        for cmd in reset_commands(topo):
+            self.testbed.run(cmd, check=False)
+        if self.backend == "netem":
+            plan = netem_plan(topo, profile)
+        else:
+            if not DELAY_PROGRAM.exists():
+                raise TestbedError(f"{DELAY_PROGRAM}: not built (run `make -C netem`)")
+            plan = userspace_plan(topo, profile, DELAY_PROGRAM, self.stats_path, self.seed)
+        for cmd in plan.endpoint + plan.router_tc:
+            self.testbed.run(cmd)
+        if plan.delay_argv is not None:
+            self._start_delay(plan.delay_argv)
+        self.testbed.run(("ip", "netns", "exec", topo.router, "iptables-restore"), input=plan.rules_v4)
+        self.testbed.run(("ip", "netns", "exec", topo.router, "ip6tables-restore"), input=plan.rules_v6)
+        self.profile, self.plan = profile, plan
+
+    def _start_delay(self, argv: tuple[str, ...]) -> None:
+        proc = self.testbed.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], READY_TIMEOUT_S)
+        line = proc.stdout.readline() if ready else ""
+        if line.strip() != "ready":
+            stop_process(proc)
+            err = (proc.stderr.read() if proc.stderr else "").strip().splitlines()
+            raise TestbedError(f"pagebench-delay did not start: {err[-1] if err else 'no ready line'}")
+        self.delay = proc
+
+    def _stop_delay(self) -> None:
+        if self.delay is not None:
+            stop_process(self.delay)
+            self.testbed.processes.remove(self.delay)
+            self.delay = None
+
+    def check_alive(self) -> None:
+        """The userspace link fails closed: if the program died, nothing crosses. Say so."""
+        if self.delay is not None and self.delay.poll() is not None:
+            raise TestbedError(f"pagebench-delay exited with status {self.delay.returncode}: the link is down")
+
+    def counters(self) -> LinkCounters:
+        router = self.testbed.topology.router
+        rules: dict[str, tuple[int, int]] = {}
+        for tool in ("iptables-save", "ip6tables-save"):
+            text = self.testbed.run(("ip", "netns", "exec", router, tool, "-c")).stdout
+            for tag, (packets, nbytes) in parse_iptables_save(text).items():
+                old = rules.get(tag, (0, 0))
+                rules[tag] = (old[0] + packets, old[1] + nbytes)
+        qdiscs = self.testbed.run(("tc", "-n", router, "-s", "-j", "qdisc", "show")).stdout
+        topo = self.testbed.topology
+        q_up, loss_up = queue_and_loss_drops(parse_qdisc_drops(qdiscs, topo.router_server_if))
+        q_down, loss_down = queue_and_loss_drops(parse_qdisc_drops(qdiscs, topo.router_client_if))
+        nfq_drops, hist = 0, EMPTY_HIST
+        if self.delay is not None:
+            self.check_alive()
+            stats = delaystats.read(self.stats_path)
+            loss_up, loss_down = stats.up.dropped_loss, stats.down.dropped_loss
+            hist = stats.hist
+            nfq_drops = stats.up.dropped_full + stats.down.dropped_full
+            try:
+                nfq_drops += parse_nfqueue(Path(f"/proc/{stats.pid}/net/netfilter/nfnetlink_queue").read_text())
+            except OSError:
+                pass
+        return LinkCounters(
+            tcp_conns=rules.get("tcp_conns", (0, 0))[0],
+            udp_flows=rules.get("udp_flows", (0, 0))[0],
+            packets_up=rules.get("up", (0, 0))[0],
+            bytes_up=rules.get("up", (0, 0))[1],
+            packets_down=rules.get("down", (0, 0))[0],
+            bytes_down=rules.get("down", (0, 0))[1],
+            drops_queue_up=q_up,
+            drops_queue_down=q_down,
+            drops_loss_up=loss_up,
+            drops_loss_down=loss_down,
+            drops_nfqueue=nfq_drops,
+            lateness_hist=hist,
+        )
+
+    def describe(self) -> dict[str, object]:
+        """How the link was produced, for the results store."""
+        return {
+            "backend": self.backend,
+            "profile": self.profile.fields() if self.profile else None,
+            "delay_program": str(DELAY_PROGRAM) if self.backend == "userspace" else None,
+            "seed": self.seed,
+            "notes": self.plan.notes if self.plan else [],
+        }
+
+    def wait_settled(self, timeout: float = 2.0) -> None:
+        """Wait until the delay program holds no packets (the previous interval drained)."""
+        if self.delay is None:
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            stats = delaystats.read(self.stats_path)
+            if stats.up.held == 0 and stats.down.held == 0:
+                return
+            time.sleep(0.01)

@@ -1,0 +1,181 @@
+"""What applying a profile means, as exact commands and rule sets, for both backends.
+
+Pure. Both backends share the bottleneck (htb + bfifo on the router's egress veths),
+the firewall counters, the MSS clamp and the endpoints' TCP knobs; they differ only in
+where delay, jitter and loss happen:
+
+* `netem`: a netem qdisc at the root of each router egress veth, with the htb
+  bottleneck as its child, so a packet is delayed first and then queued at the rate;
+* `userspace`: `pagebench-delay` holds packets from NFQUEUE in the router's raw
+  PREROUTING path (fail closed: no `--queue-bypass`), then the same htb bottleneck.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..profiles import FRAME_BYTES, Profile
+from ..topology import Command, Topology
+
+BACKENDS = ("netem", "userspace")
+UP_QUEUE, DOWN_QUEUE = 0, 1
+#: Linux defaults, set explicitly so a host's own tuning never leaks into a run.
+DEFAULT_RMEM = (4096, 131072, 6291456)
+DEFAULT_WMEM = (4096, 16384, 4194304)
+#: netem's queue holds every packet in flight on the delay line: never the bottleneck.
+NETEM_LIMIT_PACKETS = 1_000_000
+#: Comment tags of the counting rules, read back by `counters.parse_iptables_save`.
+COUNTER_TAGS = ("up", "down", "tcp_conns", "udp_flows")
+
+
+@dataclass(frozen=True)
+class LinkPlan:
+    backend: str
+    endpoint: list[Command]
+    router_tc: list[Command]
+    rules_v4: str
+    rules_v6: str
+    delay_argv: tuple[str, ...] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def rate_bits(mbit: float) -> int:
+    return round(mbit * 1_000_000)
+
+
+def htb_commands(ns: str, dev: str, parent: str, handle: int, mbit: float, limit: int) -> list[Command]:
+    """An htb class at `mbit` with a byte-limited tail-drop fifo under it.
+
+    Burst is one millisecond at the rate plus a frame: enough for timer granularity at
+    100 Mbit/s, and >= 1600 bytes so a full frame never exceeds it.
+    """
+    bits = rate_bits(mbit)
+    burst = max(1600, math.ceil(bits / 8 / 1000) + FRAME_BYTES)
+    h = f"{handle:x}"
+    where = ("root",) if parent == "root" else ("parent", parent)
+    return [
+        ("tc", "-n", ns, "qdisc", "replace", "dev", dev) + where + ("handle", f"{h}:", "htb", "default", "1"),
+        ("tc", "-n", ns, "class", "replace", "dev", dev, "parent", f"{h}:", "classid", f"{h}:1", "htb",
+         "rate", f"{bits}bit", "ceil", f"{bits}bit", "burst", str(burst), "cburst", str(burst),
+         "quantum", str(FRAME_BYTES)),
+        ("tc", "-n", ns, "qdisc", "replace", "dev", dev, "parent", f"{h}:1", "handle", f"{handle + 0x10:x}:",
+         "bfifo", "limit", str(limit)),
+    ]
+
+
+def directions(topo: Topology, profile: Profile) -> list[tuple[str, str, float | None]]:
+    """(name, router egress device, rate) for each direction."""
+    return [
+        ("up", topo.router_server_if, profile.up_mbit),
+        ("down", topo.router_client_if, profile.down_mbit),
+    ]
+
+
+def reset_commands(topo: Topology) -> list[Command]:
+    """Remove any previous root qdisc (a fresh veth has none, so failures are expected)."""
+    return [("tc", "-n", topo.router, "qdisc", "del", "dev", dev, "root")
+            for dev in (topo.router_server_if, topo.router_client_if)]
+
+
+def endpoint_commands(topo: Topology, profile: Profile) -> list[Command]:
+    """Client and server TCP knobs: sysctls, and per-route congestion control / initcwnd."""
+    rmem = profile.tcp_rmem or DEFAULT_RMEM
+    wmem = profile.tcp_wmem or DEFAULT_WMEM
+    route_opts: tuple[str, ...] = ()
+    if profile.initcwnd is not None:
+        route_opts += ("initcwnd", str(profile.initcwnd))
+    route_opts += ("congctl", profile.congctl)
+    cmds: list[Command] = []
+    for ns, gw4, gw6 in (
+        (topo.client, topo.router_client_ip, topo.router_client_ip6),
+        (topo.server, topo.router_server_ip, topo.router_server_ip6),
+    ):
+        cmds.append((
+            "ip", "netns", "exec", ns, "sysctl", "-qw",
+            "net.ipv4.tcp_no_metrics_save=1",
+            "net.ipv4.tcp_rmem=" + " ".join(map(str, rmem)),
+            "net.ipv4.tcp_wmem=" + " ".join(map(str, wmem)),
+        ))
+        cmds.append(("ip", "-n", ns, "route", "replace", "default", "via", gw4, "dev", topo.endpoint_if) + route_opts)
+        cmds.append(("ip", "-n", ns, "-6", "route", "replace", "default", "via", gw6, "dev", topo.endpoint_if)
+                    + route_opts)
+    return cmds
+
+
+def firewall_rules(topo: Topology, profile: Profile, queue: bool, ipv6: bool = False) -> str:
+    """An iptables-restore document for one address family.
+
+    The offered packets of each direction are counted (and, for the userspace backend,
+    queued to the delay program) in `raw PREROUTING`, before conntrack: so conntrack sees
+    packets after the delay, in release order, and the first packet of a flow is
+    confirmed before the next one arrives. New TCP connections and UDP flows are then
+    counted at POSTROUTING as the packets that are not yet confirmed: a retransmitted
+    SYN is not counted twice. Forwarding anything else is dropped (fail closed).
+    """
+    rc, rs = topo.router_client_if, topo.router_server_if
+    to_server = "2001:2:0:1::/64" if ipv6 else "198.18.1.0/24"
+    to_client = "2001:2::/64" if ipv6 else "198.18.0.0/24"
+    up = f" -j NFQUEUE --queue-num {UP_QUEUE}" if queue else ""
+    down = f" -j NFQUEUE --queue-num {DOWN_QUEUE}" if queue else ""
+    raw = [
+        "*raw",
+        f"-A PREROUTING -i {rc} -d {to_server} -m comment --comment pb:up{up}",
+        f"-A PREROUTING -i {rs} -d {to_client} -m comment --comment pb:down{down}",
+        "COMMIT",
+    ]
+    mangle = ["*mangle"]
+    if profile.mss is not None:
+        mangle.append(f"-A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss {profile.mss}")
+    mangle += [
+        f"-A POSTROUTING -o {rs} -p tcp --tcp-flags SYN,ACK,RST SYN -m conntrack ! --ctstatus CONFIRMED"
+        " -m comment --comment pb:tcp_conns",
+        f"-A POSTROUTING -o {rs} -p udp -m conntrack ! --ctstatus CONFIRMED -m comment --comment pb:udp_flows",
+        "COMMIT",
+    ]
+    filt = [
+        "*filter",
+        ":FORWARD DROP [0:0]",
+        f"-A FORWARD -i {rc} -o {rs} -j ACCEPT",
+        f"-A FORWARD -i {rs} -o {rc} -j ACCEPT",
+        "COMMIT",
+    ]
+    return "\n".join(raw + mangle + filt) + "\n"
+
+
+def netem_plan(topo: Topology, profile: Profile) -> LinkPlan:
+    tc: list[Command] = []
+    for _, dev, mbit in directions(topo, profile):
+        netem: Command = ("tc", "-n", topo.router, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "netem",
+                          "limit", str(NETEM_LIMIT_PACKETS), "delay", f"{profile.one_way_delay_us}us")
+        if profile.jitter_us:
+            netem += (f"{profile.jitter_us}us",)
+        if profile.loss_pct:
+            netem += ("loss", "random", f"{profile.loss_pct:g}%")
+        tc.append(netem)
+        if mbit is not None:
+            tc += htb_commands(topo.router, dev, "1:1", 2, mbit, profile.queue_limit_bytes(mbit))
+    notes = ["netem reorders packets when jitter exceeds the packet spacing"] if profile.jitter_us else []
+    return LinkPlan("netem", endpoint_commands(topo, profile), tc, firewall_rules(topo, profile, False),
+                    firewall_rules(topo, profile, False, ipv6=True), None, notes)
+
+
+def userspace_plan(topo: Topology, profile: Profile, program: Path, stats: Path, seed: int) -> LinkPlan:
+    tc: list[Command] = []
+    for _, dev, mbit in directions(topo, profile):
+        if mbit is not None:
+            tc += htb_commands(topo.router, dev, "root", 1, mbit, profile.queue_limit_bytes(mbit))
+    delay = str(profile.one_way_delay_us)
+    jitter = str(profile.jitter_us)
+    loss = f"{profile.loss_pct / 100:.6g}"
+    argv = (
+        "ip", "netns", "exec", topo.router, str(program),
+        "--up-queue", str(UP_QUEUE), "--down-queue", str(DOWN_QUEUE),
+        "--up-delay-us", delay, "--down-delay-us", delay,
+        "--up-jitter-us", jitter, "--down-jitter-us", jitter,
+        "--up-loss", loss, "--down-loss", loss,
+        "--seed", str(seed), "--stats", str(stats),
+    )
+    return LinkPlan("userspace", endpoint_commands(topo, profile), tc, firewall_rules(topo, profile, True),
+                    firewall_rules(topo, profile, True, ipv6=True), argv)

@@ -1,0 +1,247 @@
+"""Measurement endpoints for `link check`, run inside the namespaces as
+`python -m pagebench.link.probe serve|rtt|down|up|loss ...`; results are JSON on stdout.
+
+The server speaks a one-line text protocol per TCP connection:
+  (nothing)            a handshake probe: the client connects and closes
+  DOWN <seconds>       the server sends for that long
+  UP                   the client sends until it shuts down writing; the server replies
+                       with its receive samples as JSON
+  UDPRECV <port>       the server counts datagrams on <port> until the client sends DONE
+  UDPSEND <n> <pps> <host> <port>   the server sends n datagrams at pps
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+
+CHUNK = 256 * 1024
+SAMPLE_EVERY_S = 0.02
+#: Bulk sockets get fixed 32 MiB buffers (root may force them past net.core.*mem_max):
+#: the check measures the link, not Linux's default window caps, which without GSO
+#: cannot hold 100 Mbit/s x 100 ms in flight.
+BULK_BUFFER = 32 << 20
+SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33
+
+
+def _big_buffers(sock: socket.socket) -> None:
+    sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, BULK_BUFFER)
+    sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, BULK_BUFFER)
+
+
+def _receive_samples(sock: socket.socket) -> list[tuple[float, int]]:
+    """(seconds since first byte, cumulative bytes) every ~20 ms until EOF."""
+    buf = bytearray(1 << 20)
+    view = memoryview(buf)
+    total, first, last_sample = 0, None, 0.0
+    samples: list[tuple[float, int]] = []
+    while True:
+        n = sock.recv_into(view)
+        now = time.monotonic()
+        if n == 0:
+            break
+        if first is None:
+            first = now
+        total += n
+        if now - last_sample >= SAMPLE_EVERY_S:
+            samples.append((now - first, total))
+            last_sample = now
+    if first is not None:
+        samples.append((time.monotonic() - first, total))
+    return samples
+
+
+def _send_for(sock: socket.socket, seconds: float) -> int:
+    data = bytes(CHUNK)
+    end = time.monotonic() + seconds
+    sent = 0
+    while time.monotonic() < end:
+        sent += sock.send(data)
+    return sent
+
+
+def _paced_send(sock: socket.socket, dest: tuple[str, int], count: int, pps: float) -> None:
+    start = time.monotonic()
+    for seq in range(count):
+        due = start + seq / pps
+        delay = due - time.monotonic()
+        if delay > 0.0005:
+            time.sleep(delay)
+        sock.sendto(struct.pack("!Q", seq) + bytes(56), dest)
+
+
+def _handle(conn: socket.socket) -> None:
+    try:
+        _serve_one(conn)
+    except OSError:
+        pass  # handshake probes close with a reset; bulk peers may go away mid-transfer
+
+
+def _serve_one(conn: socket.socket) -> None:
+    with conn:
+        conn.settimeout(120)
+        _big_buffers(conn)
+        reader = conn.makefile("rb")
+        line = reader.readline().decode().split()
+        if not line:
+            return
+        if line[0] == "DOWN":
+            try:
+                _send_for(conn, float(line[1]))
+            except OSError:
+                pass
+        elif line[0] == "UP":
+            conn.sendall((json.dumps(_receive_samples(conn)) + "\n").encode())
+        elif line[0] == "UDPRECV":
+            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            udp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+            udp.bind((conn.getsockname()[0], int(line[1])))
+            udp.settimeout(0.05)
+            conn.sendall(b"READY\n")
+            seen: set[int] = set()
+            done = threading.Event()
+            threading.Thread(target=lambda: (reader.readline(), done.set()), daemon=True).start()
+            while not done.is_set():
+                try:
+                    data = udp.recv(2048)
+                    seen.add(struct.unpack("!Q", data[:8])[0])
+                except TimeoutError:
+                    pass
+            udp.close()
+            conn.sendall(f"{len(seen)}\n".encode())
+        elif line[0] == "UDPSEND":
+            count, pps, host, port = int(line[1]), float(line[2]), line[3], int(line[4])
+            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            _paced_send(udp, (host, port), count, pps)
+            udp.close()
+            conn.sendall(b"SENT\n")
+
+
+def serve(host: str, port: int) -> None:
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    _big_buffers(listener)  # inherited by accepted sockets, so their SYN-ACK scales for it
+    listener.bind((host, port))
+    listener.listen(512)
+    print("ready", flush=True)
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=_handle, args=(conn,), daemon=True).start()
+
+
+def rtt(host: str, port: int, count: int) -> list[float]:
+    """Handshake times in ms: connect() returns when the SYN-ACK arrives, one RTT."""
+    samples = []
+    for _ in range(count + 1):  # the first one also resolves neighbours: discarded
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        start = time.perf_counter_ns()
+        sock.connect((host, port))
+        samples.append((time.perf_counter_ns() - start) / 1e6)
+        sock.close()
+        time.sleep(0.002)
+    return samples[1:]
+
+
+def _bulk_connection(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    _big_buffers(sock)  # before connect, so the window scale covers them
+    sock.connect((host, port))
+    return sock
+
+
+def down(host: str, port: int, seconds: float) -> list[tuple[float, int]]:
+    with _bulk_connection(host, port) as sock:
+        sock.sendall(f"DOWN {seconds}\n".encode())
+        return _receive_samples(sock)
+
+
+def up(host: str, port: int, seconds: float) -> list[tuple[float, int]]:
+    with _bulk_connection(host, port) as sock:
+        sock.sendall(b"UP\n")
+        _send_for(sock, seconds)
+        sock.shutdown(socket.SHUT_WR)
+        return json.loads(sock.makefile("rb").readline())
+
+
+def loss(host: str, port: int, me: str, count_up: int, pps_up: float, count_down: int, pps_down: float,
+         grace: float) -> dict[str, dict[str, int]]:
+    """Datagrams sent and received each way, paced below the link rate."""
+    udp_port = port + 1
+    with socket.create_connection((host, port)) as ctl:
+        reader = ctl.makefile("rb")
+        ctl.sendall(f"UDPRECV {udp_port}\n".encode())
+        assert reader.readline().strip() == b"READY"
+        sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        _paced_send(sender, (host, udp_port), count_up, pps_up)
+        sender.close()
+        time.sleep(grace)
+        ctl.sendall(b"DONE\n")
+        received_up = int(reader.readline())
+    sink = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sink.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    sink.bind((me, 0))
+    seen: set[int] = set()
+    stop = threading.Event()
+
+    def collect() -> None:
+        sink.settimeout(0.05)
+        while not stop.is_set():
+            try:
+                seen.add(struct.unpack("!Q", sink.recv(2048)[:8])[0])
+            except TimeoutError:
+                pass
+
+    thread = threading.Thread(target=collect)
+    thread.start()
+    with socket.create_connection((host, port)) as ctl:
+        ctl.sendall(f"UDPSEND {count_down} {pps_down} {me} {sink.getsockname()[1]}\n".encode())
+        ctl.makefile("rb").readline()
+    time.sleep(grace)
+    stop.set()
+    thread.join()
+    sink.close()
+    return {"up": {"sent": count_up, "received": received_up},
+            "down": {"sent": count_down, "received": len(seen)}}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="pagebench.link.probe")
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    for name in ("serve", "rtt", "down", "up", "loss"):
+        p = sub.add_parser(name)
+        p.add_argument("--host", required=True)
+        p.add_argument("--port", type=int, required=True)
+        if name == "rtt":
+            p.add_argument("--count", type=int, default=50)
+        if name in ("down", "up"):
+            p.add_argument("--seconds", type=float, required=True)
+        if name == "loss":
+            p.add_argument("--me", required=True)
+            for key in ("count-up", "count-down"):
+                p.add_argument(f"--{key}", type=int, required=True)
+            for key in ("pps-up", "pps-down", "grace"):
+                p.add_argument(f"--{key}", type=float, required=True)
+    args = parser.parse_args(argv)
+    if args.cmd == "serve":
+        serve(args.host, args.port)
+        return
+    if args.cmd == "rtt":
+        result: object = rtt(args.host, args.port, args.count)
+    elif args.cmd == "down":
+        result = down(args.host, args.port, args.seconds)
+    elif args.cmd == "up":
+        result = up(args.host, args.port, args.seconds)
+    else:
+        result = loss(args.host, args.port, args.me, args.count_up, args.pps_up, args.count_down,
+                      args.pps_down, args.grace)
+    json.dump(result, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Pure half of `link check`: how long and how hard to probe a profile, and what the
+samples say (the JSON contract scripts rely on)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from ..profiles import Profile
+from .counters import LinkCounters
+
+#: A link is trusted only if packets were released on time and none were lost in
+#: the hand-over to the delay program.
+MAX_LATENESS_P99_US = 1000
+RTT_SAMPLES = 50
+#: Probe datagram on the wire: 64 B payload + UDP/IP 28 B + Ethernet 14 B.
+PROBE_WIRE_BITS = (64 + 28 + 14) * 8
+MAX_PPS = 5000
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    rtt_samples: int
+    warm_s: float  # slow start and queue fill: excluded from goodput
+    bulk_s: float
+    udp_up: tuple[int, float]  # (datagrams, per second)
+    udp_down: tuple[int, float]
+    grace_s: float
+
+
+def probe_plan(profile: Profile) -> ProbePlan:
+    rtt_s = profile.rtt_ms / 1000
+    warm = max(2.0, 20 * rtt_s)
+
+    def udp(mbit: float | None) -> tuple[int, float]:
+        # Pace at half the rate so the queue never drops: what is lost is emulated loss.
+        pps = MAX_PPS if mbit is None else min(MAX_PPS, 0.5 * mbit * 1e6 / PROBE_WIRE_BITS)
+        seconds = 4.0 if profile.loss_pct else 1.0
+        want = 20_000 if profile.loss_pct else 2_000
+        return max(100, min(want, round(pps * seconds))), pps
+
+    return ProbePlan(
+        rtt_samples=RTT_SAMPLES,
+        warm_s=warm,
+        bulk_s=warm + 4.0,
+        udp_up=udp(profile.up_mbit),
+        udp_down=udp(profile.down_mbit),
+        grace_s=rtt_s + 0.5 + profile.jitter_ms / 1000,
+    )
+
+
+def steady_goodput_mbit(samples: list[tuple[float, int]], warm_s: float) -> float:
+    """Application bytes per second after the warm-up, in Mbit/s."""
+    if len(samples) < 2:
+        return 0.0
+    start = next((s for s in samples if s[0] >= warm_s), samples[0])
+    end = samples[-1]
+    if end[0] <= start[0]:
+        return 0.0
+    return (end[1] - start[1]) * 8 / (end[0] - start[0]) / 1e6
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Linear-interpolation percentile (numpy's default), without numpy."""
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * pct / 100
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def summarize(
+    backend: str,
+    profile: Profile,
+    rtt_ms: list[float],
+    down_mbit: float,
+    up_mbit: float,
+    udp: dict[str, dict[str, int]],
+    delta: LinkCounters,
+) -> dict[str, object]:
+    sent = udp["up"]["sent"] + udp["down"]["sent"]
+    lost = sent - udp["up"]["received"] - udp["down"]["received"]
+    lateness = delta.lateness_us()
+    problems = []
+    if lateness["p99"] is not None and lateness["p99"] > MAX_LATENESS_P99_US:
+        problems.append(f"release lateness p99 {lateness['p99']:.0f} µs > {MAX_LATENESS_P99_US} µs")
+    if delta.drops_nfqueue:
+        problems.append(f"{delta.drops_nfqueue} packets dropped at the NFQUEUE hand-over")
+    return {
+        "backend": backend,
+        "configured": profile.fields(),
+        "measured": {
+            "rtt_ms": {
+                "median": round(statistics.median(rtt_ms), 3),
+                "p95": round(percentile(rtt_ms, 95), 3),
+                "n": len(rtt_ms),
+            },
+            "down_mbit": round(down_mbit, 3),
+            "up_mbit": round(up_mbit, 3),
+            "loss_pct": round(100 * lost / sent, 3) if sent else None,
+            "loss": {
+                direction: {**counts, "loss_pct": round(100 * (1 - counts["received"] / counts["sent"]), 3)}
+                for direction, counts in udp.items()
+            },
+        },
+        "lateness_us": {key: lateness[key] for key in ("p50", "p99", "max")},
+        "drops": delta.drops,
+        "counters": {key: value for key, value in delta.as_dict().items() if key != "lateness_us"},
+        "valid": not problems,
+        "problems": problems,
+    }
