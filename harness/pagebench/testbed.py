@@ -86,6 +86,8 @@ class Owner:
 class Testbed:
     """Context manager: namespaces up on enter; processes, namespaces and state gone on exit."""
 
+    __test__ = False  # not a pytest test class
+
     def __init__(self, topology: Topology) -> None:
         self.topology = topology
         self.state_dir = STATE_ROOT / topology.prefix

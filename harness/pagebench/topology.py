@@ -10,6 +10,7 @@ RFC 5180) and exist only inside the run's own namespaces.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 from dataclasses import dataclass
@@ -22,8 +23,10 @@ NAMESPACE_PATTERN = re.compile(r"^(pb[a-z0-9]{2,12})-(client|router|server)$")
 MAX_SERVER_IPS = 250
 
 
-def new_prefix(tag: str = "") -> str:
-    """A fresh run prefix such as `pb3fa9c1` (tests pass a tag, e.g. `pbt3fa9c1`)."""
+def new_prefix(tag: str | None = None) -> str:
+    """A fresh run prefix such as `pb3fa9c1`. A tag (argument, or `PAGEBENCH_TAG` in the
+    environment) marks a group of runs: a test session's namespaces are `pbt<id>...`."""
+    tag = os.environ.get("PAGEBENCH_TAG", "") if tag is None else tag
     return f"pb{tag}{secrets.token_hex(3)}"
 
 
@@ -106,9 +109,13 @@ class Topology:
         for ns, dev in ((c, ep), (r, rc), (r, rs), (s, ep)):
             cmds.append(("ip", "-n", ns, "link", "set", dev, "up"))
         cmds += [("ip", "-n", ns, "link", "set", "lo", "up") for ns in self.namespaces]
-        cmds.append(
-            ("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1")
-        )
+        cmds += [
+            ("ip", "-n", c, "route", "add", "default", "via", self.router_client_ip, "dev", ep),
+            ("ip", "-n", c, "-6", "route", "add", "default", "via", self.router_client_ip6, "dev", ep),
+            ("ip", "-n", s, "route", "add", "default", "via", self.router_server_ip, "dev", ep),
+            ("ip", "-n", s, "-6", "route", "add", "default", "via", self.router_server_ip6, "dev", ep),
+            ("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"),
+        ]
         return cmds
 
     def destroy_commands(self) -> list[Command]:

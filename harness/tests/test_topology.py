@@ -34,6 +34,7 @@ def test_build_commands_are_exact():
     assert len(offloads) == 4 and all(c[-6:] == ("tso", "off", "gso", "off", "gro", "off") for c in offloads)
     assert ("ip", "-n", "pbx1-server", "addr", "add", "198.18.1.3/24", "dev", "pb0") in cmds
     assert ("ip", "-n", "pbx1-server", "addr", "add", "2001:2:0:1::3/64", "dev", "pb0", "nodad") in cmds
+    assert ("ip", "-n", "pbx1-server", "-6", "route", "add", "default", "via", "2001:2:0:1::1", "dev", "pb0") in cmds
     assert cmds[-1] == ("ip", "netns", "exec", "pbx1-router", "sysctl", "-qw", "net.ipv4.ip_forward=1",
                         "net.ipv6.conf.all.forwarding=1")
 

@@ -46,6 +46,8 @@ class DelayStats:
     pid: int
     ready: bool
     updated_ns: int
+    recv_enobufs: int  # our socket overflowed: the kernel dropped packets (direction unknown)
+    nl_errors: int
     up: DirStats
     down: DirStats
     hist_up: tuple[int, ...]
@@ -70,6 +72,8 @@ def decode(raw: bytes) -> DelayStats:
         pid=words[3],
         ready=bool(words[6]),
         updated_ns=words[5],
+        recv_enobufs=words[7],
+        nl_errors=words[8],
         up=dirs[0],
         down=dirs[1],
         hist_up=tuple(words[hist_base : hist_base + HIST_BUCKETS]),

@@ -122,6 +122,7 @@ class Link:
             stats = delaystats.read(self.stats_path)
             loss_up, loss_down = stats.up.dropped_loss, stats.down.dropped_loss
             hist = stats.hist
+            # Socket overruns (stats.recv_enobufs) are in /proc's user_dropped already.
             nfq_drops = stats.up.dropped_full + stats.down.dropped_full
             try:
                 nfq_drops += parse_nfqueue(Path(f"/proc/{stats.pid}/net/netfilter/nfnetlink_queue").read_text())

@@ -2,18 +2,22 @@
 `python -m pagebench.link.probe serve|rtt|down|up|loss ...`; results are JSON on stdout.
 
 The server speaks a one-line text protocol per TCP connection:
-  (nothing)            a handshake probe: the client connects and closes
-  DOWN <seconds>       the server sends for that long
-  UP                   the client sends until it shuts down writing; the server replies
-                       with its receive samples as JSON
+  (nothing)            a handshake probe: the client connects and resets
+  DOWN <seconds>       the server sends until the client resets (at most that long)
+  UP <seconds>         the client sends; the server samples for that long after the
+                       first byte, replies with the samples as JSON, and the client resets
   UDPRECV <port>       the server counts datagrams on <port> until the client sends DONE
   UDPSEND <n> <pps> <host> <port>   the server sends n datagrams at pps
+
+Bulk transfers end when the receiver has sampled long enough and aborts the
+connection, so what sits in socket buffers and the queue is discarded, not drained.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import select
 import socket
 import struct
 import sys
@@ -22,25 +26,36 @@ import time
 
 CHUNK = 256 * 1024
 SAMPLE_EVERY_S = 0.02
-#: Bulk sockets get fixed 32 MiB buffers (root may force them past net.core.*mem_max):
-#: the check measures the link, not Linux's default window caps, which without GSO
-#: cannot hold 100 Mbit/s x 100 ms in flight.
+#: Fixed bulk socket buffers (root may force them past net.core.*mem_max). Linux's
+#: defaults cannot keep 100 Mbit/s x 100 ms in flight without GSO (each 1448 B
+#: segment costs ~2.3 KB of buffer); the check measures the link, not those caps.
 BULK_BUFFER = 32 << 20
 SO_SNDBUFFORCE, SO_RCVBUFFORCE = 32, 33
+ABORT = struct.pack("ii", 1, 0)  # SO_LINGER on, 0 s: close() sends a reset
+
+
+def _family(host: str) -> socket.AddressFamily:
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
 
 
 def _big_buffers(sock: socket.socket) -> None:
+    """Before connect/listen, so the window scale and clamp are sized for them."""
     sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, BULK_BUFFER)
     sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, BULK_BUFFER)
 
 
-def _receive_samples(sock: socket.socket) -> list[tuple[float, int]]:
-    """(seconds since first byte, cumulative bytes) every ~20 ms until EOF."""
+def _abort(sock: socket.socket) -> None:
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, ABORT)
+    sock.close()
+
+
+def _receive_samples(sock: socket.socket, seconds: float) -> list[tuple[float, int]]:
+    """(seconds since first byte, cumulative bytes) every ~20 ms, for `seconds`."""
     buf = bytearray(1 << 20)
     view = memoryview(buf)
     total, first, last_sample = 0, None, 0.0
     samples: list[tuple[float, int]] = []
-    while True:
+    while first is None or time.monotonic() - first < seconds:
         n = sock.recv_into(view)
         now = time.monotonic()
         if n == 0:
@@ -85,18 +100,16 @@ def _handle(conn: socket.socket) -> None:
 def _serve_one(conn: socket.socket) -> None:
     with conn:
         conn.settimeout(120)
-        _big_buffers(conn)
         reader = conn.makefile("rb")
         line = reader.readline().decode().split()
         if not line:
             return
         if line[0] == "DOWN":
-            try:
-                _send_for(conn, float(line[1]))
-            except OSError:
-                pass
+            _send_for(conn, float(line[1]))  # ends with the client's reset
         elif line[0] == "UP":
-            conn.sendall((json.dumps(_receive_samples(conn)) + "\n").encode())
+            conn.sendall((json.dumps(_receive_samples(conn, float(line[1]))) + "\n").encode())
+            while conn.recv(1 << 20):  # discard until the client resets
+                pass
         elif line[0] == "UDPRECV":
             udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             udp.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
@@ -123,9 +136,9 @@ def _serve_one(conn: socket.socket) -> None:
 
 
 def serve(host: str, port: int) -> None:
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener = socket.socket(_family(host), socket.SOCK_STREAM)  # "::" also accepts IPv4
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    _big_buffers(listener)  # inherited by accepted sockets, so their SYN-ACK scales for it
+    _big_buffers(listener)  # accepted sockets inherit them
     listener.bind((host, port))
     listener.listen(512)
     print("ready", flush=True)
@@ -138,35 +151,51 @@ def rtt(host: str, port: int, count: int) -> list[float]:
     """Handshake times in ms: connect() returns when the SYN-ACK arrives, one RTT."""
     samples = []
     for _ in range(count + 1):  # the first one also resolves neighbours: discarded
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock = socket.socket(_family(host), socket.SOCK_STREAM)
         start = time.perf_counter_ns()
         sock.connect((host, port))
         samples.append((time.perf_counter_ns() - start) / 1e6)
-        sock.close()
+        _abort(sock)
         time.sleep(0.002)
     return samples[1:]
 
 
 def _bulk_connection(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    _big_buffers(sock)  # before connect, so the window scale covers them
+    sock = socket.socket(_family(host), socket.SOCK_STREAM)
+    _big_buffers(sock)
     sock.connect((host, port))
     return sock
 
 
 def down(host: str, port: int, seconds: float) -> list[tuple[float, int]]:
-    with _bulk_connection(host, port) as sock:
-        sock.sendall(f"DOWN {seconds}\n".encode())
-        return _receive_samples(sock)
+    sock = _bulk_connection(host, port)
+    sock.sendall(f"DOWN {seconds + 30}\n".encode())
+    samples = _receive_samples(sock, seconds)
+    _abort(sock)
+    return samples
 
 
 def up(host: str, port: int, seconds: float) -> list[tuple[float, int]]:
-    with _bulk_connection(host, port) as sock:
-        sock.sendall(b"UP\n")
-        _send_for(sock, seconds)
-        sock.shutdown(socket.SHUT_WR)
-        return json.loads(sock.makefile("rb").readline())
+    """Send until the server's samples come back, then reset."""
+    sock = _bulk_connection(host, port)
+    sock.sendall(f"UP {seconds}\n".encode())
+    sock.setblocking(False)
+    data, reply = bytes(CHUNK), b""
+    deadline = time.monotonic() + seconds + 30
+    while not reply.endswith(b"\n") and time.monotonic() < deadline:
+        readable, writable, _ = select.select([sock], [] if reply else [sock], [], 1.0)
+        if readable:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                break
+            reply += chunk
+        elif writable:
+            try:
+                sock.send(data)
+            except BlockingIOError:
+                pass
+    _abort(sock)
+    return json.loads(reply)
 
 
 def loss(host: str, port: int, me: str, count_up: int, pps_up: float, count_down: int, pps_down: float,

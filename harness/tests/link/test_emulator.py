@@ -1,0 +1,165 @@
+"""Integration: a real link in real namespaces delays, limits, drops and counts what
+the profile says, over IPv4 and IPv6, for the backend this kernel supports."""
+
+from __future__ import annotations
+
+import json
+import socket
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from pagebench.link.emulator import Link
+from pagebench.link.verdict import steady_goodput_mbit
+from pagebench.profiles import FRAME_BYTES, make_profile
+from pagebench.testbed import Testbed, TestbedError, run
+from pagebench.topology import Topology, new_prefix
+
+from ..conftest import needs_root, probe
+
+pytestmark = [pytest.mark.integration, needs_root]
+PORT = "7100"
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[tuple[Testbed, Link]]:
+    with Testbed(Topology(new_prefix(), server_ips=2)) as bed:
+        link = Link(bed)
+        server = bed.spawn(bed.exec_argv(bed.topology.server, [
+            sys.executable, "-m", "pagebench.link.probe", "serve", "--host", "::", "--port", PORT]),
+            stdout=subprocess.PIPE)
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        yield bed, link
+
+
+def rtt_ms(bed: Testbed, host: str, count: int = 20) -> float:
+    samples = json.loads(probe(bed.topology.client, "rtt", "--host", host, "--port", PORT, "--count", str(count)))
+    return statistics.median(samples)
+
+
+def test_delay_is_exact_both_families(lab):
+    bed, link = lab
+    link.apply(make_profile({"name": "d", "rtt_ms": 40}))
+    assert link.backend in ("netem", "userspace")
+    for host in (bed.topology.server_addresses[0], bed.topology.server_addresses6[1]):
+        assert 40.0 <= rtt_ms(bed, host) <= 40.5, host
+
+
+def test_reapplying_changes_the_delay(lab):
+    bed, link = lab
+    link.apply(make_profile({"name": "a", "rtt_ms": 10}))
+    assert 10.0 <= rtt_ms(bed, bed.topology.server_addresses[0]) <= 10.5
+    link.apply(make_profile({"name": "b", "rtt_ms": 60}))
+    assert 60.0 <= rtt_ms(bed, bed.topology.server_addresses[0]) <= 60.5
+
+
+def test_rate_limits_each_direction_at_layer_2(lab):
+    bed, link = lab
+    link.apply(make_profile({"name": "r", "rtt_ms": 10, "down_mbit": 20, "up_mbit": 5}))
+    host = bed.topology.server_addresses[0]
+    l2_share = 1448 / FRAME_BYTES  # TCP payload per wire frame (timestamps on)
+    down = json.loads(probe(bed.topology.client, "down", "--host", host, "--port", PORT, "--seconds", "3"))
+    up = json.loads(probe(bed.topology.client, "up", "--host", host, "--port", PORT, "--seconds", "3"))
+    assert 20 * l2_share * 0.97 <= steady_goodput_mbit([tuple(s) for s in down], 1.0) <= 20 * l2_share * 1.01
+    assert 5 * l2_share * 0.97 <= steady_goodput_mbit([tuple(s) for s in up], 1.0) <= 5 * l2_share * 1.01
+
+
+def test_loss_rate_and_loss_counters_agree(lab):
+    bed, link = lab
+    link.apply(make_profile({"name": "l", "rtt_ms": 4, "loss_pct": 2}))
+    link.wait_settled()
+    before = link.counters()
+    result = json.loads(probe(
+        bed.topology.client, "loss", "--host", bed.topology.server_addresses[0], "--port", PORT,
+        "--me", bed.topology.client_ip, "--count-up", "10000", "--pps-up", "5000",
+        "--count-down", "10000", "--pps-down", "5000", "--grace", "0.3"))
+    link.wait_settled()
+    delta = link.counters() - before
+    for direction in ("up", "down"):
+        lost = result[direction]["sent"] - result[direction]["received"]
+        assert 1.5 <= 100 * lost / result[direction]["sent"] <= 2.5, direction
+    # every lost datagram is one the emulator dropped (the TCP control channel may lose a few more)
+    assert delta.drops_loss_up >= result["up"]["sent"] - result["up"]["received"]
+    assert delta.drops_loss_down >= result["down"]["sent"] - result["down"]["received"]
+    assert delta.drops_loss_up - (result["up"]["sent"] - result["up"]["received"]) < 20
+    assert delta.drops_nfqueue == 0 and delta.drops_queue_up == 0
+
+
+def test_counters_count_connections_flows_packets_and_bytes(lab):
+    bed, link = lab
+    link.apply(make_profile({"name": "c", "rtt_ms": 2}))
+    host = bed.topology.server_addresses[0]
+    link.wait_settled()
+    before = link.counters()
+    probe(bed.topology.client, "rtt", "--host", host, "--port", PORT, "--count", "7")  # 8 connections
+    link.wait_settled()
+    middle = link.counters()
+    assert (middle - before).tcp_conns == 8
+    assert (middle - before).udp_flows == 0
+    probe(bed.topology.client, "loss", "--host", host, "--port", PORT, "--me", bed.topology.client_ip,
+          "--count-up", "300", "--pps-up", "3000", "--count-down", "200", "--pps-down", "3000", "--grace", "0.2")
+    link.wait_settled()
+    delta = link.counters() - middle
+    assert delta.tcp_conns == 2  # two control connections
+    assert delta.udp_flows == 1  # the upstream datagrams; the downstream flow starts at the server
+    # 300 datagrams of 92 B IP up and 200 down, plus a little TCP control traffic
+    assert 300 <= delta.packets_up <= 340 and 300 * 92 <= delta.bytes_up <= 300 * 92 + 4000
+    assert 200 <= delta.packets_down <= 240 and 200 * 92 <= delta.bytes_down <= 200 * 92 + 4000
+    if link.backend == "userspace":
+        assert sum(delta.lateness_hist) == delta.packets_up + delta.packets_down
+        assert delta.lateness_us()["p99"] <= 1000
+
+
+def test_a_shallow_queue_tail_drops(lab):
+    bed, link = lab
+    link.apply(make_profile({"name": "q", "rtt_ms": 20, "down_mbit": 5, "up_mbit": 5, "queue_bytes": 6000}))
+    link.wait_settled()
+    before = link.counters()
+    probe(bed.topology.client, "down", "--host", bed.topology.server_addresses[0], "--port", PORT, "--seconds", "2")
+    delta = link.counters() - before
+    assert delta.drops_queue_down > 0
+    assert delta.drops_nfqueue == 0
+
+
+def test_mss_clamp_and_endpoint_tcp_knobs(lab):
+    bed, link = lab
+    link.apply(make_profile({"name": "k", "rtt_ms": 2, "mss": 536, "initcwnd": 4, "congctl": "reno",
+                             "tcp_rmem": [4096, 65536, 262144]}))
+    topo = bed.topology
+    for ns in (topo.client, topo.server):
+        routes = run(("ip", "-n", ns, "route", "show", "default")).stdout
+        assert "initcwnd 4" in routes and "congctl reno" in routes, routes
+        sysctl = run(("ip", "netns", "exec", ns, "sysctl", "-n", "net.ipv4.tcp_rmem",
+                      "net.ipv4.tcp_no_metrics_save")).stdout.split("\n")
+        assert sysctl[0].split() == ["4096", "65536", "262144"] and sysctl[1] == "1"
+    # the server's view of a client connection: the router rewrote the SYN's MSS option
+    code = ("import socket; s=socket.create_server(('198.18.1.3', 7200)); print('ready', flush=True); "
+            "c,_=s.accept(); print(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG))")
+    server = subprocess.Popen(["ip", "netns", "exec", topo.server, sys.executable, "-c", code],
+                              stdout=subprocess.PIPE, text=True)
+    assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+    run(("ip", "netns", "exec", topo.client, sys.executable, "-c",
+         "import socket; socket.create_connection(('198.18.1.3', 7200)).close()"))
+    mss = int(server.communicate(timeout=10)[0])
+    assert mss <= 536 - 12  # 536 minus the timestamp option
+
+
+def test_userspace_link_fails_closed(lab):
+    bed, link = lab
+    if link.backend != "userspace":
+        pytest.skip("fail-closed concerns the userspace delay program")
+    link.apply(make_profile({"name": "f", "rtt_ms": 2}))
+    assert link.delay is not None
+    link.delay.kill()
+    link.delay.wait()
+    with pytest.raises(TestbedError, match="pagebench-delay exited"):
+        link.counters()
+    code = ("import socket; s=socket.socket(); s.settimeout(1.5); "
+            f"s.connect(('{bed.topology.server_addresses[0]}', {PORT}))")
+    result = run(("ip", "netns", "exec", bed.topology.client, sys.executable, "-c", code), check=False)
+    assert result.returncode != 0 and "timed out" in result.stderr
+    link.apply(make_profile({"name": "g", "rtt_ms": 2}))  # a new program brings the link back
+    assert 2.0 <= rtt_ms(bed, bed.topology.server_addresses[0], 5) <= 2.5
