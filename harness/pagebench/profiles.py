@@ -18,9 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
 #: Full-size Ethernet frame on the wire as htb counts it (MTU 1500 + 14 byte header).
 FRAME_BYTES = 1514
-#: Default queue when a profile names none: one bandwidth-delay product, never
-#: fewer than this many full frames (a shallow queue would cap TCP below the rate).
-MIN_QUEUE_FRAMES = 32
+#: Default queue when a profile names none: one bandwidth-delay product (what one
+#: TCP flow needs to keep the link busy), never fewer than this many full frames
+#: (8 frames = 250 ms at 384 kbit/s: deeper would be bufferbloat on slow links).
+MIN_QUEUE_FRAMES = 8
 
 
 class ProfileError(ValueError):

@@ -83,7 +83,7 @@ def decode(raw: bytes) -> DelayStats:
 
 def read(path: Path, attempts: int = 1000) -> DelayStats:
     """A consistent snapshot: retry while the writer holds the seqlock (odd sequence)."""
-    with path.open("rb") as handle:
+    with path.open("rb", buffering=0) as handle:  # unbuffered: every retry reads the file anew
         for _ in range(attempts):
             handle.seek(16)
             before = struct.unpack("<Q", handle.read(8))[0]

@@ -39,9 +39,12 @@ def _family(host: str) -> socket.AddressFamily:
 
 
 def _big_buffers(sock: socket.socket) -> None:
-    """Before connect/listen, so the window scale and clamp are sized for them."""
+    """Before connect/listen, so the window scale and clamp are sized for them. BBR
+    fills the link within a few round trips whatever the queue, where cubic can take
+    many seconds to recover from slow start's losses on a long, slow path."""
     sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, BULK_BUFFER)
     sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, BULK_BUFFER)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"bbr")
 
 
 def _abort(sock: socket.socket) -> None:
@@ -49,12 +52,29 @@ def _abort(sock: socket.socket) -> None:
     sock.close()
 
 
-def _receive_samples(sock: socket.socket, seconds: float) -> list[tuple[float, int]]:
-    """(seconds since first byte, cumulative bytes) every ~20 ms, for `seconds`."""
+#: struct tcp_info (linux/tcp.h): tcpi_rcv_mss at byte 20, tcpi_data_segs_in at 152.
+TCP_INFO_LEN, RCV_MSS_AT, DATA_SEGS_IN_AT = 160, 20, 152
+
+
+def _payload_arrived(sock: socket.socket) -> int:
+    """Payload bytes the kernel has received, in order or not: data segments x MSS.
+
+    The application sees a TCP stream in stalls and bursts (a hole waits a round trip
+    for its retransmission, then the queued data comes at once); the segments
+    arriving from the link are a smooth series whose difference is the goodput."""
+    info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
+    (mss,) = struct.unpack_from("I", info, RCV_MSS_AT)
+    (segments,) = struct.unpack_from("I", info, DATA_SEGS_IN_AT)
+    return segments * mss
+
+
+def _receive_samples(sock: socket.socket, seconds: float) -> list[tuple[float, int, int]]:
+    """(seconds since first byte, application bytes, payload bytes arrived) every
+    ~20 ms, for `seconds`."""
     buf = bytearray(1 << 20)
     view = memoryview(buf)
     total, first, last_sample = 0, None, 0.0
-    samples: list[tuple[float, int]] = []
+    samples: list[tuple[float, int, int]] = []
     while first is None or time.monotonic() - first < seconds:
         n = sock.recv_into(view)
         now = time.monotonic()
@@ -64,10 +84,10 @@ def _receive_samples(sock: socket.socket, seconds: float) -> list[tuple[float, i
             first = now
         total += n
         if now - last_sample >= SAMPLE_EVERY_S:
-            samples.append((now - first, total))
+            samples.append((now - first, total, _payload_arrived(sock)))
             last_sample = now
     if first is not None:
-        samples.append((time.monotonic() - first, total))
+        samples.append((time.monotonic() - first, total, _payload_arrived(sock)))
     return samples
 
 
@@ -167,7 +187,7 @@ def _bulk_connection(host: str, port: int) -> socket.socket:
     return sock
 
 
-def down(host: str, port: int, seconds: float) -> list[tuple[float, int]]:
+def down(host: str, port: int, seconds: float) -> list[tuple[float, int, int]]:
     sock = _bulk_connection(host, port)
     sock.sendall(f"DOWN {seconds + 30}\n".encode())
     samples = _receive_samples(sock, seconds)
@@ -175,7 +195,7 @@ def down(host: str, port: int, seconds: float) -> list[tuple[float, int]]:
     return samples
 
 
-def up(host: str, port: int, seconds: float) -> list[tuple[float, int]]:
+def up(host: str, port: int, seconds: float) -> list[tuple[float, int, int]]:
     """Send until the server's samples come back, then reset."""
     sock = _bulk_connection(host, port)
     sock.sendall(f"UP {seconds}\n".encode())

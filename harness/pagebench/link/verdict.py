@@ -30,7 +30,10 @@ class ProbePlan:
 
 def probe_plan(profile: Profile) -> ProbePlan:
     rtt_s = profile.rtt_ms / 1000
-    warm = max(2.0, 20 * rtt_s)
+    # Slow start ends within ~10 round trips, counting the time a full queue adds.
+    queue_s = max((profile.queue_limit_bytes(m) * 8 / (m * 1e6) for m in (profile.up_mbit, profile.down_mbit)
+                   if m is not None), default=0.0)
+    warm = max(2.0, 10 * (rtt_s + queue_s))
 
     def udp(mbit: float | None) -> tuple[int, float]:
         # Pace at half the rate so the queue never drops: what is lost is emulated loss.
@@ -49,15 +52,17 @@ def probe_plan(profile: Profile) -> ProbePlan:
     )
 
 
-def steady_goodput_mbit(samples: list[tuple[float, int]], warm_s: float) -> float:
-    """Application bytes per second after the warm-up, in Mbit/s."""
-    if len(samples) < 2:
-        return 0.0
-    start = next((s for s in samples if s[0] >= warm_s), samples[0])
+def steady_goodput_mbit(samples: list[tuple[float, ...]], warm_s: float) -> float:
+    """Payload Mbit/s after the warm-up, from (seconds, app bytes, payload bytes arrived)
+    samples: the difference of the smooth arrival series between the first sample past
+    the warm-up and the last. Two-column (seconds, bytes) samples are used as given."""
+    start = next((s for s in samples if s[0] >= warm_s), None)
+    if start is None:
+        return 0.0  # the transfer never got past slow start: no steady state to report
     end = samples[-1]
     if end[0] <= start[0]:
         return 0.0
-    return (end[1] - start[1]) * 8 / (end[0] - start[0]) / 1e6
+    return (end[-1] - start[-1]) * 8 / (end[0] - start[0]) / 1e6
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -99,7 +104,8 @@ def summarize(
             "up_mbit": round(up_mbit, 3),
             "loss_pct": round(100 * lost / sent, 3) if sent else None,
             "loss": {
-                direction: {**counts, "loss_pct": round(100 * (1 - counts["received"] / counts["sent"]), 3)}
+                direction: {**counts, "loss_pct": round(100 * (1 - counts["received"] / counts["sent"]), 3)
+                            if counts["sent"] else None}
                 for direction, counts in udp.items()
             },
         },

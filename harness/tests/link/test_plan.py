@@ -29,8 +29,9 @@ def profile(**fields):
     return make_profile({"name": "t", **fields})
 
 
-#: 50 ms, ±5 ms, 1.5 % loss, 10 Mbit/s down, 2 Mbit/s up, default (BDP, >= 32 frames) queues.
-SHAPED = profile(rtt_ms=50, jitter_ms=5, loss_pct=1.5, down_mbit=10, up_mbit=2)
+#: 50 ms, ±5 ms, 1.5 % loss, 10 Mbit/s down, 8 Mbit/s up. Default queues of one BDP each
+#: (62500 B and 50000 B: both above the minimum of MIN_QUEUE_FRAMES frames).
+SHAPED = profile(rtt_ms=50, jitter_ms=5, loss_pct=1.5, down_mbit=10, up_mbit=8)
 
 
 # htb --------------------------------------------------------------------------
@@ -85,13 +86,13 @@ def test_netem_plan_is_exact():
     netem = ("netem", "limit", "1000000", "delay", "25000us", "5000us", "loss", "random", "1.5%")
     assert plan.backend == "netem"
     assert plan.router_tc == [
-        # up: router -> server (rs), 2 Mbit/s, queue 32 frames (BDP 12500 B is smaller)
+        # up: router -> server (rs), 8 Mbit/s, queue one BDP (50000 B)
         ("tc", "-n", R, "qdisc", "replace", "dev", "rs", "root", "handle", "1:") + netem,
         ("tc", "-n", R, "qdisc", "replace", "dev", "rs", "parent", "1:1", "handle", "2:", "htb", "default", "1"),
         ("tc", "-n", R, "class", "replace", "dev", "rs", "parent", "2:", "classid", "2:1", "htb",
-         "rate", "2000000bit", "ceil", "2000000bit", "burst", "1764", "cburst", "1764", "quantum", "1514"),
+         "rate", "8000000bit", "ceil", "8000000bit", "burst", "2514", "cburst", "2514", "quantum", "1514"),
         ("tc", "-n", R, "qdisc", "replace", "dev", "rs", "parent", "2:1", "handle", "12:", "bfifo",
-         "limit", "48448"),
+         "limit", "50000"),
         # down: router -> client (rc), 10 Mbit/s, queue one BDP (62500 B)
         ("tc", "-n", R, "qdisc", "replace", "dev", "rc", "root", "handle", "1:") + netem,
         ("tc", "-n", R, "qdisc", "replace", "dev", "rc", "parent", "1:1", "handle", "2:", "htb", "default", "1"),
@@ -138,7 +139,7 @@ def test_userspace_plan_is_exact():
     """No netem anywhere: htb at the root of each egress veth, the program does the rest."""
     plan = userspace_plan(TOPO, SHAPED, PROGRAM, STATS, seed=7)
     assert plan.backend == "userspace"
-    assert plan.router_tc == htb_commands(R, "rs", "root", 1, 2, 48448) + htb_commands(R, "rc", "root", 1, 10, 62500)
+    assert plan.router_tc == htb_commands(R, "rs", "root", 1, 8, 50000) + htb_commands(R, "rc", "root", 1, 10, 62500)
     assert [cmd[7] for cmd in plan.router_tc if cmd[3] == "qdisc"] == ["root", "parent", "root", "parent"]
     assert not any("netem" in cmd for cmd in plan.router_tc)
     assert plan.delay_argv == (
