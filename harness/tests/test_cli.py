@@ -1,0 +1,100 @@
+"""The CLI: bad input gets one line naming the field and what is allowed, and leaves
+nothing behind; `link check --json` keeps its contract; `doctor` and `cleanup` answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import needs_root, nothing_left
+
+HARNESS = Path(__file__).resolve().parents[1]
+
+
+def pagebench(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pagebench", *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=HARNESS)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--rtt", "-5"], "rtt_ms"),
+        (["--loss", "101"], "loss_pct"),
+        (["--down", "0"], "down_mbit"),
+        (["--rtt", "10", "--jitter", "8"], "jitter_ms must be <= rtt_ms / 2"),
+        (["--congctl", "vegas"], "congctl: must be one of cubic, reno, bbr"),
+        (["--profile", "nope"], "--profile: unknown profile 'nope'; known:"),
+        (["--backend", "bogus"], "--backend: unknown backend 'bogus'; allowed: netem, userspace"),
+    ],
+)
+def test_bad_link_options_fail_with_one_line(args, needle):
+    result = pagebench("link", "check", *args)
+    assert result.returncode in (1, 2)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert needle in lines[0]
+    assert nothing_left()
+
+
+def test_unknown_field_in_a_profile_file(tmp_path: Path):
+    bad = tmp_path / "links.yaml"
+    bad.write_text("profiles:\n  - name: mine\n    rtt: 20\n")
+    result = pagebench("link", "check", "--profiles", str(bad), "--profile", "mine")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {bad}: profiles[0].rtt: unknown field; allowed: base, name, source, rtt_ms, jitter_ms, "
+        "loss_pct, down_mbit, up_mbit, queue_bytes, queue_ms, mss, initcwnd, congctl, tcp_rmem, tcp_wmem"]
+
+
+@needs_root
+def test_netem_backend_refused_where_the_kernel_lacks_it():
+    from pagebench.doctor import _netns_probe
+
+    if _netns_probe(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"]):
+        pytest.skip("this kernel has sch_netem")
+    result = pagebench("link", "check", "--rtt", "10", "--backend", "netem")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "error: --backend netem: this kernel has no sch_netem; use --backend userspace"]
+    assert nothing_left()
+
+
+@needs_root
+@pytest.mark.integration
+def test_link_check_json_contract_and_accuracy():
+    result = pagebench("link", "check", "--rtt", "30", "--down", "20", "--up", "8", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert {"backend", "configured", "measured", "lateness_us", "drops", "valid"} <= set(data)
+    assert data["configured"]["rtt_ms"] == 30 and data["configured"]["down_mbit"] == 20
+    measured = data["measured"]
+    assert set(measured["rtt_ms"]) >= {"median", "p95"}
+    assert 30.0 <= measured["rtt_ms"]["median"] <= 30.5
+    assert measured["down_mbit"] >= 20 * 0.94 and measured["up_mbit"] >= 8 * 0.94
+    assert measured["down_mbit"] <= 20 * 1448 / 1514 * 1.005  # never above the payload ceiling
+    assert measured["loss_pct"] == 0
+    assert set(data["lateness_us"]) == {"p50", "p99", "max"}
+    assert {"queue_up", "queue_down", "loss_up", "loss_down", "nfqueue"} <= set(data["drops"])
+    assert data["valid"] is True
+    assert nothing_left()
+
+
+@needs_root
+def test_doctor_reports_every_requirement():
+    result = pagebench("doctor")
+    for name in ("root / CAP_NET_ADMIN", "ip:", "tc:", "iptables:", "ethtool:", "sch_netem", "NFQUEUE",
+                 "pagebench-delay"):
+        assert name in result.stdout, name
+    assert result.returncode == 0, result.stdout
+
+
+@needs_root
+def test_cleanup_with_nothing_to_do():
+    result = pagebench("cleanup")
+    assert result.returncode == 0
+    assert "nothing to clean" in result.stdout or "kept" in result.stdout or "removed" in result.stdout
