@@ -162,7 +162,7 @@ def doctor() -> None:
     for finding in diagnose():
         mark = "[green]ok[/]" if finding.ok else ("[red]missing[/]" if finding.required else "[yellow]note[/]")
         fix = f"  → {finding.fix}" if finding.fix and not finding.ok else ""
-        out.print(f"{mark:>18}  {finding.name}: {finding.detail}{fix}", highlight=False)
+        out.print(f"{mark:>18}  {finding.name}: {finding.detail}{fix}", highlight=False, soft_wrap=True)
         missing_required |= finding.required and not finding.ok
     raise typer.Exit(1 if missing_required else 0)
 
