@@ -167,5 +167,134 @@ def doctor() -> None:
     raise typer.Exit(1 if missing_required else 0)
 
 
+def _open_store(db: str | None):
+    from .store import Store
+
+    return Store(db or Store.default_url())
+
+
+@app.command()
+def run(
+    spec: Annotated[Optional[Path], typer.Argument(help="Experiment spec (YAML).")] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", help="Finish an interrupted run.")] = None,
+    db: Annotated[Optional[str], typer.Option(help="Results store URL (default: SQLite under results/).")] = None,
+) -> None:
+    """Run an experiment: every planned page load, committed as it finishes."""
+    import yaml
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from . import runner
+    from .spec import SpecError
+    from .testbed import Interrupted, TestbedError, signals_raise
+
+    if (spec is None) == (resume is None):
+        raise fail("give a spec file, or --resume RUN (not both)")
+    prepared = None
+    if spec is not None:
+        try:
+            document = yaml.safe_load(spec.read_text())
+        except OSError as error:
+            raise fail(f"{spec}: cannot read: {error.strerror}") from None
+        except yaml.YAMLError:
+            raise fail(f"{spec}: not valid YAML") from None
+        try:
+            prepared = runner.prepare(document, str(spec))
+        except SpecError as error:
+            raise fail(str(error)) from None
+        for note in prepared.spec.notes:
+            err.print(f"note: {note}", highlight=False, soft_wrap=True)
+    store = _open_store(db)
+    run_id = resume
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loads"),
+               TimeRemainingColumn())
+    with Progress(*columns, console=err, transient=False) as bar:
+        task = bar.add_task("starting", total=len(prepared.plan) if prepared else None)
+
+        def progress(done, total, planned, result, status):
+            c = planned.condition
+            label = status or f"{c.site} {c.mode} {c.profile} {c.cache}" + (
+                f"  [{result.load_ms:.0f} ms]" if result and result.load_ms else "")
+            bar.update(task, completed=done, total=total, description=label)
+
+        try:
+            with signals_raise():
+                if prepared is not None:
+                    run_id = runner.start(store, prepared, progress)
+                else:
+                    assert run_id is not None
+                    runner.resume(store, run_id, progress)
+        except (SpecError, TestbedError, KeyError) as error:
+            raise fail(str(error).strip("'\""), 1) from None
+        except (Interrupted, KeyboardInterrupt):
+            if run_id:
+                store.set_status(run_id, "interrupted")
+            raise fail(f"interrupted; loads so far are kept: pagebench run --resume {run_id}", 130) from None
+    out.print(f"run [bold]{run_id}[/] complete: pagebench report {run_id}")
+
+
+@app.command()
+def report(
+    run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    db: Annotated[Optional[str], typer.Option(help="Results store URL.")] = None,
+) -> None:
+    """Summarize a stored run: per condition, n, medians and p90s, connections, cache hits."""
+    from .report import report_json, report_table
+
+    store = _open_store(db)
+    if run_id == "latest":
+        runs = store.runs()
+        if not runs:
+            raise fail("the store has no runs yet")
+        run_id = runs[0]["run_id"]
+    try:
+        if as_json:
+            out.print_json(json.dumps(report_json(store, run_id)))
+        else:
+            for renderable in report_table(store, run_id):
+                out.print(renderable)
+    except KeyError as error:
+        raise fail(str(error).strip("'\"")) from None
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def shell(
+    ctx: typer.Context,
+    profile: Annotated[str, typer.Option(help="Network profile.")] = "none",
+    site: Annotated[Optional[list[str]], typer.Option(help="Site to serve (repeatable).")] = None,
+    mode: Annotated[str, typer.Option(help="http1.0, keepalive or h2.")] = "h2",
+    tls_version: Annotated[str, typer.Option("--tls", help="1.2 or 1.3.")] = "1.3",
+    backend: Annotated[Optional[str], typer.Option(help="netem or userspace.")] = None,
+) -> None:
+    """Run `-- CMD` inside the client namespace of a live lab (sites served, link applied);
+    the lab is torn down when CMD exits, and CMD's exit status is returned."""
+    from . import sites as sites_mod
+    from .shell import run_shell
+    from .spec import DIRECT_MODES, MODE_ALIASES
+    from .testbed import Interrupted, TestbedError, signals_raise
+
+    command = list(ctx.args)
+    if not command:
+        raise fail("give the command to run after --, e.g. pagebench shell -- curl $PAGEBENCH_URL")
+    mode = MODE_ALIASES.get(mode, mode)
+    if mode not in DIRECT_MODES:
+        raise fail(f"--mode: unknown mode {mode!r}; allowed: {', '.join(DIRECT_MODES)}")
+    if tls_version not in ("1.2", "1.3"):
+        raise fail(f"--tls: must be 1.2 or 1.3, got {tls_version!r}")
+    try:
+        chosen = profiles_mod.resolve(profile, profiles_mod.builtin_profiles())
+        site_list = [sites_mod.resolve(name) for name in (site or ["seed000-small-n20"])]
+    except (ProfileError, ValueError) as error:
+        raise fail(str(error)) from None
+    try:
+        with signals_raise():
+            status = run_shell(command, site_list, mode, tls_version, chosen, backend)
+    except TestbedError as error:
+        raise fail(str(error), 1) from None
+    except (Interrupted, KeyboardInterrupt):
+        raise fail("interrupted; the lab was torn down", 130) from None
+    raise typer.Exit(status)
+
+
 def main() -> None:
     app()

@@ -1,0 +1,140 @@
+"""Raw browser record + link counters + server log -> one verified LoadResult.
+
+Pure. Every load is checked against what its condition promises (cache state, protocol,
+connection counts); a load that breaks a promise is flagged with the reason, never
+silently kept or dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from .browser import RawLoad
+from .link.counters import LinkCounters
+from .records import Condition, LoadResult, Resource
+
+#: What Chromium reports per resource for each mode (nextHopProtocol / CDP protocol).
+EXPECTED_PROTOCOL = {"http1.0": "http/1.1", "keepalive": "http/1.1", "h2": "h2", "h3": "h3"}
+
+
+@dataclass(frozen=True)
+class ServerView:
+    """What the origin servers logged during the load."""
+
+    connections: int  # distinct (server address, connection serial)
+    requests: int
+    document_statuses: tuple[int, ...]  # status of each request for the page itself
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _match_timing(page: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    by_url: dict[str, list[dict[str, Any]]] = {}
+    for entry in page.get("resources", []):
+        by_url.setdefault(entry["name"], []).append(entry)
+    return by_url
+
+
+def resources(raw: RawLoad) -> list[Resource]:
+    """Network requests of the load (http/https only), in request order."""
+    timing = _match_timing(raw.page)
+    nav = raw.page.get("nav", {})
+    entries = [e for e in raw.requests.values() if str(e.get("url", "")).startswith(("http://", "https://"))]
+    entries.sort(key=lambda e: e.get("sent", 0.0))
+    doc_sent = entries[0].get("sent", 0.0) if entries else 0.0
+    result = []
+    for index, e in enumerate(entries):
+        from_cache = bool(e.get("from_disk_cache") or e.get("memory_cache") or e.get("from_prefetch"))
+        rt = timing.get(e["url"], [])
+        t = rt.pop(0) if rt else ({**nav, "name": e["url"]} if index == 0 and nav else {})
+        protocol = t.get("nextHopProtocol") or e.get("protocol") or ""
+        connection = e.get("connection_id")
+        result.append(Resource(
+            url=e["url"],
+            origin=_origin(e["url"]),
+            protocol=protocol,
+            connection_id=int(connection) if connection and not from_cache else None,
+            from_cache=from_cache,
+            status=int(e.get("status") or 0),
+            resource_type=str(e.get("type", "")).lower(),
+            start_ms=float(t.get("startTime", (e.get("sent", doc_sent) - doc_sent) * 1000)),
+            response_start_ms=t.get("responseStart"),
+            end_ms=t.get("responseEnd"),
+            transfer_bytes=0 if from_cache else int(e.get("encoded_bytes") or 0),
+            body_bytes=int(t.get("decodedBodySize") or 0),
+            timing={k: v for k, v in (e.get("timing") or {}).items() if isinstance(v, (int, float))},
+        ))
+    return result
+
+
+def _explain_connections(browser: int, link: int, server: int) -> list[str]:
+    notes = []
+    if link > browser:
+        notes.append(f"{link - browser} connection(s) opened (SYNs at the router) that carried no request "
+                     "the browser reported: preconnected or speculative sockets")
+    if link < browser:
+        notes.append(f"the router saw {link} new connection(s) for {browser} in the browser: "
+                     "connections reused from before the load")
+    if server < link:
+        notes.append(f"{link - server} connection(s) reached the server without completing a request "
+                     "(nginx logs a connection only with a request)")
+    return notes
+
+
+def evaluate(
+    condition: Condition, raw: RawLoad, link: LinkCounters, server: ServerView
+) -> LoadResult:
+    res = resources(raw)
+    nav = raw.page.get("nav", {})
+    paints = raw.page.get("paints", {})
+    network = [r for r in res if not r.from_cache]
+    connections_browser = len({r.connection_id for r in network if r.connection_id is not None})
+    connections_link = link.udp_flows if condition.mode == "h3" else link.tcp_conns
+    errors = [raw.error] if raw.error else []
+    errors += [f"{r.url}: HTTP {r.status}" for r in network if r.status >= 400]
+    flags = [f"error: {e}" for e in errors]
+    cache_hits = sum(1 for r in res if r.from_cache)
+
+    document, subresources = (res[0], res[1:]) if res else (None, [])
+    if condition.cache == "cold" and cache_hits:
+        flags.append(f"cold load had {cache_hits} cache hit(s)")
+    if condition.cache == "warm" and document is not None:
+        missed = [r.url for r in subresources if not r.from_cache]
+        if missed:
+            flags.append(f"warm load fetched {len(missed)} cacheable subresource(s) from the network, "
+                         f"e.g. {missed[0]}")
+        if 304 not in server.document_statuses:
+            flags.append("warm load did not revalidate the HTML (no 304 at the server)")
+    expected = EXPECTED_PROTOCOL.get(condition.mode)
+    wrong = [r for r in network if expected and r.protocol and r.protocol != expected]
+    if wrong:
+        flags.append(f"{len(wrong)} resource(s) used {wrong[0].protocol} instead of {expected}")
+    if condition.mode == "http1.0" and len(network) != connections_browser:
+        flags.append(f"http1.0 load used {connections_browser} connection(s) for {len(network)} request(s)")
+
+    return LoadResult(
+        ok=not errors,
+        url=raw.url,
+        ttfb_ms=nav.get("responseStart"),
+        dcl_ms=nav.get("domContentLoadedEventStart"),
+        load_ms=nav.get("loadEventStart"),
+        fcp_ms=paints.get("first-contentful-paint"),
+        lcp_ms=raw.page.get("lcp"),
+        requests=len(res),
+        bytes=sum(r.transfer_bytes for r in res),
+        cache_hits=cache_hits,
+        connections_browser=connections_browser,
+        connections_link=connections_link,
+        connections_server=server.connections,
+        flagged=bool(flags),
+        flags=tuple(flags),
+        errors=tuple(errors),
+        link=link.as_dict(),
+        resources=tuple(res),
+        notes=tuple(_explain_connections(connections_browser, connections_link, server.connections)),
+    )

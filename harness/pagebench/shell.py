@@ -1,0 +1,56 @@
+"""`pagebench shell`: bring the lab up (sites served, link applied), run a command in the
+client namespace, tear everything down when it exits. Mahimahi's shells, for any tool:
+curl, h2load, another browser, another harness."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+
+from . import serverconf, sites as sites_mod, tls
+from .link.emulator import Link
+from .profiles import Profile
+from .servers import NginxServer
+from .testbed import Testbed
+from .topology import Topology, new_prefix
+
+
+def lab_environment(server_plan: serverconf.ServerPlan, site_list: list[sites_mod.Site], mode: str, tls_version: str,
+                    profile: Profile, backend: str) -> dict[str, str]:
+    """What a tool in the client namespace needs to reach the sites as the browser would."""
+    rules = server_plan.host_resolver_rules(mode, tls_version)
+    resolve = " ".join(f"{host}:443:{ip}" for host, ip in server_plan.addresses(mode, tls_version).items())
+    return {
+        "PAGEBENCH_URL": site_list[0].entry,
+        "PAGEBENCH_URLS": " ".join(site.entry for site in site_list),
+        "PAGEBENCH_HOST_RESOLVER_RULES": rules,
+        "PAGEBENCH_SPKI_LIST": tls.spki_list(),
+        "PAGEBENCH_CHROMIUM_FLAGS": f"--host-resolver-rules={rules} --ignore-certificate-errors-spki-list="
+                                    f"{tls.spki_list()}",
+        "PAGEBENCH_CA": str(tls.ca_path()),
+        "PAGEBENCH_CURL_RESOLVE": resolve,  # for curl: --resolve each entry
+        "PAGEBENCH_MODE": mode,
+        "PAGEBENCH_TLS": tls_version,
+        "PAGEBENCH_PROFILE": profile.name,
+        "PAGEBENCH_BACKEND": backend,
+    }
+
+
+def run_shell(command: Sequence[str], site_list: list[sites_mod.Site], mode: str, tls_version: str,
+              profile: Profile, backend: str | None = None) -> int:
+    """Run `command` in the lab; returns its exit status. The lab is gone afterwards."""
+    materialized = [sites_mod.materialize(site) for site in site_list]
+    server_plan = serverconf.plan(materialized, [mode], [tls_version])
+    with Testbed(Topology(new_prefix(), server_ips=server_plan.ip_count)) as bed:
+        link = Link(bed, backend)
+        link.apply(profile)
+        with NginxServer(bed, server_plan, bed.state_dir / "nginx"):
+            env = os.environ | lab_environment(server_plan, materialized, mode, tls_version, profile, link.backend)
+            proc = subprocess.Popen(bed.exec_argv(bed.topology.client, list(command)), env=env)
+            try:
+                return proc.wait()
+            finally:
+                if proc.poll() is None:
+                    proc.terminate()
+                    proc.wait()
