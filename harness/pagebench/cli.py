@@ -251,8 +251,7 @@ def report(
         if as_json:
             out.print_json(json.dumps(report_json(store, run_id)))
         else:
-            for renderable in report_table(store, run_id):
-                out.print(renderable)
+            out.print(report_table(store, run_id))
     except KeyError as error:
         raise fail(str(error).strip("'\"")) from None
 

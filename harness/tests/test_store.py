@@ -1,0 +1,341 @@
+"""The results store: migrations match the tables, append-only writes, round trips."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from pagebench.link.counters import LinkCounters
+from pagebench.records import Condition, LoadResult, PlannedLoad, Resource
+from pagebench.store import (
+    MIGRATIONS,
+    Store,
+    StoreError,
+    UnknownRun,
+    alembic_config,
+    load_result_from_rows,
+    metadata,
+)
+
+PROFILES = {
+    "3g": {"rtt_ms": 300.0, "jitter_ms": 0.0, "loss_pct": 0.0, "down_mbit": 1.6, "up_mbit": 0.768,
+           "queue_bytes": None, "queue_ms": None, "mss": None, "initcwnd": None, "congctl": "cubic",
+           "tcp_rmem": None, "tcp_wmem": None},
+    "cable": {"rtt_ms": 28.0, "jitter_ms": 0.0, "loss_pct": 0.0, "down_mbit": 5.0, "up_mbit": 1.0,
+              "queue_bytes": None, "queue_ms": None, "mss": None, "initcwnd": None, "congctl": "cubic",
+              "tcp_rmem": None, "tcp_wmem": None},
+}
+META = {
+    "seed": 42, "git_commit": "875bf20", "host": "bench-1", "kernel": "6.1.0-18-amd64",
+    "chromium_version": "131.0.6778.33", "nginx_version": "1.22.1", "backend": "userspace",
+    "pagebench_version": "0.1.0", "python": "3.11.7",
+}
+SPEC = {"name": "demo", "seed": 42, "sites": ["demo"], "modes": ["keepalive", "h2"],
+        "profiles": ["3g", "cable"], "cache": ["cold"], "repetitions": 3, "warmup": 1}
+
+
+def make_plan(modes=("keepalive", "h2"), profiles=("3g", "cable"), cache=("cold",), reps=3, warmups=1):
+    """A plan as the spec would expand it: warm-ups first per condition, then interleaved."""
+    conditions = [Condition("demo", mode, "direct", profile, state)
+                  for mode in modes for profile in profiles for state in cache]
+    plan: list[PlannedLoad] = []
+    for condition in conditions:
+        for w in range(warmups):
+            plan.append(PlannedLoad(len(plan), condition, -1 - w, True))
+    for rep in range(reps):
+        for condition in reversed(conditions) if rep % 2 else conditions:
+            plan.append(PlannedLoad(len(plan), condition, rep, False))
+    return plan
+
+
+def fake_load(planned: PlannedLoad, load_ms: float = 1800.0, *, flagged: bool = False, ok: bool = True) -> LoadResult:
+    """A realistic page load: one HTML document, CSS, JS and images over two origins."""
+    mode = planned.condition.mode
+    protocol = "h2" if mode == "h2" else "http/1.1"
+    warm = planned.condition.cache == "warm"
+    resources = []
+    for i, (path, kind, size) in enumerate([
+        ("/", "Document", 14_210), ("/css/site.css", "Stylesheet", 22_400), ("/js/app.js", "Script", 91_200),
+        ("/img/hero.jpg", "Image", 181_004), ("/img/a.png", "Image", 9_120), ("/img/b.png", "Image", 7_311),
+    ]):
+        origin = "https://demo.test" if i < 3 else "https://img.demo.test"
+        cached = warm and i > 0
+        start = 0.0 if i == 0 else 320.0 + 40 * i
+        resources.append(Resource(
+            url=origin + path, origin=origin, protocol=protocol,
+            connection_id=None if cached else (11 if (i < 3 or mode == "h2") else 20 + i),
+            from_cache=cached, status=200, resource_type=kind, start_ms=start,
+            response_start_ms=None if cached else start + 310.5, end_ms=start + 400.25,
+            transfer_bytes=0 if cached else size + 310, body_bytes=size,
+            timing={} if cached else {"dnsStart": -1.0, "connectStart": 0.4, "sslStart": 0.9,
+                                      "sendStart": 301.2, "receiveHeadersEnd": 310.5},
+        ))
+    connections = 2 if mode == "h2" else 5
+    counters = LinkCounters(tcp_conns=connections, packets_up=212, bytes_up=18_044, packets_down=301,
+                            bytes_down=341_877)
+    return LoadResult(
+        ok=ok, url="https://demo.test/", ttfb_ms=None if not ok else 312.4, dcl_ms=load_ms - 250.0,
+        load_ms=None if not ok else load_ms, fcp_ms=load_ms - 300.0, lcp_ms=load_ms - 120.0,
+        requests=len(resources), bytes=sum(r.transfer_bytes for r in resources),
+        cache_hits=sum(r.from_cache for r in resources), connections_browser=connections,
+        connections_link=connections, connections_server=connections + (1 if flagged else 0),
+        flagged=flagged, flags=(f"connections: server {connections + 1} != browser {connections}",) if flagged else (),
+        errors=() if ok else ("net::ERR_CONNECTION_RESET",), link=counters.as_dict(),
+        resources=tuple(resources), notes=("preconnected socket unused",) if mode == "keepalive" else (),
+    )
+
+
+@pytest.fixture
+def url(tmp_path):
+    return f"sqlite:///{tmp_path / 'nested' / 'dir' / 'pb.sqlite'}"
+
+
+@pytest.fixture
+def store(url):
+    with Store(url) as opened:
+        yield opened
+
+
+def _schema(engine: sa.Engine) -> dict:
+    inspector = sa.inspect(engine)
+    tables = {}
+    for name in sorted(set(inspector.get_table_names()) - {"alembic_version"}):
+        tables[name] = {
+            "columns": [(c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns(name)],
+            "pk": inspector.get_pk_constraint(name)["constrained_columns"],
+            "fks": sorted((fk["name"], tuple(fk["constrained_columns"]), fk["referred_table"],
+                           tuple(fk["referred_columns"]), fk["options"].get("ondelete"))
+                          for fk in inspector.get_foreign_keys(name)),
+            "unique": sorted((u["name"], tuple(u["column_names"])) for u in inspector.get_unique_constraints(name)),
+            "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                              for i in inspector.get_indexes(name)),
+            "checks": sorted((c["name"], c["sqltext"]) for c in inspector.get_check_constraints(name)),
+        }
+    return tables
+
+
+def test_migrations_folder_is_at_the_repo_root():
+    assert MIGRATIONS.name == "migrations" and MIGRATIONS.parent.name == "results"
+    assert (MIGRATIONS / "env.py").is_file() and (MIGRATIONS / "versions" / "0001_initial.py").is_file()
+
+
+def test_migration_to_head_matches_the_table_definitions(tmp_path):
+    migrated = sa.create_engine(f"sqlite:///{tmp_path / 'migrated.sqlite'}")
+    with migrated.begin() as conn:
+        command.upgrade(alembic_config(conn), "head")
+    created = sa.create_engine(f"sqlite:///{tmp_path / 'created.sqlite'}")
+    metadata.create_all(created)
+    assert set(_schema(migrated)) == {"experiments", "run_status", "conditions", "planned_loads", "loads",
+                                      "resources", "link_checks"}
+    assert _schema(migrated) == _schema(created)
+    with migrated.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+        assert MigrationContext.configure(conn).get_current_revision() == "0001"
+
+
+def test_migration_renders_for_postgresql(capsys):
+    command.upgrade(alembic_config(url="postgresql+psycopg://u@localhost/db"), "head", sql=True)
+    sql = capsys.readouterr().out
+    assert "CREATE TABLE loads" in sql and "JSON NOT NULL" in sql and "SERIAL" in sql
+    assert "CONSTRAINT uq_loads_experiment_seq UNIQUE (experiment_id, seq)" in sql
+
+
+def test_open_creates_parent_dirs_uses_wal_and_foreign_keys(url, tmp_path):
+    with Store(url) as store:
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    assert (tmp_path / "nested" / "dir" / "pb.sqlite").is_file()
+    Store(url).close()  # reopening an up-to-date store is a no-op
+
+
+def test_default_url_is_in_results():
+    assert Store.default_url() == f"sqlite:///{MIGRATIONS.parent / 'pagebench.sqlite'}"
+
+
+def test_bad_urls_give_one_line_errors():
+    with pytest.raises(StoreError, match="'nonsense': not a database URL"):
+        Store("nonsense")
+    with pytest.raises(StoreError, match="unknown database kind 'foo'"):
+        Store("foo://x")
+
+
+def test_a_schema_newer_than_the_code_is_refused(url):
+    Store(url).close()
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0099'")
+    with pytest.raises(StoreError) as error:
+        Store(url)
+    message = str(error.value)
+    assert "'0099' is newer than this pagebench" in message and "\n" not in message
+
+
+def test_create_experiment_stores_meta_conditions_and_plan(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    experiment = store.experiment("r1")
+    assert experiment["run_id"] == "r1" and experiment["status"] == "running"
+    assert experiment["planned"] == len(plan) == 16 and experiment["recorded"] == 0
+    assert (experiment["seed"], experiment["backend"], experiment["git_commit"], experiment["host"]) == (
+        42, "userspace", "875bf20", "bench-1")
+    assert experiment["chromium_version"] == "131.0.6778.33" and experiment["nginx_version"] == "1.22.1"
+    assert experiment["spec"] == SPEC and experiment["meta"] == META
+    conditions = store.conditions("r1")
+    assert [c["key"] for c in conditions] == list(dict.fromkeys(p.condition.key for p in plan))
+    assert conditions[0]["profile_fields"] == PROFILES["3g"]
+    assert store.plan("r1") == plan
+
+
+def test_plan_must_be_consistent(store):
+    plan = make_plan()
+    with pytest.raises(StoreError, match="seq 0 twice"):
+        store.create_experiment("r1", SPEC, META, plan + [plan[0]], PROFILES)
+    with pytest.raises(StoreError, match="profile 'cable', not given in profiles"):
+        store.create_experiment("r1", SPEC, META, plan, {"3g": PROFILES["3g"]})
+    assert store.runs() == []
+
+
+def test_an_existing_run_is_refused_unless_exist_ok_with_the_same_plan(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    with pytest.raises(StoreError, match="run 'r1' already exists"):
+        store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    store.create_experiment("r1", SPEC, META, plan, PROFILES, exist_ok=True)
+    with pytest.raises(StoreError, match="different plan"):
+        store.create_experiment("r1", SPEC, META, plan[:-1], PROFILES, exist_ok=True)
+    assert len(store.runs()) == 1
+
+
+def test_record_load_round_trip(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    results = {}
+    for planned in plan[:7]:
+        results[planned.seq] = fake_load(planned, 1500.0 + 10 * planned.seq, flagged=planned.seq == 5)
+        load_id = store.record_load("r1", planned, results[planned.seq], started_at=1_790_000_000.0 + planned.seq)
+        assert isinstance(load_id, int)
+    assert store.done_seqs("r1") == set(range(7))
+    measured = store.loads("r1")
+    assert [row["seq"] for row in measured] == [4, 5, 6]  # seqs 0-3 are the warm-ups
+    assert len(store.loads("r1", include_warmup=True)) == 7
+    row = measured[1]
+    assert (row["condition"], row["site"], row["mode"], row["profile"], row["cache"], row["tls"]) == (
+        plan[5].condition.key, "demo", "keepalive", "cable", "cold", "1.3")
+    assert (row["repetition"], row["warmup"], row["flagged"], row["started_at"]) == (0, False, True, 1_790_000_005.0)
+    assert row["flags"] == ["connections: server 6 != browser 5"]
+    assert row["link"]["lateness_us"] == {"p50": None, "p99": None, "max": None, "n": 0}
+    assert load_result_from_rows(row, store.resources(row["id"])) == results[5]
+    resources = store.resources(row["id"])
+    assert [r["position"] for r in resources] == list(range(6))
+    assert resources[3]["origin"] == "https://img.demo.test" and resources[3]["timing"]["sslStart"] == 0.9
+    assert store.experiment("r1")["recorded"] == 7
+
+
+def test_a_seq_is_recorded_once(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    store.record_load("r1", plan[4], fake_load(plan[4]), started_at=1.0)
+    with pytest.raises(StoreError, match="load seq 4 is already recorded"):
+        store.record_load("r1", plan[4], fake_load(plan[4], 999.0), started_at=2.0)
+    assert len(store.loads("r1")) == 1 and store.loads("r1")[0]["load_ms"] == 1800.0
+    with store.engine.connect() as conn:  # the refused load left no resources behind
+        assert conn.exec_driver_sql("SELECT count(*) FROM resources").scalar() == 6
+
+
+def test_a_load_must_match_the_stored_plan(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    stray = PlannedLoad(99, plan[4].condition, 7, False)
+    with pytest.raises(StoreError, match="seq 99 is not in the stored plan"):
+        store.record_load("r1", stray, fake_load(stray), started_at=1.0)
+    wrong = PlannedLoad(4, plan[5].condition, 0, False)
+    expected = f"seq 4 is planned as {plan[4].condition.key} repetition 0, not {plan[5].condition.key}"
+    with pytest.raises(StoreError, match=re.escape(expected)):
+        store.record_load("r1", wrong, fake_load(wrong), started_at=1.0)
+    assert store.done_seqs("r1") == set()
+
+
+def test_a_recorded_load_is_visible_to_another_store_at_once(url):
+    plan = make_plan()
+    writer = Store(url)
+    reader = Store(url)
+    try:
+        writer.create_experiment("r1", SPEC, META, plan, PROFILES)
+        assert reader.done_seqs("r1") == set()
+        writer.record_load("r1", plan[4], fake_load(plan[4]), started_at=1.0)
+        assert reader.done_seqs("r1") == {4}
+        assert reader.loads("r1")[0]["requests"] == 6
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_unknown_run_names_the_latest_runs(store):
+    with pytest.raises(UnknownRun, match="the store has no runs yet"):
+        store.experiment("nope")
+    for i in range(7):
+        store.create_experiment(f"run-{i}", SPEC, META, make_plan(reps=1), PROFILES)
+    with pytest.raises(KeyError) as error:
+        store.done_seqs("nope")
+    assert str(error.value) == "unknown run 'nope'; known: run-6, run-5, run-4, run-3, run-2, ..."
+
+
+def test_status_runs_and_link_checks(store):
+    store.create_experiment("a", SPEC, META, make_plan(reps=1), PROFILES)
+    store.create_experiment("b", SPEC, {**META, "backend": "netem"}, make_plan(reps=1), PROFILES)
+    store.set_status("a", "interrupted")
+    store.set_status("a", "running")
+    store.set_status("b", "complete")
+    with pytest.raises(StoreError, match="must be one of running, complete, interrupted"):
+        store.set_status("a", "done")
+    runs = store.runs()
+    assert [(r["run_id"], r["status"], r["backend"]) for r in runs] == [
+        ("b", "complete", "netem"), ("a", "running", "userspace")]
+    assert "spec" not in runs[0]
+    check = {
+        "backend": "userspace", "configured": PROFILES["3g"],
+        "measured": {"rtt_ms": {"median": 300.412, "p95": 301.2, "n": 50}, "down_mbit": 1.571,
+                     "up_mbit": 0.755, "loss_pct": 0.0, "loss": {}},
+        "lateness_us": {"p50": 61, "p99": 412, "max": 980}, "drops": {}, "counters": {},
+        "valid": True, "problems": [],
+    }
+    store.add_link_check("a", "3g", check)
+    [stored] = store.link_checks("a")
+    assert (stored["profile"], stored["backend"], stored["valid"], stored["rtt_median_ms"], stored["down_mbit"],
+            stored["up_mbit"], stored["loss_pct"], stored["lateness_p99_us"]) == (
+        "3g", "userspace", True, 300.412, 1.571, 0.755, 0.0, 412.0)
+    assert stored["result"] == check
+    assert store.link_checks("b") == []
+
+
+@pytest.mark.skipif(not os.environ.get("PAGEBENCH_TEST_PG_URL"),
+                    reason="set PAGEBENCH_TEST_PG_URL=postgresql+psycopg://... (an empty, throwaway database)")
+def test_postgresql_round_trip():
+    url = os.environ["PAGEBENCH_TEST_PG_URL"]
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:  # start from an empty database
+        for table in reversed(metadata.sorted_tables):
+            conn.execute(sa.text(f'DROP TABLE IF EXISTS "{table.name}" CASCADE'))
+        conn.execute(sa.text("DROP TABLE IF EXISTS alembic_version"))
+    engine.dispose()
+    plan = make_plan()
+    with Store(url) as store, Store(url) as second:
+        with store.engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+        store.create_experiment("pg", SPEC, META, plan, PROFILES)
+        result = fake_load(plan[4], flagged=True)
+        store.record_load("pg", plan[4], result, started_at=1.5)
+        with pytest.raises(StoreError, match="already recorded"):
+            store.record_load("pg", plan[4], result, started_at=1.5)
+        assert second.done_seqs("pg") == {4} and second.plan("pg") == plan
+        [row] = second.loads("pg")
+        assert load_result_from_rows(row, second.resources(row["id"])) == result
+        store.set_status("pg", "complete")
+        assert second.experiment("pg")["status"] == "complete"
