@@ -141,7 +141,7 @@ class Runner:
             profile = self.p.profiles[c.profile]
             if link.profile != profile:
                 link.apply(profile)
-            setup = Setup(server_plan.host_resolver_rules(c.mode, c.tls), spki)
+            setup = Setup(server_plan.host_resolver_rules(c.mode, c.tls, site=c.site), spki)
             url = self.p.sites[c.site].entry
             warm_profile = hashlib.sha1(c.key.encode()).hexdigest()[:12]
             if c.cache == "warm" and c.key not in primed:
