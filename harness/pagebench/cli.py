@@ -16,7 +16,8 @@ from .profiles import Profile, ProfileError
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Page-load benchmarking over an emulated link.")
 link_app = typer.Typer(no_args_is_help=True, help="The emulated link: check it, list its profiles.")
 app.add_typer(link_app, name="link")
-out = Console()
+#: Piped output (CI logs, files) gets room for the report's columns instead of 80.
+out = Console(width=None if Console().is_terminal else 160)
 err = Console(stderr=True)
 
 

@@ -68,11 +68,17 @@ def report_table(store: Store, run_id: str) -> Table:
     versions = ", ".join(f"{name} {data[key]}" for name, key in
                          (("backend", "backend"), ("chromium", "chromium_version"), ("nginx", "nginx_version"))
                          if data[key])
+    # Columns that are the same for every condition go into the title, once.
+    fields = ("site", "mode", "topology", "profile", "cache", "tls")
+    varying = [f for f in fields if len({str(c[f]) for c in data["conditions"]}) > 1] or ["mode"]
+    constant = [f"{f} {data['conditions'][0][f]}" for f in fields if f not in varying and data["conditions"]]
     table = Table(title=f"run {run_id}: {data['status']}, {data['recorded']}/{data['planned']} loads"
-                        + (f" ({versions})" if versions else ""),
+                        + (f" ({versions})" if versions else "")
+                        + (f"\n{', '.join(constant)}" if constant else ""),
                   caption="\n".join(f"warning: {line}" for line in data["warnings"]) or None,
                   caption_justify="left")
-    table.add_column("condition")
+    for field in varying:
+        table.add_column(field, no_wrap=True)
     table.add_column("n", justify="right")
     for column in ("load median", "load p90", "TTFB median", "TTFB p90"):
         table.add_column(f"{column} (ms)", justify="right")
@@ -88,7 +94,7 @@ def report_table(store: Store, run_id: str) -> Table:
             n += f" (+{condition['failed']} failed)"
         connections = "/".join(_count(m[f"connections_{way}"]["median"]) for way in ("browser", "link", "server"))
         table.add_row(
-            summary_mod.label(condition), n,
+            *(str(condition[field]) for field in varying), n,
             _ms(m["load_ms"]["median"]), _ms(m["load_ms"]["p90"]),
             _ms(m["ttfb_ms"]["median"]), _ms(m["ttfb_ms"]["p90"]),
             connections, _count(m["cache_hits"]["median"]), _count(m["requests"]["median"]),

@@ -1,0 +1,68 @@
+"""Page-load throughput and stability benchmark (issue 3's targets).
+
+    sudo .venv/bin/python harness/benchmarks/page_loads.py > table.md
+
+1. Cold loads per minute of the 20-image seed-000 page at 20 ms RTT (target >= 60/min),
+   per mode: wall-clock from the first load's start to the last load's start.
+2. Coefficient of variation of load time over 20 cold h2 loads of the same page at
+   50 ms RTT, 10/10 Mbit/s (target <= 3 %).
+
+Each runs a real `pagebench run` into a throwaway SQLite store and reads the store.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from pagebench.store import Store
+
+
+def run(spec: dict, workdir: Path) -> tuple[Store, str]:
+    path = workdir / f"{spec['name']}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    db = f"sqlite:///{workdir}/bench.sqlite"
+    out = subprocess.run([sys.executable, "-m", "pagebench", "run", str(path), "--db", db],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"pagebench run failed: {out.stderr.strip().splitlines()[-1]}")
+    line = next(line for line in out.stdout.splitlines() if line.startswith("run "))
+    return Store(db), line.split()[1]
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        store, run_id = run({"name": "rate", "sites": ["seed000-small-n20"], "modes": ["http1.0", "keepalive", "h2"],
+                             "profiles": [{"name": "rtt20", "rtt_ms": 20}], "cache": ["cold"],
+                             "repetitions": 30, "warmup": 1, "timeouts": {"link_check": False}}, workdir)
+        loads = store.loads(run_id, include_warmup=True)
+        span = max(l["started_at"] for l in loads) - min(l["started_at"] for l in loads)
+        per_minute = (len(loads) - 1) / span * 60
+        print("| benchmark | figure | target |")
+        print("|---|---|---|")
+        print(f"| cold loads per minute, seed000-small-n20, 20 ms RTT, modes interleaved "
+              f"({len(loads)} loads) | {per_minute:.0f}/min | >= 60/min |")
+        for mode in ("http1.0", "keepalive", "h2"):
+            times = [l["load_ms"] for l in loads if l["mode"] == mode and not l["warmup"]]
+            print(f"| load time {mode}, median (n={len(times)}) | {statistics.median(times):.0f} ms | |")
+        flagged = sum(1 for l in loads if l["flagged"])
+        print(f"| flagged loads | {flagged} | 0 |")
+
+        store, run_id = run({"name": "cv", "sites": ["seed000-small-n20"], "modes": ["h2"],
+                             "profiles": [{"name": "r50-10", "rtt_ms": 50, "down_mbit": 10, "up_mbit": 10}],
+                             "cache": ["cold"], "repetitions": 20, "warmup": 1,
+                             "timeouts": {"link_check": False}}, workdir)
+        times = [l["load_ms"] for l in store.loads(run_id)]
+        cv = statistics.stdev(times) / statistics.mean(times)
+        print(f"| load time CV, 20 cold h2 loads, seed000-small-n20, 50 ms, 10/10 Mbit/s | {100 * cv:.2f} % "
+              f"(median {statistics.median(times):.0f} ms, min {min(times):.0f}, max {max(times):.0f}) | <= 3 % |")
+
+
+if __name__ == "__main__":
+    main()
