@@ -19,7 +19,7 @@ from .topology import Topology, new_prefix
 def lab_environment(server_plan: serverconf.ServerPlan, site_list: list[sites_mod.Site], mode: str, tls_version: str,
                     profile: Profile, backend: str) -> dict[str, str]:
     """What a tool in the client namespace needs to reach the sites as the browser would."""
-    rules = server_plan.host_resolver_rules(mode, tls_version)
+    rules = server_plan.host_resolver_rules(mode, tls_version, block_others=True)  # no real DNS, ever
     resolve = " ".join(f"{host}:443:{ip}" for host, ip in server_plan.addresses(mode, tls_version).items())
     return {
         "PAGEBENCH_URL": site_list[0].entry,

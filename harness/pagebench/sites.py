@@ -136,12 +136,10 @@ class SiteManifest(BaseModel):
         return self
 
 
-@dataclass(frozen=True)
-class Site:
-    """A site on disk: its manifest and the directory holding it."""
+class _Described:
+    """Name, page URL and origins, read from the manifest (on disk or generated)."""
 
     manifest: SiteManifest
-    root: Path
 
     @property
     def name(self) -> str:
@@ -154,6 +152,14 @@ class Site:
     @property
     def origins(self) -> tuple[str, ...]:
         return self.manifest.origins
+
+
+@dataclass(frozen=True)
+class Site(_Described):
+    """A site on disk: its manifest and the directory holding it."""
+
+    manifest: SiteManifest
+    root: Path
 
     def origin_root(self, host: str) -> Path:
         return self.root / host
@@ -203,21 +209,11 @@ def load_site(directory: Path) -> Site:
 
 
 @dataclass(frozen=True)
-class GeneratedSite:
+class GeneratedSite(_Described):
+    """A site as values, before it is written: its manifest and every file's bytes."""
+
     manifest: SiteManifest
     files: Mapping[str, bytes] = field(repr=False)  # "<host>/<path>" -> body
-
-    @property
-    def name(self) -> str:
-        return self.manifest.name
-
-    @property
-    def entry(self) -> str:
-        return self.manifest.entry
-
-    @property
-    def origins(self) -> tuple[str, ...]:
-        return self.manifest.origins
 
     @property
     def requests(self) -> int:

@@ -39,12 +39,10 @@ def _family(host: str) -> socket.AddressFamily:
 
 
 def _big_buffers(sock: socket.socket) -> None:
-    """Before connect/listen, so the window scale and clamp are sized for them. BBR
-    fills the link within a few round trips whatever the queue, where cubic can take
-    many seconds to recover from slow start's losses on a long, slow path."""
+    """Before connect/listen, so the window scale and clamp are sized for them. The
+    congestion control stays the profile's (set per route, which overrides sockets)."""
     sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, BULK_BUFFER)
     sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, BULK_BUFFER)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"bbr")
 
 
 def _abort(sock: socket.socket) -> None:
