@@ -68,8 +68,15 @@ def test_netem_backend_refused_where_the_kernel_lacks_it():
 @pytest.mark.integration
 def test_link_check_json_contract_and_accuracy():
     result = pagebench("link", "check", "--rtt", "30", "--down", "20", "--up", "8", "--json")
-    assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
+    if not data["valid"]:
+        # A stall of this VM (tens of ms, seen a few times a day) can push one check's
+        # lateness p99 over 1 ms; the check then rightly says valid: false and exits 1.
+        # That is the check working; a second stall in a row is not the weather.
+        assert result.returncode == 1 and all("lateness" in p for p in data["problems"]), data["problems"]
+        result = pagebench("link", "check", "--rtt", "30", "--down", "20", "--up", "8", "--json")
+        data = json.loads(result.stdout)
+    assert result.returncode == 0, result.stderr
     assert {"backend", "configured", "measured", "lateness_us", "drops", "valid"} <= set(data)
     assert data["configured"]["rtt_ms"] == 30 and data["configured"]["down_mbit"] == 20
     measured = data["measured"]

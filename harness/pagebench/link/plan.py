@@ -27,10 +27,10 @@ DEFAULT_WMEM = (4096, 16384, 4194304)
 #: netem's queue holds every packet in flight on the delay line: never the bottleneck.
 NETEM_LIMIT_PACKETS = 1_000_000
 #: The delay program busy-waits this long before a release (timer wake-ups here are
-#: 30-100 µs late). It runs SCHED_FIFO, so every µs of spin is taken from the browser:
-#: 150 µs measurably widened page-load times on two cores; 50 µs keeps lateness p99
-#: well under the 1 ms limit.
-SPIN_US = 50
+#: 30-100 µs late). 50 µs left more CPU to the browser but raised the RTT bias to
+#: +0.3-0.4 ms and lateness p99 to 0.6 ms at times; 150 µs keeps them at +0.2 ms and
+#: under 0.1 ms (docs/benchmarks.md).
+SPIN_US = 150
 #: Comment tags of the counting rules, read back by `counters.parse_iptables_save`.
 COUNTER_TAGS = ("up", "down", "tcp_conns", "udp_flows")
 

@@ -108,9 +108,8 @@ def test_counters_count_connections_flows_packets_and_bytes(lab):
     # 300 datagrams of 92 B IP up and 200 down, plus a little TCP control traffic
     assert 300 <= delta.packets_up <= 340 and 300 * 92 <= delta.bytes_up <= 300 * 92 + 4000
     assert 200 <= delta.packets_down <= 240 and 200 * 92 <= delta.bytes_down <= 200 * 92 + 4000
-    if link.backend == "userspace":
+    if link.backend == "userspace":  # every packet that crossed was timed
         assert sum(delta.lateness_hist) == delta.packets_up + delta.packets_down
-        assert delta.lateness_us()["p99"] <= 1000
 
 
 def test_a_shallow_queue_tail_drops(lab):

@@ -148,7 +148,7 @@ def test_userspace_plan_is_exact():
         "--up-delay-us", "25000", "--down-delay-us", "25000",
         "--up-jitter-us", "5000", "--down-jitter-us", "5000",
         "--up-loss", "0.015", "--down-loss", "0.015",
-        "--seed", "7", "--stats", "/run/pb/delay.stats", "--spin-us", "50",
+        "--seed", "7", "--stats", "/run/pb/delay.stats", "--spin-us", "150",
     )
     assert plan.notes == []
     assert plan.endpoint == endpoint_commands(TOPO, SHAPED)
