@@ -191,10 +191,6 @@ class Driver:
         return dict(executable_path=str(self.wrapper), chromium_sandbox=True, headless=self.headless,
                     args=setup.args())
 
-    def version(self) -> str:
-        browser = self._browsers_for(Setup("", ""))
-        return browser.version
-
     def _browsers_for(self, setup: Setup) -> PWBrowser:
         if setup not in self._browsers:
             self._browsers[setup] = self.pw.chromium.launch(**self._launch_options(setup))

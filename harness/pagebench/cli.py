@@ -181,11 +181,10 @@ def run(
     db: Annotated[Optional[str], typer.Option(help="Results store URL (default: SQLite under results/).")] = None,
 ) -> None:
     """Run an experiment: every planned page load, committed as it finishes."""
-    import yaml
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from . import runner
-    from .spec import SpecError
+    from .spec import SpecError, read_document
     from .testbed import Interrupted, TestbedError, signals_raise
 
     if (spec is None) == (resume is None):
@@ -193,13 +192,7 @@ def run(
     prepared = None
     if spec is not None:
         try:
-            document = yaml.safe_load(spec.read_text())
-        except OSError as error:
-            raise fail(f"{spec}: cannot read: {error.strerror}") from None
-        except yaml.YAMLError:
-            raise fail(f"{spec}: not valid YAML") from None
-        try:
-            prepared = runner.prepare(document, str(spec))
+            prepared = runner.prepare(read_document(spec), str(spec))
         except SpecError as error:
             raise fail(str(error)) from None
         for note in prepared.spec.notes:

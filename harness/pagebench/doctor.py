@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .link.emulator import DELAY_PROGRAM
+from .link.emulator import DELAY_PROGRAM, netem_available
+from .testbed import probe_in_throwaway_namespace
 
 INSTALL = "sudo harness/bootstrap install"
 
@@ -20,24 +20,6 @@ class Finding:
     detail: str
     fix: str = ""
     required: bool = True
-
-
-def _ok(cmd: list[str]) -> bool:
-    try:
-        return subprocess.run(cmd, capture_output=True, timeout=20).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-def _netns_probe(*commands: list[str]) -> bool:
-    """Run commands in a throwaway namespace (removed whatever happens)."""
-    ns = f"pbdoctor{os.getpid()}"
-    if not _ok(["ip", "netns", "add", ns]):
-        return False
-    try:
-        return all(_ok(["ip", "netns", "exec", ns, *cmd]) for cmd in commands)
-    finally:
-        _ok(["ip", "netns", "del", ns])
 
 
 def _tool(name: str, package: str, why: str, required: bool = True) -> Finding:
@@ -61,17 +43,17 @@ def diagnose() -> list[Finding]:
         _tool("nginx", "nginx-light", "the test sites", required=False),
     ]
     if root and shutil.which("tc"):
-        netem = _netns_probe(["tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"])
+        netem = netem_available()
         findings.append(Finding(
             "sch_netem", netem,
             "available: backend netem" if netem else "not in this kernel: backend userspace will be used",
             "" if netem else "(optional) sudo modprobe sch_netem", required=False,
         ))
-        htb = _netns_probe(["tc", "qdisc", "add", "dev", "lo", "root", "handle", "1:", "htb"])
+        htb = probe_in_throwaway_namespace(["tc", "qdisc", "add", "dev", "lo", "root", "handle", "1:", "htb"])
         findings.append(Finding("sch_htb", htb, "available" if htb else "missing: no rate limiting",
                                 "sudo modprobe sch_htb"))
     if root and shutil.which("iptables"):
-        nfq = _netns_probe(["iptables", "-A", "FORWARD", "-j", "NFQUEUE", "--queue-num", "0"])
+        nfq = probe_in_throwaway_namespace(["iptables", "-A", "FORWARD", "-j", "NFQUEUE", "--queue-num", "0"])
         findings.append(Finding("NFQUEUE", nfq, "available" if nfq else "iptables cannot load the NFQUEUE target",
                                 "sudo modprobe nfnetlink_queue xt_NFQUEUE"))
     built = Path(DELAY_PROGRAM).exists()

@@ -232,24 +232,35 @@ def parse_profiles(
     return result
 
 
-def load_profile_file(path: Path, known: dict[str, Profile] | None = None) -> list[Profile]:
-    """Read and parse a profiles YAML file; errors name the file."""
+def yaml_document(text: str, origin: str, error: type[ValueError] = ProfileError) -> Any:
+    """Parse YAML; a syntax error becomes one line naming the origin and the line."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as problem:
+        mark = getattr(problem, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark else ""
+        raise error(f"{origin}:{line}: not valid YAML") from None
+
+
+def read_yaml_file(path: Path, error: type[ValueError] = ProfileError) -> Any:
+    """Read and parse a YAML file (profiles, experiment specs); errors name the file."""
     try:
         text = path.read_text()
-    except OSError as error:
-        raise ProfileError(f"{path}: cannot read: {error.strerror}") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark else ""
-        raise ProfileError(f"{path}:{line}: not valid YAML") from None
-    return parse_profiles(document, str(path), known)
+    except OSError as problem:
+        raise error(f"{path}: cannot read: {problem.strerror}") from None
+    return yaml_document(text, str(path), error)
+
+
+def load_profile_file(path: Path, known: dict[str, Profile] | None = None) -> list[Profile]:
+    """Read and parse a profiles YAML file; errors name the file."""
+    return parse_profiles(read_yaml_file(path), str(path), known)
 
 
 def catalogue_path() -> Path:
     """The built-in profiles, kept with the link emulation in `netem/`."""
-    return Path(__file__).resolve().parents[2] / "netem" / "profiles.yaml"
+    from . import REPO_ROOT
+
+    return REPO_ROOT / "netem" / "profiles.yaml"
 
 
 def builtin_profiles() -> dict[str, Profile]:

@@ -21,7 +21,8 @@ from typing import Any
 from . import serverconf, sites as sites_mod, spec as spec_mod, tls
 from .browser import CHROMIUM, Driver, Setup
 from .link.check import measure as link_measure
-from .link.emulator import Link
+from .link.emulator import Link, choose_backend
+from .link.plan import SPIN_US
 from .metrics import ServerView, evaluate
 from .profiles import Profile, builtin_profiles
 from .records import LoadResult, PlannedLoad
@@ -30,7 +31,7 @@ from .store import Store
 from .testbed import Testbed
 from .topology import Topology, new_prefix
 
-REPO = Path(__file__).resolve().parents[2]
+from . import REPO_ROOT as REPO
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ class Runner:
         from playwright.sync_api import sync_playwright
 
         with Testbed(topology) as bed, sync_playwright() as pw:
-            link = Link(bed, spec.backend, spec.seed)
+            link = Link(bed, self.store.experiment(self.run_id)["backend"], spec.seed)  # as recorded
             with NginxServer(bed, server_plan, bed.state_dir / "nginx") as nginx:
                 driver = Driver(pw, bed.state_dir / "browser", topology.client)
                 try:
@@ -169,7 +170,9 @@ class Runner:
 def start(store: Store, prepared: Prepared, progress: Progress) -> str:
     """Create the run in the store, then run it. Returns the run id."""
     run_id = new_run_id()
-    meta = environment() | {"seed": prepared.spec.seed, "notes": prepared.spec.notes}
+    backend = choose_backend(prepared.spec.backend)
+    meta = environment() | {"seed": prepared.spec.seed, "notes": prepared.spec.notes, "backend": backend,
+                            "delay_spin_us": SPIN_US if backend == "userspace" else None}
     store.create_experiment(run_id, prepared.document, meta, prepared.plan,
                             {name: p.fields() for name, p in prepared.profiles.items()})
     Runner(store, run_id, prepared, progress).run()

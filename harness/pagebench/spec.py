@@ -17,12 +17,12 @@ the loads into a seeded, interleaved order. Pure: the caller reads the file.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from .profiles import Profile, ProfileError, expand
+from .profiles import Profile, ProfileError, expand, read_yaml_file, yaml_document
 from .records import CACHE_STATES, TLS_VERSIONS, Condition, PlannedLoad
 
 DIRECT_MODES = ("http1.0", "keepalive", "h2")
@@ -117,13 +117,12 @@ def parse(document: Any, origin: str) -> Experiment:
 
 
 def parse_text(text: str, origin: str) -> Experiment:
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = f" line {mark.line + 1}" if mark else ""
-        raise SpecError(f"{origin}:{line}: not valid YAML") from None
-    return parse(document, origin)
+    return parse(yaml_document(text, origin, SpecError), origin)
+
+
+def read_document(path: Path) -> Any:
+    """The YAML of a spec file, or a one-line SpecError naming the file."""
+    return read_yaml_file(path, SpecError)
 
 
 def resolve_profiles(spec: Experiment, catalogue: dict[str, Profile], origin: str) -> list[Profile]:

@@ -25,8 +25,8 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from .records import Condition, LoadResult, PlannedLoad, Resource
+from . import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 MIGRATIONS = REPO_ROOT / "results" / "migrations"
 STATUSES = ("running", "complete", "interrupted")
 #: `meta` keys that also get a column of their own (all of `meta` is kept as JSON).

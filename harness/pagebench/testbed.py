@@ -190,6 +190,20 @@ def remove_namespaces(names: Sequence[str]) -> None:
             run(("ip", "netns", "del", ns), check=False)
 
 
+def probe_in_throwaway_namespace(*commands: Sequence[str]) -> bool:
+    """Do these commands succeed in a fresh namespace? (What the kernel offers, without
+    touching anything real; the namespace is removed whatever happens.)"""
+    from .topology import new_prefix
+
+    ns = f"{new_prefix()}-probe"
+    if run(("ip", "netns", "add", ns), check=False).returncode != 0:
+        return False
+    try:
+        return all(run(("ip", "netns", "exec", ns, *cmd), check=False).returncode == 0 for cmd in commands)
+    finally:
+        run(("ip", "netns", "del", ns), check=False)
+
+
 @dataclass(frozen=True)
 class Leftover:
     prefix: str

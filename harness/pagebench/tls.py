@@ -7,8 +7,9 @@ permits DNS names under `.test` only (and excludes every IP address), so even a
 leaked CA key can never vouch for a real site.
 
 All leaf certificates share ONE leaf key, so Chromium trusts every site through a
-single `--ignore-certificate-errors-spki-list=<spki_list()>` value (that flag, never
-`--ignore-certificate-errors`, which turns off Chromium's HTTP cache). curl and
+single `--ignore-certificate-errors-spki-list=<spki_list()>` value: a trust decision
+for one key. Ignoring certificate errors wholesale would turn off Chromium's HTTP
+cache, so pagebench never does. curl and
 openssl use the CA file (`ca_path()`). Keys are ECDSA P-256.
 
 Layout (directory 0700, keys 0600):
@@ -40,6 +41,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from . import REPO_ROOT as _REPO
 
 DATA_DIR_ENV = "PAGEBENCH_DATA_DIR"
 DEFAULT_DATA_DIR = Path("/var/lib/pagebench")
@@ -48,7 +50,6 @@ CA_DAYS = 3650
 LEAF_DAYS = 397  # within browsers' 398-day limit, should it ever matter
 RENEW_BEFORE = dt.timedelta(days=30)
 _LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-_REPO = Path(__file__).resolve().parents[2]
 
 
 def data_dir() -> Path:

@@ -12,8 +12,9 @@ import subprocess
 import time
 from pathlib import Path
 
+from .. import REPO_ROOT
 from ..profiles import Profile
-from ..testbed import Testbed, TestbedError, stop_process
+from ..testbed import Testbed, TestbedError, probe_in_throwaway_namespace, stop_process
 from . import delaystats
 from .counters import (
     EMPTY_HIST,
@@ -25,25 +26,20 @@ from .counters import (
 )
 from .plan import BACKENDS, LinkPlan, netem_plan, reset_commands, userspace_plan
 
-REPO = Path(__file__).resolve().parents[3]
-DELAY_PROGRAM = Path(os.environ.get("PAGEBENCH_DELAY_BIN", REPO / "netem" / "build" / "pagebench-delay"))
+DELAY_PROGRAM = Path(os.environ.get("PAGEBENCH_DELAY_BIN", REPO_ROOT / "netem" / "build" / "pagebench-delay"))
 READY_TIMEOUT_S = 5.0
 
 
-def netem_available(testbed: Testbed) -> bool:
-    """Try a netem qdisc on the router's loopback: the kernel either has sch_netem or not."""
-    router = testbed.topology.router
-    probe = testbed.run(("tc", "-n", router, "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"), check=False)
-    if probe.returncode == 0:
-        testbed.run(("tc", "-n", router, "qdisc", "del", "dev", "lo", "root"), check=False)
-        return True
-    return False
+def netem_available() -> bool:
+    """Does this kernel have sch_netem? (Tried in a throwaway namespace.)"""
+    return probe_in_throwaway_namespace(("tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"))
 
 
-def choose_backend(testbed: Testbed, requested: str | None) -> str:
+def choose_backend(requested: str | None) -> str:
+    """The backend a run will use, known before anything is built (it is recorded)."""
     if requested is not None and requested not in BACKENDS:
         raise TestbedError(f"--backend: unknown backend {requested!r}; allowed: {', '.join(BACKENDS)}")
-    has_netem = netem_available(testbed)
+    has_netem = netem_available()
     if requested == "netem" and not has_netem:
         raise TestbedError("--backend netem: this kernel has no sch_netem; use --backend userspace")
     if requested is not None:
@@ -56,7 +52,7 @@ class Link:
 
     def __init__(self, testbed: Testbed, backend: str | None = None, seed: int = 1) -> None:
         self.testbed = testbed
-        self.backend = choose_backend(testbed, backend)
+        self.backend = choose_backend(backend)
         self.seed = seed
         self.profile: Profile | None = None
         self.plan: LinkPlan | None = None
@@ -142,16 +138,6 @@ class Link:
             drops_nfqueue=nfq_drops,
             lateness_hist=hist,
         )
-
-    def describe(self) -> dict[str, object]:
-        """How the link was produced, for the results store."""
-        return {
-            "backend": self.backend,
-            "profile": self.profile.fields() if self.profile else None,
-            "delay_program": str(DELAY_PROGRAM) if self.backend == "userspace" else None,
-            "seed": self.seed,
-            "notes": self.plan.notes if self.plan else [],
-        }
 
     def wait_settled(self, timeout: float = 2.0) -> None:
         """Wait until the delay program holds no packets (the previous interval drained)."""
