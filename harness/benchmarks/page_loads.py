@@ -5,7 +5,8 @@
 1. Cold loads per minute of the 20-image seed-000 page at 20 ms RTT (target >= 60/min),
    per mode: wall-clock from the first load's start to the last load's start.
 2. Coefficient of variation of load time over 20 cold h2 loads of the same page at
-   50 ms RTT, 10/10 Mbit/s (target <= 3 %).
+   50 ms RTT, 10/10 Mbit/s (target <= 3 %), in CV_RUNS separate runs: one run's CV is
+   itself noisy, and a single lucky or unlucky figure would say little.
 
 Each runs a real `pagebench run` into a throwaway SQLite store and reads the store.
 """
@@ -21,6 +22,8 @@ from pathlib import Path
 import yaml
 
 from pagebench.store import Store
+
+CV_RUNS = 5
 
 
 def run(spec: dict, workdir: Path) -> tuple[Store, str]:
@@ -54,15 +57,19 @@ def main() -> None:
         flagged = sum(1 for l in loads if l["flagged"])
         print(f"| flagged loads | {flagged} | 0 |")
 
-        store, run_id = run({"name": "cv", "sites": ["seed000-small-n20"], "modes": ["h2"],
-                             "profiles": [{"name": "r50-10", "rtt_ms": 50, "down_mbit": 10, "up_mbit": 10}],
-                             "cache": ["cold"], "repetitions": 20, "warmup": 1,
-                             "timeouts": {"link_check": False}}, workdir)
-        times = [l["load_ms"] for l in store.loads(run_id)]
-        cv = statistics.stdev(times) / statistics.mean(times)
-        print(f"| load time CV, 20 cold h2 loads, seed000-small-n20, 50 ms, 10/10 Mbit/s | {100 * cv:.2f} % "
-              f"(median {statistics.median(times):.0f} ms, min {min(times):.0f}, max {max(times):.0f}) | <= 3 % |")
-
+        cvs = []
+        for attempt in range(CV_RUNS):
+            store, run_id = run({"name": f"cv{attempt}", "sites": ["seed000-small-n20"], "modes": ["h2"],
+                                 "profiles": [{"name": "r50-10", "rtt_ms": 50, "down_mbit": 10, "up_mbit": 10}],
+                                 "cache": ["cold"], "repetitions": 20, "warmup": 1,
+                                 "timeouts": {"link_check": False}}, workdir)
+            times = [l["load_ms"] for l in store.loads(run_id)]
+            cvs.append(statistics.stdev(times) / statistics.mean(times))
+            print(f"| load time CV, run {attempt + 1}: 20 cold h2 loads, seed000-small-n20, 50 ms, 10/10 Mbit/s "
+                  f"| {100 * cvs[-1]:.2f} % (median {statistics.median(times):.0f} ms, min {min(times):.0f}, "
+                  f"max {max(times):.0f}) | <= 3 % |")
+        print(f"| load time CV, median of {CV_RUNS} runs | {100 * statistics.median(cvs):.2f} % "
+              f"({sum(cv <= 0.03 for cv in cvs)} of {CV_RUNS} runs <= 3 %) | <= 3 % |")
 
 if __name__ == "__main__":
     main()

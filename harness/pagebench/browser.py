@@ -3,13 +3,12 @@ unprivileged user with its sandbox on. One load in, one raw record out.
 
 Cold: a fresh browser context per load (fresh cache, fresh socket pool). Warm: a
 persistent profile primed once, then relaunched before each measured load (disk cache
-kept, connections new, learned preconnects off). Certificates are trusted by the
-leaf's SPKI, never by ignoring errors (Chromium then skips its HTTP cache).
+kept, connections new). Certificates are trusted by the leaf's SPKI, never by ignoring
+errors (Chromium then skips its HTTP cache).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -20,19 +19,16 @@ from typing import Any
 from playwright.sync_api import Browser as PWBrowser
 from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright
 
-CHROMIUM = os.environ.get("PAGEBENCH_CHROMIUM", "/usr/lib/chromium/chromium")
+#: Debian's headless shell: the same Chromium (net stack, Blink, V8, same version) without
+#: the desktop browser layer, and what Playwright itself runs for headless. The full
+#: `chromium` starts three renderers per context at about 0.8 s of CPU each on a 2-core
+#: machine; that work spilled into the measured loads (docs/benchmarks.md). The shell has
+#: no learned preconnects, so warm relaunches open connections only for what they request.
+CHROMIUM = os.environ.get("PAGEBENCH_CHROMIUM", "/usr/lib/chromium/chromium-headless-shell")
 NOBODY = 65534
-BASE_ARGS = (
-    "--no-first-run",
-    "--no-default-browser-check",
-    "--disable-sync",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-domain-reliability",
-    "--disable-breakpad",
-    "--metrics-recording-only",
-    "--disable-features=OptimizationHints,MediaRouter,Translate,InterestFeedContentSuggestions",
-)
+#: Playwright passes its own background-networking, sync and first-run switches; these add
+#: what it leaves on. (No --disable-features here: a second one replaces Playwright's list.)
+BASE_ARGS = ("--disable-domain-reliability",)
 #: Settles in-flight requests after `load` (late, script-discovered resources).
 IDLE_S = 0.15
 #: Before each measured navigation: a fresh context's renderer is still starting up
@@ -180,15 +176,14 @@ class Driver:
     """Chromium instances for one run: a long-lived browser per Setup for cold loads,
     relaunched persistent profiles for warm ones."""
 
-    def __init__(self, playwright: Playwright, workdir: Path, namespace: str, headless: bool = True) -> None:
+    def __init__(self, playwright: Playwright, workdir: Path, namespace: str) -> None:
         self.pw = playwright
         self.workdir = workdir
-        self.headless = headless
         self.wrapper = write_wrapper(workdir / "chromium-in-netns", namespace, workdir / "home")
         self._browsers: dict[Setup, PWBrowser] = {}
 
     def _launch_options(self, setup: Setup) -> dict[str, Any]:
-        return dict(executable_path=str(self.wrapper), chromium_sandbox=True, headless=self.headless,
+        return dict(executable_path=str(self.wrapper), chromium_sandbox=True, headless=True,
                     args=setup.args())
 
     def _browsers_for(self, setup: Setup) -> PWBrowser:
@@ -210,9 +205,7 @@ class Driver:
         """A fresh persistent profile, loaded once so its disk cache holds the page."""
         path = self._profile(profile)
         shutil.rmtree(path, ignore_errors=True)
-        (path / "Default").mkdir(parents=True)
-        # No learned preconnects: a relaunch must open connections only for what it requests.
-        (path / "Default" / "Preferences").write_text(json.dumps({"net": {"network_prediction_options": 2}}))
+        path.mkdir(parents=True)
         return self.warm(setup, profile, url, timeout_s)
 
     def warm(self, setup: Setup, profile: str, url: str, timeout_s: float) -> RawLoad:

@@ -53,21 +53,37 @@ OPTION_FIELDS = {
 }
 
 
+# The link, as options: `link check` and `shell` take the same ones.
+ProfileOpt = Annotated[Optional[str], typer.Option(help="Named profile (see `pagebench link profiles`).")]
+ProfilesFileOpt = Annotated[Optional[Path], typer.Option("--profiles", help="YAML file of extra profiles.")]
+RttOpt = Annotated[Optional[float], typer.Option(help="Round-trip time, ms.")]
+JitterOpt = Annotated[Optional[float], typer.Option(help="Jitter per direction, ± ms.")]
+LossOpt = Annotated[Optional[float], typer.Option(help="Random loss per direction, %.")]
+DownOpt = Annotated[Optional[float], typer.Option(help="Downlink rate, Mbit/s.")]
+UpOpt = Annotated[Optional[float], typer.Option(help="Uplink rate, Mbit/s.")]
+QueueBytesOpt = Annotated[Optional[int], typer.Option(help="Bottleneck queue, bytes.")]
+QueueMsOpt = Annotated[Optional[float], typer.Option(help="Bottleneck queue, ms of the rate.")]
+MssOpt = Annotated[Optional[int], typer.Option(help="Clamp TCP MSS, bytes.")]
+InitcwndOpt = Annotated[Optional[int], typer.Option(help="Initial congestion window, segments.")]
+CongctlOpt = Annotated[Optional[str], typer.Option(help="Congestion control: cubic, reno, bbr.")]
+BackendOpt = Annotated[Optional[str], typer.Option(help="netem or userspace (default: netem if the kernel has it).")]
+
+
 @link_app.command("check")
 def link_check_cmd(
-    profile: Annotated[Optional[str], typer.Option(help="Named profile (see `pagebench link profiles`).")] = None,
-    profiles_file: Annotated[Optional[Path], typer.Option("--profiles", help="YAML file of extra profiles.")] = None,
-    rtt: Annotated[Optional[float], typer.Option(help="Round-trip time, ms.")] = None,
-    jitter: Annotated[Optional[float], typer.Option(help="Jitter per direction, ± ms.")] = None,
-    loss: Annotated[Optional[float], typer.Option(help="Random loss per direction, %.")] = None,
-    down: Annotated[Optional[float], typer.Option(help="Downlink rate, Mbit/s.")] = None,
-    up: Annotated[Optional[float], typer.Option(help="Uplink rate, Mbit/s.")] = None,
-    queue_bytes: Annotated[Optional[int], typer.Option(help="Bottleneck queue, bytes.")] = None,
-    queue_ms: Annotated[Optional[float], typer.Option(help="Bottleneck queue, ms of the rate.")] = None,
-    mss: Annotated[Optional[int], typer.Option(help="Clamp TCP MSS, bytes.")] = None,
-    initcwnd: Annotated[Optional[int], typer.Option(help="Initial congestion window, segments.")] = None,
-    congctl: Annotated[Optional[str], typer.Option(help="Congestion control: cubic, reno, bbr.")] = None,
-    backend: Annotated[Optional[str], typer.Option(help="netem or userspace (default: netem if the kernel has it).")] = None,
+    profile: ProfileOpt = None,
+    profiles_file: ProfilesFileOpt = None,
+    rtt: RttOpt = None,
+    jitter: JitterOpt = None,
+    loss: LossOpt = None,
+    down: DownOpt = None,
+    up: UpOpt = None,
+    queue_bytes: QueueBytesOpt = None,
+    queue_ms: QueueMsOpt = None,
+    mss: MssOpt = None,
+    initcwnd: InitcwndOpt = None,
+    congctl: CongctlOpt = None,
+    backend: BackendOpt = None,
     seed: Annotated[int, typer.Option(help="Seed of the emulated loss and jitter.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
@@ -253,11 +269,22 @@ def report(
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def shell(
     ctx: typer.Context,
-    profile: Annotated[str, typer.Option(help="Network profile.")] = "none",
+    profile: ProfileOpt = None,
+    profiles_file: ProfilesFileOpt = None,
+    rtt: RttOpt = None,
+    jitter: JitterOpt = None,
+    loss: LossOpt = None,
+    down: DownOpt = None,
+    up: UpOpt = None,
+    queue_bytes: QueueBytesOpt = None,
+    queue_ms: QueueMsOpt = None,
+    mss: MssOpt = None,
+    initcwnd: InitcwndOpt = None,
+    congctl: CongctlOpt = None,
     site: Annotated[Optional[list[str]], typer.Option(help="Site to serve (repeatable).")] = None,
     mode: Annotated[str, typer.Option(help="http1.0, keepalive or h2.")] = "h2",
     tls_version: Annotated[str, typer.Option("--tls", help="1.2 or 1.3.")] = "1.3",
-    backend: Annotated[Optional[str], typer.Option(help="netem or userspace.")] = None,
+    backend: BackendOpt = None,
 ) -> None:
     """Run `-- CMD` inside the client namespace of a live lab (sites served, link applied);
     the lab is torn down when CMD exits, and CMD's exit status is returned."""
@@ -266,6 +293,8 @@ def shell(
     from .spec import DIRECT_MODES, MODE_ALIASES
     from .testbed import Interrupted, TestbedError, signals_raise
 
+    values = locals()
+    overrides = {field: values[option] for option, field in OPTION_FIELDS.items()}
     command = list(ctx.args)
     if not command:
         raise fail("give the command to run after --, e.g. pagebench shell -- curl $PAGEBENCH_URL")
@@ -275,7 +304,7 @@ def shell(
     if tls_version not in ("1.2", "1.3"):
         raise fail(f"--tls: must be 1.2 or 1.3, got {tls_version!r}")
     try:
-        chosen = profiles_mod.resolve(profile, profiles_mod.builtin_profiles())
+        chosen = _profile_from_options(profile, profiles_file, overrides)
         site_list = [sites_mod.resolve(name) for name in (site or ["seed000-small-n20"])]
     except (ProfileError, ValueError) as error:
         raise fail(str(error)) from None

@@ -39,7 +39,7 @@ def diagnose() -> list[Finding]:
         _tool("iptables", "iptables", "NFQUEUE, counters, MSS clamp"),
         _tool("ip6tables", "iptables", "IPv6 rules"),
         _tool("ethtool", "ethtool", "turning off TSO/GSO/GRO on veths"),
-        _tool("chromium", "chromium", "the browser under test", required=False),
+        _tool("chromium-headless-shell", "chromium-headless-shell", "the browser under test", required=False),
         _tool("nginx", "nginx-light", "the test sites", required=False),
     ]
     if root and shutil.which("tc"):

@@ -82,7 +82,8 @@ def environment() -> dict[str, Any]:
         "git_commit": commit + ("-dirty" if dirty else ""),
         "host": platform.node(),
         "kernel": platform.release(),
-        "chromium_version": _command_output([CHROMIUM, "--version"]),
+        # which build as well as which version: "chromium-headless-shell 156.0.8078.79"
+        "chromium_version": f"{Path(CHROMIUM).name} {_command_output([CHROMIUM, '--version']).removeprefix('Chromium ')}",
         "nginx_version": nginx_version(),
         "pagebench_version": version("pagebench"),
         "playwright_version": version("playwright"),

@@ -88,6 +88,11 @@ class Topology:
         c, r, s = self.namespaces
         ep, rc, rs = self.endpoint_if, self.router_client_if, self.router_server_if
         cmds: list[Command] = [("ip", "netns", "add", ns) for ns in self.namespaces]
+        # No duplicate address detection, for link-local addresses too: an address that turns
+        # from tentative to valid a second after start-up is a network change to Chromium,
+        # which then aborts the navigation in flight (ERR_NETWORK_CHANGED).
+        cmds += [("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
+                  "net.ipv6.conf.default.accept_dad=0") for ns in self.namespaces]
         cmds += [
             ("ip", "-n", c, "link", "add", ep, "type", "veth", "peer", "name", rc, "netns", r),
             ("ip", "-n", s, "link", "add", ep, "type", "veth", "peer", "name", rs, "netns", r),

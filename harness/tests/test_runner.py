@@ -156,6 +156,23 @@ def test_cold_ttfb_is_three_round_trips_with_tls13_and_tls12(tmp_path):
             assert abs(ttfb - expected) <= 0.05 * expected + 5, (profile, tls, ttfb, expected)
 
 
+@pytest.mark.parametrize("rtt", [50, 100])
+def test_the_lab_gives_tls12_its_two_round_trip_handshake_without_false_start(rtt):
+    """The other half of the TTFB physics: the same lab, the same nginx, a client without
+    False Start (curl on OpenSSL) waits for the server's Finished, so TLS 1.2 costs 4 RTT
+    to the first byte and TLS 1.3 3 RTT. Chromium's 3 RTT over TLS 1.2 is its False Start."""
+    script = ('sleep 0.2; for i in 1 2 3 4 5 6 7; do curl -sS -o /dev/null --cacert "$PAGEBENCH_CA" '
+              '--resolve "$PAGEBENCH_CURL_RESOLVE" -w "%{time_starttransfer}\n" "$PAGEBENCH_URL"; done')
+    for tls, trips in (("1.2", 4), ("1.3", 3)):
+        result = pagebench("shell", "--rtt", str(rtt), "--tls", tls, "--site", "seed000-small-n1", "--",
+                           "sh", "-c", script)
+        assert result.returncode == 0, result.stderr
+        ttfb = 1000 * statistics.median(float(line) for line in result.stdout.split())
+        expected = trips * rtt
+        assert abs(ttfb - expected) <= 0.05 * expected + 5, (tls, ttfb, expected)
+    assert nothing_left()
+
+
 def test_kill9_then_cleanup_and_resume_completes_exactly_the_plan(tmp_path):
     spec = write_spec(tmp_path, name="resume", sites=["seed000-small-n2"], modes=["keepalive", "h2"],
                       profiles=[{"name": "r10", "rtt_ms": 10}], repetitions=6, warmup=0,

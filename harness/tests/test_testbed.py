@@ -39,6 +39,10 @@ def test_builds_three_namespaces_wired_through_the_router(topology: Topology):
             for feature in ("tcp-segmentation-offload", "generic-segmentation-offload",
                             "generic-receive-offload"):
                 assert f"{feature}: off" in features, (ns, dev, feature)
+        # every address valid at once: one turning valid later is a network change to Chromium
+        for ns in topology.namespaces:
+            addresses = run(("ip", "-n", ns, "-6", "addr", "show")).stdout
+            assert "inet6" in addresses and "tentative" not in addresses, (ns, addresses)
         # every origin IP answers across the router, over IPv4 and IPv6
         server = bed.spawn(bed.exec_argv(topology.server, [
             sys.executable, "-m", "pagebench.link.probe", "serve", "--host", "::", "--port", "7000"]),

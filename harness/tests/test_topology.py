@@ -30,6 +30,9 @@ def test_build_commands_are_exact():
             "netns", "pbx1-router") in cmds
     assert ("ip", "-n", "pbx1-server", "link", "add", "pb0", "type", "veth", "peer", "name", "rs",
             "netns", "pbx1-router") in cmds
+    no_dad = [cmds.index(("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
+                          "net.ipv6.conf.default.accept_dad=0")) for ns in ("pbx1-client", "pbx1-router", "pbx1-server")]
+    assert max(no_dad) < min(i for i, c in enumerate(cmds) if "link" in c and "add" in c)
     offloads = [c for c in cmds if "ethtool" in c]
     assert len(offloads) == 4 and all(c[-6:] == ("tso", "off", "gso", "off", "gro", "off") for c in offloads)
     assert ("ip", "-n", "pbx1-server", "addr", "add", "198.18.1.3/24", "dev", "pb0") in cmds
