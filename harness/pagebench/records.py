@@ -82,3 +82,4 @@ class LoadResult:
     link: dict[str, Any]  # LinkCounters.as_dict() for the load's interval
     resources: tuple[Resource, ...]
     notes: tuple[str, ...] = ()  # explained differences (e.g. an unused preconnected socket)
+    bound_ms: float | None = None  # the analytic lower bound of load_ms (bound.py)

@@ -61,6 +61,10 @@ def human_bytes(value: float | None) -> str:
     return f"{value:.0f} B"
 
 
+def _ratio(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
 def report_table(store: Store, run_id: str) -> Table:
     """One row per condition: n, load and TTFB (median, p90), connections, cache, size.
     Warnings (incomplete conditions, n too small) are the table's caption."""
@@ -82,6 +86,7 @@ def report_table(store: Store, run_id: str) -> Table:
     table.add_column("n", justify="right")
     for column in ("load median", "load p90", "TTFB median", "TTFB p90"):
         table.add_column(f"{column} (ms)", justify="right")
+    table.add_column("load /\nbound", justify="right")
     table.add_column("connections\nbrowser/link/server", justify="right")
     for column in ("cache hits", "requests", "bytes"):
         table.add_column(column, justify="right")
@@ -97,7 +102,7 @@ def report_table(store: Store, run_id: str) -> Table:
             *(str(condition[field]) for field in varying), n,
             _ms(m["load_ms"]["median"]), _ms(m["load_ms"]["p90"]),
             _ms(m["ttfb_ms"]["median"]), _ms(m["ttfb_ms"]["p90"]),
-            connections, _count(m["cache_hits"]["median"]), _count(m["requests"]["median"]),
+            _ratio(condition["load_over_bound"]["median"]), connections, _count(m["cache_hits"]["median"]), _count(m["requests"]["median"]),
             human_bytes(m["bytes"]["median"]),
         )
     return table

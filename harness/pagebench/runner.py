@@ -13,19 +13,20 @@ import secrets
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from . import serverconf, sites as sites_mod, spec as spec_mod, tls
+from .bound import Link as BoundLink, fetches_of, lower_bound_ms
 from .browser import CHROMIUM, Driver, Setup
 from .link.check import measure as link_measure
 from .link.emulator import Link, choose_backend
 from .link.plan import SPIN_US
 from .metrics import ServerView, evaluate
 from .profiles import Profile, builtin_profiles
-from .records import LoadResult, PlannedLoad
+from .records import Condition, LoadResult, PlannedLoad
 from .servers import NginxServer, nginx_version
 from .store import Store
 from .testbed import Testbed
@@ -40,7 +41,7 @@ class Prepared:
 
     spec: spec_mod.Experiment
     document: dict[str, Any]
-    sites: dict[str, sites_mod.Site]
+    sites: dict[str, sites_mod.GeneratedSite | sites_mod.Site]
     profiles: dict[str, Profile]
     plan: list[PlannedLoad]
 
@@ -134,6 +135,15 @@ class Runner:
             self.progress(0, len(self.p.plan), self.p.plan[0], None, f"link check: {profile.name}")
             self.store.add_link_check(self.run_id, profile.name, link_measure(bed, link, profile))
 
+    def _bound(self, c: Condition, profile: Profile, result: LoadResult) -> float | None:
+        """The load's analytic lower bound, from what it fetched and the site's dependency levels."""
+        if not result.ok or not result.resources:
+            return None
+        site = self.p.sites[c.site]
+        level_of = site.level if isinstance(site, sites_mod.GeneratedSite) else (lambda _path: 1)
+        link = BoundLink(profile.rtt_ms, profile.down_mbit, profile.mss, profile.initcwnd)
+        return round(lower_bound_ms(fetches_of(result.resources, level_of), link, c.mode, c.cache), 3)
+
     def _loads(self, remaining: list[PlannedLoad], done: int, link: Link, nginx: NginxServer,
                driver: Driver, server_plan: serverconf.ServerPlan) -> None:
         spec, primed = self.p.spec, set()
@@ -163,6 +173,7 @@ class Runner:
             document_path = url.split("/", 3)[3] if url.count("/") >= 3 else ""
             server = ServerView(log.connections, log.requests, log.statuses_for("/" + document_path))
             result = evaluate(c, raw, delta, server)
+            result = replace(result, bound_ms=self._bound(c, profile, result))
             self.store.record_load(self.run_id, planned, result, started)
             done += 1
             self.progress(done, len(self.p.plan), planned, result, "")

@@ -214,6 +214,12 @@ class GeneratedSite(_Described):
 
     manifest: SiteManifest
     files: Mapping[str, bytes] = field(repr=False)  # "<host>/<path>" -> body
+    #: Dependency level of the files found only by fetching another (CSS -> font: 2,
+    #: script-inserted: 1 + its script's); unlisted files are found in the HTML (1).
+    levels: Mapping[str, int] = field(default_factory=dict, repr=False)
+
+    def level(self, host_path: str) -> int:
+        return self.levels.get(host_path, 1)
 
     @property
     def requests(self) -> int:
@@ -629,7 +635,11 @@ def modern() -> GeneratedSite:
         f'<script async src="{carousel}"></script>',
     ]
     files[www + "/index.html"] = html_page("modern", head, body, 48_000, "modern/index")
-    return GeneratedSite(_manifest("modern", MODERN_ORIGINS), files)
+    levels = {f"{fonts}/{name}": 2 for name, *_ in MODERN_FONTS}  # from main.css
+    levels |= {late_js.removeprefix("https://"): 2, pixel.removeprefix("https://"): 2}  # app.js, a.js
+    levels |= {url.removeprefix("https://"): 3 for url in [*thumb_urls, ads_js]}  # late.js
+    levels |= {url.removeprefix("https://"): 4 for url in ad_urls}  # ads.js
+    return GeneratedSite(_manifest("modern", MODERN_ORIGINS), files, levels)
 
 
 # generate: a parametric page ------------------------------------------------------------
@@ -699,13 +709,15 @@ def generate(params: GenParams) -> GeneratedSite:
     body = [f"<h1>{name}</h1>", '<div id="images">']
     body += [f'<img src="{image(i)}" width="{width}" height="{height}" alt="">' for i in range(params.images)]
     body.append('</div><div id="more"></div>')
+    levels = {}
     if params.late:
         urls = [image(i) for i in range(params.images, params.images + params.late)]
+        levels = {url.removeprefix("https://"): 2 for url in urls}  # inserted by late.js
         code = _on_ready(_insert_images("more", urls, width, height))
         files[f"{hosts[0]}/late.js"] = f"/* late.js: inserts {params.late} images */\n{code}\n".encode()
         body.append('<script async src="/late.js"></script>')
     files[f"{hosts[0]}/index.html"] = html_page(name, head, body, params.html_bytes, f"{name}/html")
-    return GeneratedSite(_manifest(name, hosts), files)
+    return GeneratedSite(_manifest(name, hosts), files, levels)
 
 
 # Built-in names ---------------------------------------------------------------------------

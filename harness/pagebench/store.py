@@ -129,6 +129,7 @@ loads = sa.Table(
     sa.Column("errors", sa.JSON, nullable=False),
     sa.Column("notes", sa.JSON, nullable=False),
     sa.Column("link", sa.JSON, nullable=False),
+    sa.Column("bound_ms", sa.Float),
     sa.UniqueConstraint("experiment_id", "seq", name="uq_loads_experiment_seq"),
     sa.ForeignKeyConstraint(["experiment_id", "seq"], ["planned_loads.experiment_id", "planned_loads.seq"],
                             name="fk_loads_planned", ondelete="CASCADE"),
@@ -448,6 +449,15 @@ class Store:
         with self.engine.connect() as conn:
             return [dict(row) for row in conn.execute(query.order_by(resources.c.position)).mappings()]
 
+    def run_resources(self, run_id: str) -> list[dict[str, Any]]:
+        """Every resource of every load of a run (warm-ups too), with its load's seq, in one query."""
+        query = (sa.select(loads.c.seq, *[c for c in resources.c if c.name != "id"])
+                 .join(loads, loads.c.id == resources.c.load_id)
+                 .order_by(loads.c.seq, resources.c.position))
+        with self.engine.connect() as conn:
+            experiment_id = self._experiment_id(conn, run_id)
+            return [dict(row) for row in conn.execute(query.where(loads.c.experiment_id == experiment_id)).mappings()]
+
     def link_checks(self, run_id: str) -> list[dict[str, Any]]:
         query = sa.select(*[c for c in link_checks.c if c.name not in ("id", "experiment_id")])
         with self.engine.connect() as conn:
@@ -539,7 +549,7 @@ def load_columns(result: LoadResult) -> dict[str, Any]:
         "connections_browser": result.connections_browser, "connections_link": result.connections_link,
         "connections_server": result.connections_server,
         "flags": list(result.flags), "errors": list(result.errors), "notes": list(result.notes),
-        "link": result.link,
+        "link": result.link, "bound_ms": result.bound_ms,
     }
 
 
@@ -561,7 +571,7 @@ def load_result_from_rows(load: dict[str, Any], resource_rows: list[dict[str, An
         requests=load["requests"], bytes=load["bytes"], cache_hits=load["cache_hits"],
         connections_browser=load["connections_browser"], connections_link=load["connections_link"],
         connections_server=load["connections_server"], flagged=bool(load["flagged"]),
-        flags=tuple(load["flags"]), errors=tuple(load["errors"]), link=load["link"],
+        flags=tuple(load["flags"]), errors=tuple(load["errors"]), link=load["link"], bound_ms=load["bound_ms"],
         resources=tuple(
             Resource(
                 url=r["url"], origin=r["origin"], protocol=r["protocol"], connection_id=r["connection_id"],

@@ -98,6 +98,9 @@ def summarize(run_id: str, loads: Iterable[Mapping[str, Any]], plan: Iterable[Pl
             "flagged": flagged[key],
             "failed": failed[key],
             "metrics": {metric: describe(row.get(metric) for row in rows) for metric in METRICS},
+            # how much of the load time the protocol and the link explain (bound.py)
+            "load_over_bound": describe(row["load_ms"] / row["bound_ms"] for row in rows
+                                        if row.get("bound_ms") and row.get("load_ms") is not None),
         })
     summaries.sort(key=order)
     return {"run": run_id, "conditions": summaries}

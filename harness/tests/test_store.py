@@ -136,7 +136,7 @@ def test_migration_to_head_matches_the_table_definitions(tmp_path):
     assert _schema(migrated) == _schema(created)
     with migrated.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-        assert MigrationContext.configure(conn).get_current_revision() == "0001"
+        assert MigrationContext.configure(conn).get_current_revision() == "0002"
 
 
 def test_migration_renders_for_postgresql(capsys):

@@ -53,13 +53,22 @@ def test_describe_skips_none_and_is_null_when_nothing_is_left():
     assert describe([]) == {"median": None, "p90": None, "min": None, "max": None}
 
 
+def test_load_over_bound_is_the_median_ratio_of_usable_loads():
+    loads = [{**row(H2, 1000.0 + 100 * i), "bound_ms": 800.0} for i in range(5)]
+    loads.append({**row(H2, 9000.0), "bound_ms": 800.0, "flagged": True})
+    [condition] = summarize("r1", loads, plan_for((H2, 1, 6)))["conditions"]
+    assert condition["load_over_bound"]["median"] == pytest.approx(1200 / 800)
+    assert condition["load_over_bound"]["max"] == pytest.approx(1400 / 800)
+
+
 def test_json_contract_keys_exactly():
     loads = [row(H2, 1000.0 + i) for i in range(5)]
     result = summarize("r1", loads, plan_for((H2, 1, 5)))
     assert set(result) == {"run", "conditions"} and result["run"] == "r1"
     [condition] = result["conditions"]
     assert set(condition) == {"site", "mode", "topology", "profile", "cache", "tls", "planned", "n", "flagged",
-                              "failed", "metrics"}
+                              "failed", "metrics", "load_over_bound"}
+    assert condition["load_over_bound"] == {"median": None, "p90": None, "min": None, "max": None}  # no bounds
     assert set(condition["metrics"]) == {"load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser",
                                          "connections_link", "connections_server", "cache_hits", "requests",
                                          "bytes"} == set(METRICS)

@@ -1,0 +1,227 @@
+"""Compare a candidate run with a baseline, condition by condition: the CI regression gate.
+
+Pure: load rows in (as `Store.loads` returns them), verdicts out. A condition regressed
+when its candidate loads are slower with statistical significance (Mann-Whitney U,
+Holm-corrected across conditions so a big matrix does not cry wolf) AND its median
+moved beyond the threshold, or when its median breaks an absolute budget. Flagged,
+failed and warm-up loads never count.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from . import stats
+from .profiles import read_yaml_file
+from .summary import CONDITION_FIELDS, METRICS, label, order
+
+#: Fewer usable loads than this on either side: no test, the verdict says so.
+MIN_LOADS = 5
+
+Key = tuple[str, ...]
+
+
+class CompareError(ValueError):
+    """Bad input to compare; the message is one line naming what is wrong."""
+
+
+class Budget(BaseModel):
+    """An absolute limit on a metric's median, for the conditions it matches (unset fields match all)."""
+
+    model_config = ConfigDict(extra="forbid")
+    metric: str = "load_ms"
+    max: float = Field(gt=0)
+    site: str | None = None
+    mode: str | None = None
+    topology: str | None = None
+    profile: str | None = None
+    cache: str | None = None
+    tls: str | None = None
+
+    def matches(self, condition: Mapping[str, str]) -> bool:
+        return all(getattr(self, name) in (None, condition[name]) for name in CONDITION_FIELDS)
+
+
+class BudgetFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    budgets: list[Budget]
+
+
+def load_budgets(path: Path) -> list[Budget]:
+    """`budgets: [{metric: load_ms, max: 2500, site: modern, mode: h2}, ...]`."""
+    document = read_yaml_file(path, CompareError)
+    try:
+        budgets = BudgetFile.model_validate(document).budgets
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise CompareError(f"{path}: {where}: {first['msg']}") from None
+    for i, budget in enumerate(budgets):
+        if budget.metric not in METRICS:
+            raise CompareError(f"{path}: budgets.{i}.metric: unknown metric {budget.metric!r}; "
+                               f"allowed: {', '.join(METRICS)}")
+    return budgets
+
+
+@dataclass
+class Verdict:
+    condition: dict[str, str]
+    base: list[float]
+    candidate: list[float]
+    status: str = "ok"  # ok | regression | improvement | can't tell | only in base | only in candidate
+    ratio: float | None = None
+    p: float | None = None
+    p_holm: float | None = None
+    delta: float | None = None
+    budget: float | None = None
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return label(self.condition)
+
+    @property
+    def base_median(self) -> float | None:
+        return statistics.median(self.base) if self.base else None
+
+    @property
+    def candidate_median(self) -> float | None:
+        return statistics.median(self.candidate) if self.candidate else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    metric: str
+    threshold: float
+    alpha: float
+    verdicts: list[Verdict]
+
+    @property
+    def regressions(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status == "regression"]
+
+
+def _usable(loads: Iterable[Mapping[str, Any]], metric: str) -> dict[Key, list[float]]:
+    groups: dict[Key, list[float]] = {}
+    for load in loads:
+        if load.get("warmup") or not load.get("ok", True) or load.get("flagged") or load.get(metric) is None:
+            continue
+        groups.setdefault(tuple(str(load[name]) for name in CONDITION_FIELDS), []).append(float(load[metric]))
+    return groups
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1)."""
+    ranked = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    adjusted = [0.0] * len(pvalues)
+    running = 0.0
+    for rank, i in enumerate(ranked):
+        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def compare(base_loads: Iterable[Mapping[str, Any]], candidate_loads: Iterable[Mapping[str, Any]],
+            metric: str = "load_ms", threshold: float = 0.05, alpha: float = 0.05,
+            budgets: Sequence[Budget] = ()) -> Comparison:
+    if metric not in METRICS:
+        raise CompareError(f"--metric: unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
+    if not 0 < alpha < 1:
+        raise CompareError(f"--alpha: must be between 0 and 1, got {alpha}")
+    if threshold < 0:
+        raise CompareError(f"--threshold: must not be negative, got {threshold:.0%}")
+    base, candidate = _usable(base_loads, metric), _usable(candidate_loads, metric)
+    if not set(base) & set(candidate):
+        raise CompareError("no condition of the candidate run matches one of the base run "
+                           "(site, mode, topology, profile, cache and TLS must all be equal)")
+    verdicts = [Verdict(dict(zip(CONDITION_FIELDS, key)), base.get(key, []), candidate.get(key, []))
+                for key in sorted(set(base) | set(candidate),
+                                  key=lambda k: order(dict(zip(CONDITION_FIELDS, k))))]
+    tested = []
+    for verdict in verdicts:
+        if not verdict.candidate:
+            verdict.status = "only in base"
+        elif not verdict.base:
+            verdict.status = "only in candidate"
+        else:
+            verdict.ratio = verdict.candidate_median / verdict.base_median if verdict.base_median else None
+            if len(verdict.base) < MIN_LOADS or len(verdict.candidate) < MIN_LOADS:
+                verdict.status = "can't tell"
+                verdict.reasons.append(f"n={len(verdict.base)}/{len(verdict.candidate)}: want {MIN_LOADS} per side")
+            else:
+                verdict.p = stats.mann_whitney(verdict.candidate, verdict.base).p
+                verdict.delta = stats.cliffs_delta(verdict.candidate, verdict.base)
+                tested.append(verdict)
+    for verdict, adjusted in zip(tested, holm([v.p for v in tested if v.p is not None])):
+        verdict.p_holm = adjusted
+        if adjusted < alpha and verdict.ratio is not None and verdict.ratio > 1 + threshold:
+            verdict.status = "regression"
+            verdict.reasons.append(f"{verdict.ratio - 1:+.1%} (beyond {threshold:.0%}), p={adjusted:.2g}")
+        elif adjusted < alpha and verdict.ratio is not None and verdict.ratio < 1 - threshold:
+            verdict.status = "improvement"
+    for verdict in verdicts:
+        limits = [b.max for b in budgets if b.metric == metric and b.matches(verdict.condition)]
+        if limits and verdict.candidate:
+            verdict.budget = min(limits)
+            median = verdict.candidate_median
+            if median is not None and median > verdict.budget:
+                verdict.status = "regression"
+                verdict.reasons.append(f"median {median:.0f} over the budget {verdict.budget:g}")
+    return Comparison(metric, threshold, alpha, verdicts)
+
+
+# Rendering ---------------------------------------------------------------------------
+
+COLUMNS = ("condition", "n base/cand", "base median", "cand median", "change", "p (Holm)", "Cliff's δ",
+           "budget", "verdict")
+
+
+def rows(comparison: Comparison) -> list[list[str]]:
+    def num(value: float | None, fmt: str) -> str:
+        return "—" if value is None else format(value, fmt)
+
+    out = []
+    for v in comparison.verdicts:
+        change = None if v.ratio is None else v.ratio - 1
+        verdict = v.status + (f": {'; '.join(v.reasons)}" if v.reasons and v.status != "ok" else "")
+        out.append([v.name, f"{len(v.base)}/{len(v.candidate)}", num(v.base_median, ".0f"),
+                    num(v.candidate_median, ".0f"), num(change, "+.1%"), num(v.p_holm, ".2g"),
+                    num(v.delta, "+.2f"), num(v.budget, "g"), verdict])
+    return out
+
+
+def markdown(comparison: Comparison) -> str:
+    """For a CI summary or a pull-request comment."""
+    regressions = comparison.regressions
+    head = (f"**pagebench compare** ({comparison.metric}, threshold {comparison.threshold:.0%}, "
+            f"alpha {comparison.alpha:g}, Holm-corrected): ")
+    head += (f"{len(regressions)} regression{'s' if len(regressions) != 1 else ''}: "
+             + ", ".join(f"`{v.name}`" for v in regressions)) if regressions else "no regression"
+    lines = [head, "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for row in rows(comparison):
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def junit(comparison: Comparison) -> str:
+    """One test case per condition; a regression is a failure."""
+    cases = []
+    for v, row in zip(comparison.verdicts, rows(comparison)):
+        body = ""
+        if v.status == "regression":
+            body = f"<failure message={quoteattr('; '.join(v.reasons))}>{escape(' | '.join(row))}</failure>"
+        elif v.status in ("can't tell", "only in base", "only in candidate"):
+            body = f"<skipped message={quoteattr(v.status)}/>"
+        cases.append(f'  <testcase classname="pagebench.compare" name={quoteattr(v.name)}>{body}</testcase>')
+    failures = len(comparison.regressions)
+    skipped = sum(v.status in ("can't tell", "only in base", "only in candidate") for v in comparison.verdicts)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuite name="pagebench compare {escape(comparison.metric)}" tests="{len(cases)}" '
+            f'failures="{failures}" skipped="{skipped}" errors="0">\n' + "\n".join(cases) + "\n</testsuite>\n")

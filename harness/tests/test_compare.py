@@ -1,0 +1,93 @@
+"""Unit: the regression gate's logic and its outputs, on synthetic load rows."""
+
+from __future__ import annotations
+
+import random
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from pagebench.compare import CompareError, compare, holm, junit, load_budgets, markdown
+
+H2 = {"site": "s", "mode": "h2", "topology": "direct", "profile": "p", "cache": "cold", "tls": "1.3"}
+H1 = {**H2, "mode": "http1.0"}
+
+
+def loads(condition: dict, times: list[float], **extra) -> list[dict]:
+    return [{**condition, "load_ms": t, "ok": True, "flagged": False, "warmup": False, **extra} for t in times]
+
+
+def noisy(center: float, n: int, seed: int) -> list[float]:
+    rng = random.Random(seed)
+    return [rng.gauss(center, center * 0.03) for _ in range(n)]
+
+
+def test_holm_adjustment():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5]) == [0.5]
+    assert holm([0.9, 0.8]) == [1.0, 1.0]
+
+
+def test_slower_and_significant_is_a_regression_small_or_noisy_is_not():
+    base = loads(H2, noisy(300, 20, 1)) + loads(H1, noisy(900, 20, 2))
+    slower = loads(H2, noisy(345, 20, 3)) + loads(H1, noisy(905, 20, 4))
+    result = compare(base, slower)
+    assert {v.condition["mode"]: v.status for v in result.verdicts} == {"h2": "regression", "http1.0": "ok"}
+    regression = result.regressions[0]
+    assert regression.condition["mode"] == "h2" and regression.ratio == pytest.approx(1.15, abs=0.03)
+    assert regression.delta > 0.8 and regression.p_holm < 0.001
+
+
+def test_below_the_threshold_is_not_a_regression_even_when_significant():
+    result = compare(loads(H2, [300.0 + i * 0.1 for i in range(20)]), loads(H2, [309.0 + i * 0.1 for i in range(20)]))
+    assert result.verdicts[0].p_holm < 0.001 and result.verdicts[0].status == "ok"  # +3 % < 5 %
+
+
+def test_flagged_failed_and_warmup_loads_never_count():
+    bad = loads(H2, [5000.0] * 10, flagged=True) + loads(H2, [5000.0] * 10, warmup=True)
+    bad += [{**H2, "load_ms": None, "ok": False, "flagged": False, "warmup": False}]
+    result = compare(loads(H2, noisy(300, 10, 1)), loads(H2, noisy(300, 10, 2)) + bad)
+    assert result.verdicts[0].status == "ok" and len(result.verdicts[0].candidate) == 10
+
+
+def test_too_few_loads_and_unmatched_conditions_are_said_not_judged():
+    result = compare(loads(H2, [300.0] * 3) + loads(H1, [900.0] * 8), loads(H2, [600.0] * 3))
+    statuses = {v.condition["mode"]: v.status for v in result.verdicts}
+    assert statuses == {"h2": "can't tell", "http1.0": "only in base"}
+    with pytest.raises(CompareError, match="no condition of the candidate run matches"):
+        compare(loads(H2, [300.0] * 8), loads(H1, [300.0] * 8))
+
+
+def test_bad_arguments():
+    with pytest.raises(CompareError, match="--metric: unknown metric 'speed'"):
+        compare(loads(H2, [1.0] * 5), loads(H2, [1.0] * 5), metric="speed")
+    with pytest.raises(CompareError, match="--alpha"):
+        compare(loads(H2, [1.0] * 5), loads(H2, [1.0] * 5), alpha=1.5)
+
+
+def test_budgets(tmp_path):
+    path = tmp_path / "b.yaml"
+    path.write_text("budgets:\n  - {metric: load_ms, max: 320, mode: h2}\n  - {max: 1, mode: none}\n")
+    budgets = load_budgets(path)
+    result = compare(loads(H2, noisy(330, 10, 1)) + loads(H1, noisy(900, 10, 2)),
+                     loads(H2, noisy(330, 10, 3)) + loads(H1, noisy(900, 10, 4)), budgets=budgets)
+    statuses = {v.condition["mode"]: (v.status, v.budget) for v in result.verdicts}
+    assert statuses == {"h2": ("regression", 320), "http1.0": ("ok", None)}
+    path.write_text("budgets:\n  - {metric: speed, max: 3}\n")
+    with pytest.raises(CompareError, match=r"b.yaml: budgets.0.metric: unknown metric 'speed'"):
+        load_budgets(path)
+    path.write_text("budgets: [{max: -1}]\n")
+    with pytest.raises(CompareError, match=r"b.yaml: budgets.0.max: Input should be greater than 0"):
+        load_budgets(path)
+
+
+def test_markdown_and_junit_name_the_regressions():
+    result = compare(loads(H2, noisy(300, 20, 1)) + loads(H1, noisy(900, 20, 2)),
+                     loads(H2, noisy(360, 20, 3)) + loads(H1, noisy(900, 20, 4)))
+    text = markdown(result)
+    assert text.splitlines()[0].endswith("1 regression: `s h2 direct p cold tls1.3`")
+    assert sum(line.startswith("| s ") for line in text.splitlines()) == 2
+    suite = ET.fromstring(junit(result))
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    [failure] = suite.findall("testcase/failure")
+    assert "beyond 5%" in failure.get("message")
