@@ -184,19 +184,26 @@ def doctor() -> None:
     raise typer.Exit(1 if missing_required else 0)
 
 
-def _open_store(db: str | None, must_exist: bool = False):
+def _open_store(db: str | None, must_exist: bool = False, option: str = "--db"):
     """The results store; readers (`must_exist`) refuse a SQLite path with nothing there
-    instead of creating an empty database."""
+    instead of creating an empty database. Any store error is one line naming the option."""
     from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
 
-    from .store import Store
+    from .store import Store, StoreError
 
     url = db or Store.default_url()
-    if must_exist:
+    try:
         parsed = make_url(url)
-        if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).exists():
-            raise fail(f"{url}: no results store there")
-    return Store(url)
+    except ArgumentError:
+        parsed = None  # Store(url) says why
+    sqlite_file = parsed.database if parsed is not None and parsed.get_backend_name() == "sqlite" else None
+    if must_exist and sqlite_file and not Path(sqlite_file).exists():
+        raise fail(f"{url}: no results store there")
+    try:
+        return Store(url)
+    except StoreError as error:
+        raise fail(f"{option}: {error}") from None
 
 
 @app.command()
@@ -320,7 +327,7 @@ def compare(
     try:
         budgets = compare_mod.load_budgets(budget) if budget else []
         candidate_store = _open_store(db, must_exist=True)
-        base_store = _open_store(base_db, must_exist=True) if base_db else candidate_store
+        base_store = _open_store(base_db, must_exist=True, option="--base-db") if base_db else candidate_store
         base_id, candidate_id = _run_id(base_store, base_run), _run_id(candidate_store, candidate_run)
         result = compare_mod.compare(base_store.loads(base_id), candidate_store.loads(candidate_id),
                                      metric=metric, threshold=limit, alpha=alpha, budgets=budgets)

@@ -33,6 +33,7 @@ STATUSES = ("running", "complete", "interrupted")
 META_COLUMNS = ("seed", "backend", "git_commit", "host", "kernel", "chromium_version",
                 "nginx_version", "pagebench_version")
 _PG_MIGRATION_LOCK = 0x70616765  # advisory lock id: concurrent shards migrate one at a time
+_PG_CONNECT_TIMEOUT_S = 10  # an unreachable server is an error in seconds, not minutes
 
 metadata = sa.MetaData()
 
@@ -206,6 +207,11 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, allow_nan=False)
 
 
+def _first_line(error: SQLAlchemyError) -> str:
+    """The driver's own message, first line (psycopg adds hints on further lines)."""
+    return (str(getattr(error, "orig", None) or error).splitlines() or [type(error).__name__])[0]
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None  # we emit BEGIN ourselves (see _sqlite_begin)
     cursor = dbapi_connection.cursor()
@@ -230,6 +236,8 @@ class Store:
         except sa.exc.ArgumentError:
             raise StoreError(f"{url!r}: not a database URL (e.g. sqlite:///path/to.db)") from None
         self._shown = parsed.render_as_string(hide_password=True)
+        if parsed.drivername == "postgresql":  # SQLAlchemy 2.0 would pick psycopg2; we ship psycopg 3
+            parsed = parsed.set(drivername="postgresql+psycopg")
         try:
             if parsed.get_backend_name() == "sqlite":
                 if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
@@ -238,7 +246,10 @@ class Store:
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
                 sa.event.listen(self.engine, "begin", _sqlite_begin)
             else:
-                self.engine = sa.create_engine(url, json_serializer=_dumps, pool_pre_ping=True)
+                timeout = parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query
+                self.engine = sa.create_engine(
+                    parsed, json_serializer=_dumps, pool_pre_ping=True,
+                    connect_args={"connect_timeout": _PG_CONNECT_TIMEOUT_S} if timeout else {})
         except ImportError as error:
             raise StoreError(f"{self._shown}: database driver {error.name!r} is not installed") from None
         except sa.exc.NoSuchModuleError:
@@ -266,6 +277,10 @@ class Store:
 
     def _migrate(self) -> None:
         try:
+            self.engine.connect().close()
+        except SQLAlchemyError as error:
+            raise StoreError(f"cannot connect to {self._shown}: {_first_line(error)}") from None
+        try:
             with self._write() as conn:
                 if conn.dialect.name == "postgresql":
                     conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": _PG_MIGRATION_LOCK})
@@ -281,8 +296,7 @@ class Store:
                         ) from None
                 command.upgrade(config, "head")
         except SQLAlchemyError as error:
-            detail = str(getattr(error, "orig", None) or error).splitlines()[0]
-            raise StoreError(f"{self._shown}: cannot open the results store: {detail}") from None
+            raise StoreError(f"{self._shown}: cannot open the results store: {_first_line(error)}") from None
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:

@@ -1,9 +1,16 @@
-"""The results store: migrations match the tables, append-only writes, round trips."""
+"""The results store: migrations match the tables, append-only writes, round trips.
+Behaviour is tested on SQLite and on PostgreSQL (the session's throwaway server), each
+test on a database of its own; so are shards writing one run from separate processes."""
 
 from __future__ import annotations
 
-import os
+import itertools
+import json
 import re
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -22,6 +29,11 @@ from pagebench.store import (
     load_result_from_rows,
     metadata,
 )
+
+from .conftest import drop_database, fresh_database
+
+HARNESS = Path(__file__).resolve().parents[1]
+BACKENDS = ["sqlite", "postgresql"]
 
 PROFILES = {
     "3g": {"rtt_ms": 300.0, "jitter_ms": 0.0, "loss_pct": 0.0, "down_mbit": 1.6, "up_mbit": 0.768,
@@ -91,8 +103,35 @@ def fake_load(planned: PlannedLoad, load_ms: float = 1800.0, *, flagged: bool = 
     )
 
 
+_database_numbers = itertools.count()
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_database(request, tmp_path):
+    """Makes empty databases of the back end the test runs on: SQLite files in tmp_path,
+    or databases on the session's PostgreSQL server (dropped when the test ends)."""
+    if request.param == "sqlite":
+        yield lambda name: f"sqlite:///{tmp_path / name}.sqlite"
+        return
+    admin = request.getfixturevalue("postgres_url")
+    made: list[str] = []
+
+    def make(name: str) -> str:
+        made.append(f"{name}_{next(_database_numbers)}")
+        return fresh_database(admin, made[-1])
+
+    yield make
+    for name in made:
+        drop_database(admin, name)
+
+
 @pytest.fixture
-def url(tmp_path):
+def url(empty_database):
+    return empty_database("pb")
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
     return f"sqlite:///{tmp_path / 'nested' / 'dir' / 'pb.sqlite'}"
 
 
@@ -125,18 +164,22 @@ def test_migrations_folder_is_at_the_repo_root():
     assert (MIGRATIONS / "env.py").is_file() and (MIGRATIONS / "versions" / "0001_initial.py").is_file()
 
 
-def test_migration_to_head_matches_the_table_definitions(tmp_path):
-    migrated = sa.create_engine(f"sqlite:///{tmp_path / 'migrated.sqlite'}")
-    with migrated.begin() as conn:
-        command.upgrade(alembic_config(conn), "head")
-    created = sa.create_engine(f"sqlite:///{tmp_path / 'created.sqlite'}")
-    metadata.create_all(created)
-    assert set(_schema(migrated)) == {"experiments", "run_status", "conditions", "planned_loads", "loads",
-                                      "resources", "link_checks"}
-    assert _schema(migrated) == _schema(created)
-    with migrated.connect() as conn:
-        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-        assert MigrationContext.configure(conn).get_current_revision() == "0002"
+def test_migration_to_head_matches_the_table_definitions(empty_database):
+    migrated = sa.create_engine(empty_database("migrated"))
+    created = sa.create_engine(empty_database("created"))
+    try:
+        with migrated.begin() as conn:
+            command.upgrade(alembic_config(conn), "head")
+        metadata.create_all(created)
+        assert set(_schema(migrated)) == {"experiments", "run_status", "conditions", "planned_loads", "loads",
+                                          "resources", "link_checks"}
+        assert _schema(migrated) == _schema(created)
+        with migrated.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+            assert MigrationContext.configure(conn).get_current_revision() == "0002"
+    finally:
+        migrated.dispose()
+        created.dispose()
 
 
 def test_migration_renders_for_postgresql(capsys):
@@ -146,13 +189,13 @@ def test_migration_renders_for_postgresql(capsys):
     assert "CONSTRAINT uq_loads_experiment_seq UNIQUE (experiment_id, seq)" in sql
 
 
-def test_open_creates_parent_dirs_uses_wal_and_foreign_keys(url, tmp_path):
-    with Store(url) as store:
+def test_open_creates_parent_dirs_uses_wal_and_foreign_keys(sqlite_url, tmp_path):
+    with Store(sqlite_url) as store:
         with store.engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     assert (tmp_path / "nested" / "dir" / "pb.sqlite").is_file()
-    Store(url).close()  # reopening an up-to-date store is a no-op
+    Store(sqlite_url).close()  # reopening an up-to-date store is a no-op
 
 
 def test_default_url_is_in_results():
@@ -171,6 +214,7 @@ def test_a_schema_newer_than_the_code_is_refused(url):
     engine = sa.create_engine(url)
     with engine.begin() as conn:
         conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0099'")
+    engine.dispose()
     with pytest.raises(StoreError) as error:
         Store(url)
     message = str(error.value)
@@ -315,27 +359,101 @@ def test_status_runs_and_link_checks(store):
     assert store.link_checks("b") == []
 
 
-@pytest.mark.skipif(not os.environ.get("PAGEBENCH_TEST_PG_URL"),
-                    reason="set PAGEBENCH_TEST_PG_URL=postgresql+psycopg://... (an empty, throwaway database)")
-def test_postgresql_round_trip():
-    url = os.environ["PAGEBENCH_TEST_PG_URL"]
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:  # start from an empty database
-        for table in reversed(metadata.sorted_tables):
-            conn.execute(sa.text(f'DROP TABLE IF EXISTS "{table.name}" CASCADE'))
-        conn.execute(sa.text("DROP TABLE IF EXISTS alembic_version"))
-    engine.dispose()
-    plan = make_plan()
-    with Store(url) as store, Store(url) as second:
-        with store.engine.connect() as conn:
-            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-        store.create_experiment("pg", SPEC, META, plan, PROFILES)
-        result = fake_load(plan[4], flagged=True)
-        store.record_load("pg", plan[4], result, started_at=1.5)
-        with pytest.raises(StoreError, match="already recorded"):
-            store.record_load("pg", plan[4], result, started_at=1.5)
-        assert second.done_seqs("pg") == {4} and second.plan("pg") == plan
-        [row] = second.loads("pg")
-        assert load_result_from_rows(row, second.resources(row["id"])) == result
-        store.set_status("pg", "complete")
-        assert second.experiment("pg")["status"] == "complete"
+def test_a_postgresql_url_without_a_driver_uses_psycopg(postgres_url):
+    url = fresh_database(postgres_url, "plain_url")
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    try:
+        with Store(plain) as store:
+            assert store.engine.dialect.driver == "psycopg" and store.url == plain
+            store.create_experiment("r1", SPEC, META, make_plan(), PROFILES)
+        with Store(url) as store:
+            assert [run["run_id"] for run in store.runs()] == ["r1"]
+    finally:
+        drop_database(postgres_url, "plain_url")
+
+
+def test_an_unreachable_server_is_a_one_line_error(tmp_path):
+    for url, reason in [
+        ("postgresql://bench:secret@127.0.0.1:1/results", "Connection refused"),
+        (f"postgresql+psycopg://bench@/results?host={tmp_path}", "No such file or directory"),
+    ]:
+        with pytest.raises(StoreError) as error:
+            Store(url)
+        message = str(error.value)
+        assert message.startswith("cannot connect to postgresql") and reason in message, message
+        assert "\n" not in message and "secret" not in message
+
+
+# -- shards: separate processes writing one run at once -------------------------------
+
+SHARDS = 3
+SHARD_PLAN = make_plan(reps=11)  # 4 warm-ups + 44 loads
+CONTESTED = range(9)  # every shard records these, at the same moment, in the same order
+
+
+def shard_attempts(index: int) -> list[PlannedLoad]:
+    """Shard `index`'s loads: the contested ones, its own slice, then the first three of
+    the next shard's slice again (late duplicates, racing or not)."""
+    def own(i: int) -> list[PlannedLoad]:
+        return [p for p in SHARD_PLAN if p.seq not in CONTESTED and p.seq % SHARDS == i]
+    return [SHARD_PLAN[seq] for seq in CONTESTED] + own(index) + own((index + 1) % SHARDS)[:3]
+
+
+def _barrier(workdir: Path, phase: str, index: int) -> None:
+    (workdir / f"{phase}.{index}").touch()
+    deadline = time.monotonic() + 60
+    while len(list(workdir.glob(f"{phase}.*"))) < SHARDS:
+        assert time.monotonic() < deadline, f"shards never all reached {phase!r}"
+        time.sleep(0.001)
+
+
+def shard_main(url: str, index_text: str, workdir_text: str) -> None:
+    """One shard (run in its own process): open the store and create the run together with
+    the others, then record its loads; prints which seqs it recorded and which were refused."""
+    index, workdir = int(index_text), Path(workdir_text)
+    _barrier(workdir, "started", index)
+    store = Store(url)  # the shards migrate the empty database at once
+    _barrier(workdir, "opened", index)
+    store.create_experiment("shared", SPEC, META, SHARD_PLAN, PROFILES, exist_ok=True)
+    _barrier(workdir, "created", index)
+    recorded, refused = [], []
+    for planned in shard_attempts(index):
+        try:
+            store.record_load("shared", planned, fake_load(planned), started_at=float(index))
+            recorded.append(planned.seq)
+        except StoreError as error:
+            assert "is already recorded" in str(error), error
+            refused.append(planned.seq)
+    store.close()
+    print(json.dumps({"recorded": recorded, "refused": refused}))
+
+
+def test_concurrent_shards_record_each_planned_load_once(url, tmp_path):
+    code = "import sys; from tests.test_store import shard_main; shard_main(*sys.argv[1:])"
+    shards = [subprocess.Popen([sys.executable, "-c", code, url, str(i), str(tmp_path)], cwd=HARNESS,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for i in range(SHARDS)]
+    outcomes = []
+    for shard in shards:
+        stdout, stderr = shard.communicate(timeout=120)
+        assert shard.returncode == 0, stderr[-3000:]
+        outcomes.append(json.loads(stdout))
+    attempts = [[p.seq for p in shard_attempts(i)] for i in range(SHARDS)]
+    for seq in range(len(SHARD_PLAN)):
+        winners = [i for i, outcome in enumerate(outcomes) if seq in outcome["recorded"]]
+        assert len(winners) == 1, (seq, outcomes)
+        tries = sum(a.count(seq) for a in attempts)
+        assert sum(outcome["refused"].count(seq) for outcome in outcomes) == tries - 1, (seq, outcomes)
+
+    with Store(url) as store:
+        loads = store.loads("shared", include_warmup=True)
+        assert [row["seq"] for row in loads] == list(range(len(SHARD_PLAN)))  # each planned load once
+        for row in loads:  # the stored load is the one its winner wrote
+            assert row["seq"] in outcomes[int(row["started_at"])]["recorded"]
+        assert store.experiment("shared")["recorded"] == store.experiment("shared")["planned"] == len(SHARD_PLAN)
+        assert store.plan("shared") == SHARD_PLAN and store.runs()[0]["status"] == "running"
+        with store.engine.connect() as conn:  # one experiment, one "running", no refused load's resources
+            counts = {table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()
+                      for table in ("experiments", "run_status", "conditions", "planned_loads", "resources")}
+        assert counts == {"experiments": 1, "run_status": 1, "conditions": 4, "planned_loads": len(SHARD_PLAN),
+                          "resources": 6 * len(SHARD_PLAN)}
