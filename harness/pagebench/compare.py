@@ -2,9 +2,12 @@
 
 Pure: load rows in (as `Store.loads` returns them), verdicts out. A condition regressed
 when its candidate loads are slower with statistical significance (Mann-Whitney U,
-Holm-corrected across conditions so a big matrix does not cry wolf) AND its median
-moved beyond the threshold, or when its median breaks an absolute budget. Flagged,
-failed and warm-up loads never count.
+Holm-corrected across conditions so a big matrix does not cry wolf) AND its median grew
+beyond the threshold with confidence: the one-sided lower bound of the ratio of medians
+(bootstrap, at 1 - alpha) is above 1 + threshold. A point estimate just past the
+threshold is not enough: on a shared VM a rerun of the same code can land one round
+trip slower in half its loads. A condition also regresses when its median breaks an
+absolute budget. Flagged, failed and warm-up loads never count.
 """
 
 from __future__ import annotations
@@ -77,6 +80,8 @@ class Verdict:
     candidate: list[float]
     status: str = "ok"  # ok | regression | improvement | can't tell | only in base | only in candidate
     ratio: float | None = None
+    ratio_low: float | None = None  # one-sided bounds of the ratio at 1 - alpha
+    ratio_high: float | None = None
     p: float | None = None
     p_holm: float | None = None
     delta: float | None = None
@@ -158,13 +163,19 @@ def compare(base_loads: Iterable[Mapping[str, Any]], candidate_loads: Iterable[M
             else:
                 verdict.p = stats.mann_whitney(verdict.candidate, verdict.base).p
                 verdict.delta = stats.cliffs_delta(verdict.candidate, verdict.base)
+                if verdict.base_median:
+                    interval = stats.ratio_ci(verdict.candidate, verdict.base, level=1 - 2 * alpha)
+                    verdict.ratio_low, verdict.ratio_high = interval.low, interval.high
                 tested.append(verdict)
     for verdict, adjusted in zip(tested, holm([v.p for v in tested if v.p is not None])):
         verdict.p_holm = adjusted
-        if adjusted < alpha and verdict.ratio is not None and verdict.ratio > 1 + threshold:
+        if adjusted >= alpha or verdict.ratio_low is None or verdict.ratio_high is None:
+            continue
+        if verdict.ratio_low > 1 + threshold:
             verdict.status = "regression"
-            verdict.reasons.append(f"{verdict.ratio - 1:+.1%} (beyond {threshold:.0%}), p={adjusted:.2g}")
-        elif adjusted < alpha and verdict.ratio is not None and verdict.ratio < 1 - threshold:
+            verdict.reasons.append(f"{verdict.ratio - 1:+.1%}, at least {verdict.ratio_low - 1:+.1%} "
+                                   f"(beyond {threshold:.0%}), p={adjusted:.2g}")
+        elif verdict.ratio_high < 1 - threshold:
             verdict.status = "improvement"
     for verdict in verdicts:
         limits = [b.max for b in budgets if b.metric == metric and b.matches(verdict.condition)]
@@ -179,8 +190,8 @@ def compare(base_loads: Iterable[Mapping[str, Any]], candidate_loads: Iterable[M
 
 # Rendering ---------------------------------------------------------------------------
 
-COLUMNS = ("condition", "n base/cand", "base median", "cand median", "change", "p (Holm)", "Cliff's δ",
-           "budget", "verdict")
+COLUMNS = ("condition", "n base/cand", "base median", "cand median", "change (bounds)", "p (Holm)",
+           "Cliff's δ", "budget", "verdict")
 
 
 def rows(comparison: Comparison) -> list[list[str]]:
@@ -189,10 +200,12 @@ def rows(comparison: Comparison) -> list[list[str]]:
 
     out = []
     for v in comparison.verdicts:
-        change = None if v.ratio is None else v.ratio - 1
+        change = "—" if v.ratio is None else f"{v.ratio - 1:+.1%}"
+        if v.ratio_low is not None and v.ratio_high is not None:
+            change += f" ({v.ratio_low - 1:+.1%}, {v.ratio_high - 1:+.1%})"
         verdict = v.status + (f": {'; '.join(v.reasons)}" if v.reasons and v.status != "ok" else "")
         out.append([v.name, f"{len(v.base)}/{len(v.candidate)}", num(v.base_median, ".0f"),
-                    num(v.candidate_median, ".0f"), num(change, "+.1%"), num(v.p_holm, ".2g"),
+                    num(v.candidate_median, ".0f"), change, num(v.p_holm, ".2g"),
                     num(v.delta, "+.2f"), num(v.budget, "g"), verdict])
     return out
 
