@@ -139,10 +139,9 @@ class Runner:
         """The load's analytic lower bound, from what it fetched and the site's dependency levels."""
         if not result.ok or not result.resources:
             return None
-        site = self.p.sites[c.site]
-        level_of = site.level if isinstance(site, sites_mod.GeneratedSite) else (lambda _path: 1)
         link = BoundLink(profile.rtt_ms, profile.down_mbit, profile.mss, profile.initcwnd)
-        return round(lower_bound_ms(fetches_of(result.resources, level_of), link, c.mode, c.cache), 3)
+        fetches = fetches_of(result.resources, self.p.sites[c.site].level)
+        return round(lower_bound_ms(fetches, link, c.mode, c.cache), 3)
 
     def _loads(self, remaining: list[PlannedLoad], done: int, link: Link, nginx: NginxServer,
                driver: Driver, server_plan: serverconf.ServerPlan) -> None:

@@ -153,6 +153,11 @@ class _Described:
     def origins(self) -> tuple[str, ...]:
         return self.manifest.origins
 
+    def level(self, host_path: str) -> int:
+        """Dependency level of a fetched file ("host/path"): 1, found in the HTML, unless
+        the site knows better (generated sites do)."""
+        return 1
+
 
 @dataclass(frozen=True)
 class Site(_Described):

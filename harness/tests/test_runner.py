@@ -4,7 +4,6 @@ real SQLite. What the issue promises of every load is asserted on real loads."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import statistics
 import subprocess

@@ -4,7 +4,6 @@ the profile says, over IPv4 and IPv6, for the backend this kernel supports."""
 from __future__ import annotations
 
 import json
-import socket
 import statistics
 import subprocess
 import sys
