@@ -56,20 +56,32 @@ async () => {
 
 @dataclass(frozen=True)
 class Setup:
-    """How Chromium must be launched for one (mode, TLS) lab: the host mapping and trust."""
+    """How Chromium must be launched for one (mode, TLS) lab: the host mapping and trust.
+    `force_quic_on` (`ServerPlan.force_quic_on`: `host:443,...`) makes those origins use
+    QUIC from the first request, without TCP or Alt-Svc discovery; it implies `quic`."""
 
     resolver_rules: str
     spki_list: str
     quic: bool = False
     extra_args: tuple[str, ...] = ()
+    #: The edge proxy's address for each client (proxy topology); client k uses proxies[k].
+    proxies: tuple[str, ...] = ()
+    force_quic_on: str = ""
 
     def args(self) -> list[str]:
         args = list(BASE_ARGS) + [
             f"--host-resolver-rules={self.resolver_rules}",
             f"--ignore-certificate-errors-spki-list={self.spki_list}",
         ]
-        args.append("--enable-quic" if self.quic else "--disable-quic")
+        args.append("--enable-quic" if self.quic or self.force_quic_on else "--disable-quic")
+        if self.force_quic_on:
+            args.append(f"--origin-to-force-quic-on={self.force_quic_on}")
+        if self.proxies:
+            args.append(f"--proxy-server={self.proxies[0]}")
         return args + list(self.extra_args)
+
+    def context_options(self, client: int) -> dict[str, Any]:
+        return {"proxy": {"server": self.proxies[client]}} if self.proxies else {}
 
 
 @dataclass
@@ -84,9 +96,11 @@ class RawLoad:
     console_errors: list[str] = field(default_factory=list)
 
 
-def write_wrapper(path: Path, namespace: str, home: Path) -> Path:
-    """The executable Playwright launches: enter the client namespace, give the profile to
-    `nobody`, drop root, exec Chromium itself (not Debian's launcher script)."""
+def write_wrapper(path: Path, namespace: str | None, home: Path) -> Path:
+    """The executable Playwright launches: enter the client namespace (None: stay in this
+    one, the harness's own, as in the compose lab), give the profile to `nobody`, drop
+    root, exec Chromium itself (not Debian's launcher script)."""
+    enter = f"ip netns exec {namespace} " if namespace is not None else ""
     home.mkdir(parents=True, exist_ok=True)
     os.chown(home, NOBODY, NOBODY)
     path.write_text(
@@ -95,7 +109,7 @@ def write_wrapper(path: Path, namespace: str, home: Path) -> Path:
         'for arg in "$@"; do\n'
         '  case "$arg" in --user-data-dir=*) chown -R 65534:65534 "${arg#--user-data-dir=}" ;; esac\n'
         "done\n"
-        f'exec ip netns exec {namespace} setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups '
+        f'exec {enter}setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups '
         f'env HOME={home} {CHROMIUM} "$@"\n'
     )
     path.chmod(0o755)
@@ -152,31 +166,46 @@ class _Recorder:
             time.sleep(0.02)
 
 
-def _measure(page: Page, context: BrowserContext, url: str, timeout_s: float) -> RawLoad:
-    page.evaluate("1")  # the renderer is up and answering before navigation starts
+def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeout_s: float) -> list[RawLoad]:
+    """Each page loads `url`, all at the same moment (several clients: aggregation).
+    Sync Playwright's `goto` returns only at `load`, so with several pages each
+    navigation is started from the page itself, then awaited."""
+    for page in pages:
+        page.evaluate("1")  # the renderer is up and answering before navigation starts
     time.sleep(SETTLE_S)
-    raw = RawLoad(url=url, started_at=time.time(), error=None)
-    session = context.new_cdp_session(page)
+    raws = [RawLoad(url=url, started_at=time.time(), error=None) for _ in pages]
+    sessions = [context.new_cdp_session(page) for page, context in zip(pages, contexts)]
     try:
-        session.send("Network.enable")
-        recorder = _Recorder(session, raw)
-        page.on("console", lambda m: raw.console_errors.append(m.text) if m.type == "error" else None)
-        try:
-            page.goto(url, wait_until="load", timeout=timeout_s * 1000)
-            recorder.wait_idle(timeout=min(10.0, timeout_s))
-            raw.page = page.evaluate(PAGE_METRICS_JS)
-        except Exception as error:  # noqa: BLE001 - any navigation failure is recorded, not raised
-            raw.error = str(error).splitlines()[0]
+        recorders = []
+        for page, session, raw in zip(pages, sessions, raws):
+            session.send("Network.enable")
+            recorders.append(_Recorder(session, raw))
+            page.on("console", lambda m, raw=raw: raw.console_errors.append(m.text) if m.type == "error" else None)
+        together = len(pages) > 1
+        if together:
+            for page in pages:
+                page.evaluate("url => { window.location.href = url; }", url)
+        for page, recorder, raw in zip(pages, recorders, raws):
+            try:
+                if together:
+                    page.wait_for_url(url, wait_until="load", timeout=timeout_s * 1000)
+                else:
+                    page.goto(url, wait_until="load", timeout=timeout_s * 1000)
+                recorder.wait_idle(timeout=min(10.0, timeout_s))
+                raw.page = page.evaluate(PAGE_METRICS_JS)
+            except Exception as error:  # noqa: BLE001 - any navigation failure is recorded, not raised
+                raw.error = str(error).splitlines()[0]
     finally:
-        session.detach()  # or it collects the next load's events
-    return raw
+        for session in sessions:
+            session.detach()  # or it collects the next load's events
+    return raws
 
 
 class Driver:
     """Chromium instances for one run: a long-lived browser per Setup for cold loads,
     relaunched persistent profiles for warm ones."""
 
-    def __init__(self, playwright: Playwright, workdir: Path, namespace: str) -> None:
+    def __init__(self, playwright: Playwright, workdir: Path, namespace: str | None) -> None:
         self.pw = playwright
         self.workdir = workdir
         self.wrapper = write_wrapper(workdir / "chromium-in-netns", namespace, workdir / "home")
@@ -191,12 +220,15 @@ class Driver:
             self._browsers[setup] = self.pw.chromium.launch(**self._launch_options(setup))
         return self._browsers[setup]
 
-    def cold(self, setup: Setup, url: str, timeout_s: float) -> RawLoad:
-        context = self._browsers_for(setup).new_context()
+    def cold(self, setup: Setup, url: str, timeout_s: float, clients: int = 1) -> list[RawLoad]:
+        """One load per client, each in a fresh context; several clients load together."""
+        browser = self._browsers_for(setup)
+        contexts = [browser.new_context(**setup.context_options(k)) for k in range(clients)]
         try:
-            return _measure(context.new_page(), context, url, timeout_s)
+            return _measure([context.new_page() for context in contexts], contexts, url, timeout_s)
         finally:
-            context.close()
+            for context in contexts:
+                context.close()
 
     def _profile(self, name: str) -> Path:
         return self.workdir / "profiles" / name
@@ -213,7 +245,7 @@ class Driver:
                                                             **self._launch_options(setup))
         try:
             page = context.pages[0] if context.pages else context.new_page()
-            return _measure(page, context, url, timeout_s)
+            return _measure([page], [context], url, timeout_s)[0]
         finally:
             context.close()
 

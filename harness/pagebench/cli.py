@@ -211,16 +211,31 @@ def run(
     spec: Annotated[Optional[Path], typer.Argument(help="Experiment spec (YAML).")] = None,
     resume: Annotated[Optional[str], typer.Option("--resume", help="Finish an interrupted run.")] = None,
     db: Annotated[Optional[str], typer.Option(help="Results store URL (default: SQLite under results/).")] = None,
+    router: Annotated[Optional[str], typer.Option(envvar="PAGEBENCH_ROUTER", help=(
+        "Control URL of a split lab's router role (`pagebench serve router`); with --sites. "
+        "Default: build the lab here."))] = None,
+    sites: Annotated[Optional[str], typer.Option(envvar="PAGEBENCH_SITES", help=(
+        "Control URL of a split lab's sites role (`pagebench serve sites`); with --router."))] = None,
 ) -> None:
     """Run an experiment: every planned page load, committed as it finishes."""
+    import os
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from . import runner
+    from .edge.proxy import ProxyError
+    from .lab import ROUTER_ENV, SITES_ENV
+    from .servers import ServerError
     from .spec import SpecError, read_document
     from .testbed import Interrupted, TestbedError, signals_raise
 
     if (spec is None) == (resume is None):
         raise fail("give a spec file, or --resume RUN (not both)")
+    if (router is None) != (sites is None):
+        raise fail("--router and --sites go together: give both, or neither to build the lab here")
+    for name, url in ((ROUTER_ENV, router), (SITES_ENV, sites)):
+        if url is not None:
+            os.environ[name] = url  # the runner takes the lab from the environment
     prepared = None
     if spec is not None:
         try:
@@ -249,7 +264,7 @@ def run(
                 else:
                     assert run_id is not None
                     runner.resume(store, run_id, progress)
-        except (SpecError, TestbedError, KeyError) as error:
+        except (SpecError, TestbedError, ServerError, ProxyError, KeyError) as error:
             raise fail(str(error).strip("'\""), 1) from None
         except (Interrupted, KeyboardInterrupt):
             if run_id:
@@ -398,7 +413,7 @@ def shell(
     initcwnd: InitcwndOpt = None,
     congctl: CongctlOpt = None,
     site: Annotated[Optional[list[str]], typer.Option(help="Site to serve (repeatable).")] = None,
-    mode: Annotated[str, typer.Option(help="http1.0, keepalive or h2.")] = "h2",
+    mode: Annotated[str, typer.Option(help="http1.0, keepalive, h2 or h3 (the direct topology's modes).")] = "h2",
     tls_version: Annotated[str, typer.Option("--tls", help="1.2 or 1.3.")] = "1.3",
     backend: BackendOpt = None,
 ) -> None:
@@ -406,7 +421,7 @@ def shell(
     the lab is torn down when CMD exits, and CMD's exit status is returned."""
     from . import sites as sites_mod
     from .shell import run_shell
-    from .spec import DIRECT_MODES, MODE_ALIASES
+    from .spec import MODE_ALIASES, QUIC_TLS, TOPOLOGY_MODES
     from .testbed import Interrupted, TestbedError, signals_raise
 
     values = locals()
@@ -415,10 +430,12 @@ def shell(
     if not command:
         raise fail("give the command to run after --, e.g. pagebench shell -- curl $PAGEBENCH_URL")
     mode = MODE_ALIASES.get(mode, mode)
-    if mode not in DIRECT_MODES:
-        raise fail(f"--mode: unknown mode {mode!r}; allowed: {', '.join(DIRECT_MODES)}")
+    if mode not in TOPOLOGY_MODES["direct"]:
+        raise fail(f"--mode: unknown mode {mode!r}; allowed: {', '.join(TOPOLOGY_MODES['direct'])}")
     if tls_version not in ("1.2", "1.3"):
         raise fail(f"--tls: must be 1.2 or 1.3, got {tls_version!r}")
+    if mode == "h3" and tls_version != QUIC_TLS:
+        raise fail(f"--tls: h3 is QUIC, which always uses TLS {QUIC_TLS}")
     try:
         chosen = _profile_from_options(profile, profiles_file, overrides)
         site_list = [sites_mod.resolve(name) for name in (site or ["seed000-small-n20"])]
@@ -432,6 +449,60 @@ def shell(
     except (Interrupted, KeyboardInterrupt):
         raise fail("interrupted; the lab was torn down", 130) from None
     raise typer.Exit(status)
+
+
+serve_app = typer.Typer(no_args_is_help=True, help=(
+    "Run one role of a split lab (the compose lab's router and sites containers); "
+    "`pagebench run --router URL --sites URL` is the harness."))
+app.add_typer(serve_app, name="serve")
+ListenOpt = Annotated[str, typer.Option(envvar="PAGEBENCH_LISTEN", help=(
+    "Control channel address, ADDR:PORT, on the lab's own control network."))]
+
+
+def _serve(role: str, make, listen: str) -> None:
+    """Serve a role until SIGTERM/SIGINT; whatever it set up is undone on the way out."""
+    from .control import parse_listen, serve_until_stopped
+    from .testbed import Interrupted, TestbedError, signals_raise
+
+    try:
+        parse_listen(listen)
+    except ValueError as error:
+        raise fail(str(error)) from None
+    try:
+        with signals_raise(), make() as service:
+            serve_until_stopped(listen, service.routes(), lambda text: out.print(f"{role}: {text}", highlight=False))
+    except TestbedError as error:
+        raise fail(str(error), 1) from None
+    except OSError as error:
+        raise fail(f"--listen {listen}: {error.strerror or error}", 1) from None
+    except (Interrupted, KeyboardInterrupt):
+        err.print(f"{role}: stopped; what it set up is undone", highlight=False)
+
+
+@serve_app.command("router")
+def serve_router(
+    listen: ListenOpt,
+    client_if: Annotated[Optional[str], typer.Option(
+        help="Interface toward the client (default: the one holding 198.18.0.1).")] = None,
+    server_if: Annotated[Optional[str], typer.Option(
+        help="Interface toward the sites (default: the one holding 198.18.1.1).")] = None,
+) -> None:
+    """The router role: own the emulated link of this network namespace, as the harness asks."""
+    from .router_service import RouterService
+
+    _serve("router", lambda: RouterService(client_if, server_if), listen)
+
+
+@serve_app.command("sites")
+def serve_sites(
+    listen: ListenOpt,
+    interface: Annotated[Optional[str], typer.Option(
+        help="Interface the server addresses go on (default: the one with an address in 198.18.1.0/24).")] = None,
+) -> None:
+    """The sites role: serve the test sites the harness asks for, from this network namespace."""
+    from .sites_service import SitesService
+
+    _serve("sites", lambda: SitesService(interface), listen)
 
 
 def main() -> None:

@@ -7,8 +7,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from .caddy import CADDY, caddy_version
 from .link.emulator import DELAY_PROGRAM, netem_available
-from .testbed import probe_in_throwaway_namespace
+from .servers import ServerError
+from .testbed import TestbedError, probe_in_throwaway_namespace
 
 INSTALL = "sudo harness/bootstrap install"
 
@@ -29,6 +31,24 @@ def _tool(name: str, package: str, why: str, required: bool = True) -> Finding:
     return Finding(name, False, f"missing ({why})", f"sudo apt-get install {package}", required)
 
 
+def _caddy() -> Finding:
+    """The HTTP/3 server: the release `harness/bootstrap install` builds (or PAGEBENCH_CADDY).
+    Before 2.7 (Debian 12 has 2.6.2) its quic-go drops the second Initial packet of
+    Chromium's ClientHello, so most cold h3 handshakes would take 3 RTT instead of 1."""
+    why = "HTTP/3, mode h3"
+    if not os.access(CADDY, os.X_OK):
+        return Finding("caddy", False, f"{CADDY}: not built ({why})", INSTALL, required=False)
+    try:
+        version = caddy_version(CADDY)
+    except (ServerError, TestbedError) as error:
+        return Finding("caddy", False, f"{error} ({why})", INSTALL, required=False)
+    major, minor = (int(part) for part in version.split(".")[:2])
+    if (major, minor) < (2, 7):
+        return Finding("caddy", False, f"{CADDY} is {version}: its quic-go (< 0.35) loses half of Chromium's "
+                       "ClientHello", INSTALL, required=False)
+    return Finding("caddy", True, f"{CADDY} ({version})", required=False)
+
+
 def diagnose() -> list[Finding]:
     root = os.geteuid() == 0
     findings = [
@@ -41,6 +61,7 @@ def diagnose() -> list[Finding]:
         _tool("ethtool", "ethtool", "turning off TSO/GSO/GRO on veths"),
         _tool("chromium-headless-shell", "chromium-headless-shell", "the browser under test", required=False),
         _tool("nginx", "nginx-light", "the test sites", required=False),
+        _caddy(),
     ]
     if root and shutil.which("tc"):
         netem = netem_available()

@@ -9,6 +9,7 @@ runs stay fast. Statistics skip flagged and failed loads and count them, as `sum
 from __future__ import annotations
 
 import json
+import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -66,6 +67,8 @@ def _render(store: Store, run_id: str) -> str:
         _section("Conditions", _condition_table(conditions, varying) + _excluded(loads), "conditions"),
         _section("Protocols against each other", _mode_ratios(conditions), "ratios"),
         _section("Link checks", _link_checks(store.link_checks(run_id)), "link-checks"),
+        *([_section("Edge-proxy overhead", _proxy_overheads(overheads), "proxy-overhead")]
+          if (overheads := store.proxy_overheads(run_id)) else []),
         _section("Load time", _distribution(conditions), "distributions"),
         _section("Load time against round-trip time", _against_rtt(conditions, varying, profiles), "rtt"),
         _section("Connections", _connections(conditions), "connections"),
@@ -262,6 +265,19 @@ def _mode_ratios(conditions: Sequence[_Condition]) -> str:
     return ('<table class="numbers"><thead><tr><th>site, topology, profile, cache, TLS</th><th>modes</th>'
             "<th>load-time ratio<br>of medians</th><th>95 % interval<br>(bootstrap)</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
+
+
+def _proxy_overheads(rows: Sequence[Row]) -> str:
+    cells = "".join(
+        f'<tr><td class="f">{_e(r["site"])}</td><td class="f">{_e(r["mode"])}</td><td>{r["requests"]}</td>'
+        f'<td>{_num(statistics.median(r["direct_ms"]))}</td><td>{_num(statistics.median(r["proxy_ms"]))}</td>'
+        f'<td><b>{_num(r["per_request_ms"])}</b></td></tr>' for r in rows)
+    return ('<table class="numbers"><thead><tr><th>site</th><th>origin mode</th><th>requests</th>'
+            '<th>direct load (ms)</th><th>proxied load (ms)</th><th>per request (ms)</th></tr></thead>'
+            f"<tbody>{cells}</tbody></table>"
+            '<p class="note">Measured with this run: the page loaded cold with no added delay, directly and '
+            "through the edge proxy alternately (medians of each); per request = difference / requests. "
+            "Proxied loads above include this cost.</p>")
 
 
 def _link_checks(checks: Sequence[Row]) -> str:

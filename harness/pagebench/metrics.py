@@ -7,7 +7,7 @@ silently kept or dropped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -17,6 +17,8 @@ from .records import Condition, LoadResult, Resource
 
 #: What Chromium reports per resource for each mode (nextHopProtocol / CDP protocol).
 EXPECTED_PROTOCOL = {"http1.0": "http/1.1", "keepalive": "http/1.1", "h2": "h2", "h3": "h3"}
+#: What the edge proxy speaks across the link for each mode (proxy topology).
+EXPECTED_UPSTREAM = {"http1.0": "http/1.0", "keepalive": "http/1.1", "pipelining": "http/1.1", "h2": "h2"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,15 @@ class ServerView:
     connections: int  # distinct (server address, connection serial)
     requests: int
     document_statuses: tuple[int, ...]  # status of each request for the page itself
+
+
+@dataclass(frozen=True)
+class ProxyView:
+    """What the edge proxy sent across the link during the load (proxy topology)."""
+
+    connections: int  # upstream connections opened, all clients together
+    requests: int  # upstream requests, all clients together
+    exchanges: tuple[dict[str, Any], ...]  # this client's: host, path, protocol, connection, ...
 
 
 def _origin(url: str) -> str:
@@ -72,6 +83,25 @@ def resources(raw: RawLoad) -> list[Resource]:
     return result
 
 
+def _upstream(res: list[Resource], proxy: ProxyView) -> list[Resource]:
+    """In the proxy topology a resource's protocol and connection are those of the hop
+    across the link (the browser's own hop is loopback to the proxy)."""
+    waiting: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for exchange in proxy.exchanges:
+        waiting.setdefault((exchange["host"], exchange["path"]), []).append(exchange)
+    result = []
+    for r in res:
+        parts = urlsplit(r.url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        found = waiting.get((parts.hostname or "", path or "/"), [])
+        if r.from_cache or not found:
+            result.append(replace(r, protocol="" if not r.from_cache else r.protocol, connection_id=None))
+            continue
+        exchange = found.pop(0)
+        result.append(replace(r, protocol=exchange["protocol"], connection_id=exchange["connection"]))
+    return result
+
+
 def _explain_connections(browser: int, link: int, server: int) -> list[str]:
     notes = []
     if link > browser:
@@ -87,13 +117,16 @@ def _explain_connections(browser: int, link: int, server: int) -> list[str]:
 
 
 def evaluate(
-    condition: Condition, raw: RawLoad, link: LinkCounters, server: ServerView
+    condition: Condition, raw: RawLoad, link: LinkCounters, server: ServerView, proxy: ProxyView | None = None
 ) -> LoadResult:
     res = resources(raw)
     nav = raw.page.get("nav", {})
     paints = raw.page.get("paints", {})
     network = [r for r in res if not r.from_cache]
     connections_browser = len({r.connection_id for r in network if r.connection_id is not None})
+    if proxy is not None:
+        res = _upstream(res, proxy)
+        network = [r for r in res if not r.from_cache]
     connections_link = link.udp_flows if condition.mode == "h3" else link.tcp_conns
     errors = [raw.error] if raw.error else []
     errors += [f"{r.url}: HTTP {r.status}" for r in network if r.status >= 400]
@@ -110,11 +143,13 @@ def evaluate(
                          f"e.g. {missed[0]}")
         if 304 not in server.document_statuses:
             flags.append("warm load did not revalidate the HTML (no 304 at the server)")
-    expected = EXPECTED_PROTOCOL.get(condition.mode)
+    expected = (EXPECTED_UPSTREAM if proxy is not None else EXPECTED_PROTOCOL).get(condition.mode)
     wrong = [r for r in network if expected and r.protocol and r.protocol != expected]
     if wrong:
         flags.append(f"{len(wrong)} resource(s) used {wrong[0].protocol} instead of {expected}")
-    if condition.mode == "http1.0" and len(network) != connections_browser:
+    if proxy is not None:
+        flags += _check_upstream(condition, proxy, link, server)
+    elif condition.mode == "http1.0" and len(network) != connections_browser:
         flags.append(f"http1.0 load used {connections_browser} connection(s) for {len(network)} request(s)")
 
     return LoadResult(
@@ -136,5 +171,19 @@ def evaluate(
         errors=tuple(errors),
         link=link.as_dict(),
         resources=tuple(res),
-        notes=tuple(_explain_connections(connections_browser, connections_link, server.connections)),
+        notes=() if proxy is not None else tuple(
+            _explain_connections(connections_browser, connections_link, server.connections)),
+        connections_proxy=proxy.connections if proxy is not None else None,
     )
+
+
+def _check_upstream(condition: Condition, proxy: ProxyView, link: LinkCounters, server: ServerView) -> list[str]:
+    """The proxy opens a connection only for a request, so the three upstream counts agree."""
+    flags = []
+    if not proxy.connections == link.tcp_conns == server.connections:
+        flags.append(f"upstream connections disagree: proxy {proxy.connections}, router {link.tcp_conns}, "
+                     f"nginx {server.connections}")
+    if condition.mode == "http1.0" and proxy.connections != proxy.requests:
+        flags.append(f"http1.0 through the proxy used {proxy.connections} connection(s) for "
+                     f"{proxy.requests} request(s)")
+    return flags

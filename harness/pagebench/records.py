@@ -83,3 +83,5 @@ class LoadResult:
     resources: tuple[Resource, ...]
     notes: tuple[str, ...] = ()  # explained differences (e.g. an unused preconnected socket)
     bound_ms: float | None = None  # the analytic lower bound of load_ms (bound.py)
+    #: Upstream connections the edge proxy opened for this load (proxy topology only).
+    connections_proxy: int | None = None

@@ -35,6 +35,8 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
         "planned": experiment["planned"],
         "recorded": experiment["recorded"],
         "link_checks": checks,
+        "proxy_overheads": [{key: value for key, value in row.items() if key != "measured_at"}
+                            | {"measured_at": _iso(row["measured_at"])} for row in store.proxy_overheads(run_id)],
         "warnings": summary_mod.warnings(summary),
         "conditions": summary["conditions"],
     }
@@ -65,6 +67,14 @@ def _ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def overhead_line(row: dict[str, Any]) -> str:
+    """The edge proxy's measured cost, as the report states it beside the results."""
+    per = row["per_request_ms"]
+    return (f"edge-proxy overhead: {'–' if per is None else f'{per:.1f}'} ms per request ({row['site']}, "
+            f"{row['mode']}, {row['requests']} requests; median of {len(row['proxy_ms'])} proxied against "
+            f"{len(row['direct_ms'])} direct cold loads with no added delay)")
+
+
 def report_table(store: Store, run_id: str) -> Table:
     """One row per condition: n, load and TTFB (median, p90), connections, cache, size.
     Warnings (incomplete conditions, n too small) are the table's caption."""
@@ -79,7 +89,8 @@ def report_table(store: Store, run_id: str) -> Table:
     table = Table(title=f"run {run_id}: {data['status']}, {data['recorded']}/{data['planned']} loads"
                         + (f" ({versions})" if versions else "")
                         + (f"\n{', '.join(constant)}" if constant else ""),
-                  caption="\n".join(f"warning: {line}" for line in data["warnings"]) or None,
+                  caption="\n".join([f"warning: {line}" for line in data["warnings"]]
+                                    + [overhead_line(row) for row in data["proxy_overheads"]]) or None,
                   caption_justify="left")
     for field in varying:
         table.add_column(field, no_wrap=True)
@@ -87,7 +98,9 @@ def report_table(store: Store, run_id: str) -> Table:
     for column in ("load median", "load p90", "TTFB median", "TTFB p90"):
         table.add_column(f"{column} (ms)", justify="right")
     table.add_column("load /\nbound", justify="right")
-    table.add_column("connections\nbrowser/link/server", justify="right")
+    proxied = any(c["topology"] == "proxy" for c in data["conditions"])
+    ways = ("browser", "proxy", "link", "server") if proxied else ("browser", "link", "server")
+    table.add_column("connections\n" + "/".join(ways), justify="right")
     for column in ("cache hits", "requests", "bytes"):
         table.add_column(column, justify="right")
     for condition in data["conditions"]:
@@ -97,7 +110,7 @@ def report_table(store: Store, run_id: str) -> Table:
             n += f" (+{condition['flagged']} flagged)"
         if condition["failed"]:
             n += f" (+{condition['failed']} failed)"
-        connections = "/".join(_count(m[f"connections_{way}"]["median"]) for way in ("browser", "link", "server"))
+        connections = "/".join(_count(m[f"connections_{way}"]["median"]) for way in ways)
         table.add_row(
             *(str(condition[field]) for field in varying), n,
             _ms(m["load_ms"]["median"]), _ms(m["load_ms"]["p90"]),

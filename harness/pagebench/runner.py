@@ -1,6 +1,6 @@
 """The measurement loop: the one module that sequences I/O.
 
-spec -> lab (namespaces, link, nginx, Chromium) -> per planned load: apply the profile,
+spec -> lab (namespaces, link, origin servers, edge proxy, Chromium) -> per planned load: apply the profile,
 load the page, read the link and server counters, evaluate, commit. A link check per
 profile runs first and is stored with the run. Interrupted runs resume from the store.
 """
@@ -10,27 +10,32 @@ from __future__ import annotations
 import hashlib
 import platform
 import secrets
+import statistics
 import subprocess
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import serverconf, sites as sites_mod, spec as spec_mod, tls
+from . import lab as lab_mod, serverconf, sites as sites_mod, spec as spec_mod, tls
 from .bound import Link as BoundLink, fetches_of, lower_bound_ms
 from .browser import CHROMIUM, Driver, Setup
-from .link.check import measure as link_measure
-from .link.emulator import Link, choose_backend
+from .caddy import CADDY
+from .edge.proxy import EdgeProxy, ProxyError, ProxyStats
+from .edge.upstream import Strategy
+from .link.emulator import LinkControl, choose_backend
 from .link.plan import SPIN_US
-from .metrics import ServerView, evaluate
+from .metrics import ProxyView, ServerView, evaluate
 from .profiles import Profile, builtin_profiles
 from .records import Condition, LoadResult, PlannedLoad
-from .servers import NginxServer, nginx_version
+from .hostbed import HostBed
+from .lab import Origins
+from .servers import nginx_version
 from .store import Store
 from .testbed import Testbed
-from .topology import Topology, new_prefix
 
 from . import REPO_ROOT as REPO
 
@@ -86,11 +91,15 @@ def environment() -> dict[str, Any]:
         # which build as well as which version: "chromium-headless-shell 156.0.8078.79"
         "chromium_version": f"{Path(CHROMIUM).name} {_command_output([CHROMIUM, '--version']).removeprefix('Chromium ')}",
         "nginx_version": nginx_version(),
+        "caddy_version": _command_output([CADDY, "version"]).split(" ")[0] or None,  # h3's server
         "pagebench_version": version("pagebench"),
         "playwright_version": version("playwright"),
         "python_version": platform.python_version(),
     }
 
+
+#: Load pairs (direct, proxied) behind the stored edge-proxy overhead.
+OVERHEAD_LOADS = 5
 
 Progress = Callable[[int, int, PlannedLoad, LoadResult | None, str], None]
 
@@ -112,70 +121,154 @@ class Runner:
             return
         spec = self.p.spec
         site_list = [sites_mod.materialize(site) for site in self.p.sites.values()]
-        server_plan = serverconf.plan(site_list, spec.resolved_modes, spec.tls)
-        topology = Topology(new_prefix(), server_ips=server_plan.ip_count)
+        server_plan = serverconf.plan(site_list, spec_mod.origin_modes(spec), spec.tls)
+        backend = self.store.experiment(self.run_id)["backend"]  # as recorded
+        # Built here (native), or the router and sites roles of a split lab (compose).
+        roles = lab_mod.from_environment()
+        lab = (lab_mod.native(server_plan, backend, spec.seed) if roles is None
+               else lab_mod.split(roles, list(spec.sites), server_plan, backend, spec.seed))
         self.store.set_status(self.run_id, "running")
         from playwright.sync_api import sync_playwright
 
-        with Testbed(topology) as bed, sync_playwright() as pw:
-            link = Link(bed, self.store.experiment(self.run_id)["backend"], spec.seed)  # as recorded
-            with NginxServer(bed, server_plan, bed.state_dir / "nginx") as nginx:
-                driver = Driver(pw, bed.state_dir / "browser", topology.client)
-                try:
-                    if spec.timeouts.link_check:
-                        self._link_checks(bed, link)
-                    self._loads(remaining, len(self.p.plan) - len(remaining), link, nginx, driver, server_plan)
-                finally:
-                    driver.close()
+        with lab as parts, sync_playwright() as pw:
+            bed, link, origins = parts.bed, parts.link, parts.origins
+            driver = Driver(pw, bed.state_dir / "browser", parts.client_namespace)
+            try:
+                if spec.timeouts.link_check:
+                    self._link_checks(link, parts.measure)
+                with self._edge_proxy(bed, origins) as proxy:
+                    if proxy is not None and not self.store.proxy_overheads(self.run_id):
+                        self._proxy_overhead(link, origins, driver, server_plan, proxy)
+                    self._loads(remaining, len(self.p.plan) - len(remaining), link, origins, driver,
+                                server_plan, proxy)
+            finally:
+                driver.close()
         self.store.set_status(self.run_id, "complete")
 
-    def _link_checks(self, bed: Testbed, link: Link) -> None:
+    def _link_checks(self, link: LinkControl, measure: Callable[[Profile], dict[str, object]]) -> None:
         for profile in self.p.profiles.values():
             link.apply(profile)
             self.progress(0, len(self.p.plan), self.p.plan[0], None, f"link check: {profile.name}")
-            self.store.add_link_check(self.run_id, profile.name, link_measure(bed, link, profile))
+            self.store.add_link_check(self.run_id, profile.name, measure(profile))
 
     def _bound(self, c: Condition, profile: Profile, result: LoadResult) -> float | None:
         """The load's analytic lower bound, from what it fetched and the site's dependency levels."""
-        if not result.ok or not result.resources:
-            return None
+        if not result.ok or not result.resources or c.topology != "direct":
+            return None  # the bound models a browser's own connections (not the edge proxy's)
         link = BoundLink(profile.rtt_ms, profile.down_mbit, profile.mss, profile.initcwnd)
         fetches = fetches_of(result.resources, self.p.sites[c.site].level)
         return round(lower_bound_ms(fetches, link, c.mode, c.cache), 3)
 
-    def _loads(self, remaining: list[PlannedLoad], done: int, link: Link, nginx: NginxServer,
-               driver: Driver, server_plan: serverconf.ServerPlan) -> None:
-        spec, primed = self.p.spec, set()
+    def _edge_proxy(self, bed: Testbed | HostBed, origins: Origins) -> EdgeProxy | nullcontext[None]:
+        """The edge proxy when any condition goes through it (one for the whole run)."""
+        if "proxy" not in self.p.spec.topologies:
+            return nullcontext(None)
+        assert origins.plan.leaf is not None
+        return EdgeProxy(bed, bed.state_dir / "proxy", origins.plan.leaf, tls.ca_path(), clients=self.p.spec.clients)
+
+    def _setup(self, c: Condition, server_plan: serverconf.ServerPlan, proxy: EdgeProxy | None) -> Setup:
+        """How Chromium is launched for a condition. Through the proxy every name but the
+        proxy's fails to resolve, so nothing can bypass it; direct, only the condition's
+        origins resolve (Chromium never sends a DNS query out of the lab; it otherwise tries
+        the host's resolver, delaying cold loads by up to a round trip)."""
         spki = tls.spki_list()
+        if c.topology == "proxy":
+            assert proxy is not None
+            return Setup("MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", spki, proxies=proxy.servers)
+        rules = server_plan.host_resolver_rules(c.mode, c.tls, site=c.site, block_others=True)
+        if c.mode == "h3":  # QUIC from the first request: no TCP, no Alt-Svc discovery
+            return Setup(rules, spki, force_quic_on=server_plan.force_quic_on(c.tls, site=c.site))
+        return Setup(rules, spki)
+
+    def _strategy(self, c: Condition, server_plan: serverconf.ServerPlan, proxy: EdgeProxy | None) -> None:
+        """Before a proxied load: the mode's strategy and the condition's origins; every
+        upstream connection from before is closed."""
+        if c.topology != "proxy":
+            return
+        assert proxy is not None
+        settings = self.p.spec.proxy_settings
+        bindings = server_plan.select(spec_mod.origin_mode(c.mode), c.tls, c.site)
+        proxy.configure(Strategy(c.mode, settings.connections, settings.depth), {b.origin: b.ip for b in bindings})
+
+    def _load(self, c: Condition, link: LinkControl, origins: Origins, driver: Driver,
+              server_plan: serverconf.ServerPlan, proxy: EdgeProxy | None, warm_profile: str,
+              clients: int) -> tuple[list[LoadResult], float]:
+        """One planned load: every client loads the page at once; counters read around it."""
+        spec = self.p.spec
+        setup = self._setup(c, server_plan, proxy)
+        url = self.p.sites[c.site].entry
+        self._strategy(c, server_plan, proxy)
+        link.wait_settled()
+        before, offset = link.counters(), origins.log_offset()
+        started = time.time()
+        raws = (driver.cold(setup, url, spec.timeouts.load_s, clients) if c.cache == "cold"
+                else [driver.warm(setup, warm_profile, url, spec.timeouts.load_s)])
+        link.wait_settled()
+        delta = link.counters() - before
+        log = origins.connections_since(offset)
+        stats = proxy.stats() if c.topology == "proxy" and proxy is not None else None
+        document_path = url.split("/", 3)[3] if url.count("/") >= 3 else ""
+        server = ServerView(log.connections, log.requests, log.statuses_for("/" + document_path))
+        results = []
+        for client, raw in enumerate(raws):
+            view = None if stats is None else _proxy_view(stats, client)
+            results.append(evaluate(c, raw, delta, server, view))
+        return results, started
+
+    def _loads(self, remaining: list[PlannedLoad], done: int, link: LinkControl, origins: Origins,
+               driver: Driver, server_plan: serverconf.ServerPlan, proxy: EdgeProxy | None) -> None:
+        spec, primed = self.p.spec, set()
         for planned in remaining:
             c = planned.condition
             profile = self.p.profiles[c.profile]
             if link.profile != profile:
                 link.apply(profile)
-            # Every other name fails at once: Chromium never sends a DNS query out of the lab
-            # (it otherwise tries the host's resolver, delaying cold loads by up to a round trip).
-            setup = Setup(server_plan.host_resolver_rules(c.mode, c.tls, site=c.site, block_others=True), spki)
-            url = self.p.sites[c.site].entry
             warm_profile = hashlib.sha1(c.key.encode()).hexdigest()[:12]
             if c.cache == "warm" and c.key not in primed:
                 self.progress(done, len(self.p.plan), planned, None, "priming the warm profile")
-                driver.prime(setup, warm_profile, url, spec.timeouts.load_s)
+                self._strategy(c, server_plan, proxy)
+                driver.prime(self._setup(c, server_plan, proxy), warm_profile, self.p.sites[c.site].entry,
+                             spec.timeouts.load_s)
                 primed.add(c.key)
-            link.wait_settled()
-            before, offset = link.counters(), nginx.log_offset()
-            started = time.time()
-            raw = (driver.cold(setup, url, spec.timeouts.load_s) if c.cache == "cold"
-                   else driver.warm(setup, warm_profile, url, spec.timeouts.load_s))
-            link.wait_settled()
-            delta = link.counters() - before
-            log = nginx.connections_since(offset)
-            document_path = url.split("/", 3)[3] if url.count("/") >= 3 else ""
-            server = ServerView(log.connections, log.requests, log.statuses_for("/" + document_path))
-            result = evaluate(c, raw, delta, server)
-            result = replace(result, bound_ms=self._bound(c, profile, result))
-            self.store.record_load(self.run_id, planned, result, started)
+            results, started = self._load(c, link, origins, driver, server_plan, proxy, warm_profile, spec.clients)
+            results = [replace(r, bound_ms=self._bound(c, profile, r)) for r in results]
+            self.store.record_loads(self.run_id, planned, results, started)
             done += 1
-            self.progress(done, len(self.p.plan), planned, result, "")
+            self.progress(done, len(self.p.plan), planned, results[0], "")
+
+    def _proxy_overhead(self, link: LinkControl, origins: Origins, driver: Driver,
+                        server_plan: serverconf.ServerPlan, proxy: EdgeProxy) -> None:
+        """The edge proxy's own cost, stored with the run: the first site cold with no added
+        delay, direct and through the proxy alternately (one warm-up each), in the same
+        origin mode both ways; (median proxied - median direct) / requests."""
+        spec = self.p.spec
+        proxied = [m for m in spec.resolved_modes if m in spec_mod.TOPOLOGY_MODES["proxy"]]
+        mode = next((m for m in ("h2", "keepalive", "http1.0") if m in proxied), "keepalive")
+        site, tls_version = next(iter(self.p.sites)), spec.tls[0]
+        link.apply(builtin_profiles()["none"])
+        times: dict[str, list[float]] = {"direct": [], "proxy": []}
+        requests = 0
+        for index in range(-1, OVERHEAD_LOADS):
+            for topology in ("direct", "proxy"):
+                self.progress(0, len(self.p.plan), self.p.plan[0], None, f"edge-proxy overhead: {topology}")
+                c = Condition(site, spec_mod.origin_mode(mode) if topology == "direct" else mode, topology,
+                              "none", "cold", tls_version)
+                results, _ = self._load(c, link, origins, driver, server_plan, proxy, "", 1)
+                result = results[0]
+                if not result.ok or result.load_ms is None:
+                    raise ProxyError(f"edge-proxy overhead: a {topology} load of {site} failed: "
+                                       f"{'; '.join(result.errors) or 'no load time'}")
+                if index >= 0:
+                    times[topology].append(result.load_ms)
+                    requests = result.requests
+        per_request = (statistics.median(times["proxy"]) - statistics.median(times["direct"])) / max(requests, 1)
+        self.store.add_proxy_overhead(self.run_id, {
+            "site": site, "mode": mode, "tls": tls_version, "requests": requests,
+            "per_request_ms": round(per_request, 3), "direct_ms": times["direct"], "proxy_ms": times["proxy"]})
+
+
+def _proxy_view(stats: ProxyStats, client: int) -> ProxyView:
+    return ProxyView(stats.connection_count, len(stats.exchanges), stats.for_client(client).exchanges)
 
 
 def start(store: Store, prepared: Prepared, progress: Progress) -> str:

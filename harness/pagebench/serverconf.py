@@ -1,10 +1,12 @@
-"""One nginx.conf that serves every site under every mode and TLS version at once.
+"""The server plan of a run (every site under every mode and TLS version at once) and
+the one nginx.conf that serves its TCP modes.
 
 Pure: `plan` allocates addresses and `render` returns the configuration text; nothing
 here reads a file or starts a process (`servers` does).
 
 Each (TLS version, mode, site, origin) gets its own server IP on port 443, in that
-nesting order: index i is `Topology.server_addresses[i]` (and `server_addresses6[i]`).
+nesting order (h3 cells under TLS 1.3 only): index i is `Topology.server_addresses[i]`
+(and `server_addresses6[i]`).
 Distinct IPs keep Chromium from pooling connections across modes, TLS versions or
 origins (h2 coalescing needs a shared IP). The browser reaches a condition through
 `ServerPlan.host_resolver_rules(mode, tls)` (name the site when two sites of the plan
@@ -18,9 +20,11 @@ Modes in the direct topology:
     keepalive  HTTP/1.1 only (no `http2` on the listen, so ALPN offers http/1.1),
                persistent connections
     h2         `listen ... ssl http2`
+    h3         not nginx: Caddy serves these bindings (`caddyconf`), QUIC on UDP 443;
+               QUIC always runs TLS 1.3, so h3 bindings exist for TLS "1.3" only
 
-`pipelining` and `h3` are not served by nginx in the direct topology. Every
-connection does a full handshake (no session cache, no tickets, no early data).
+`pipelining` is not served in the direct topology. Every connection does a full
+handshake (no session cache, no tickets, no early data).
 """
 
 from __future__ import annotations
@@ -36,10 +40,14 @@ from .tls import Leaf
 from .topology import MAX_SERVER_IPS, Topology
 
 NGINX_MODES = ("http1.0", "keepalive", "h2")
-NOT_NGINX = {
-    "pipelining": "mode pipelining: no shipping browser pipelines, so nginx does not serve it in the direct "
+#: Served by Caddy (`caddyconf`) on the plan's own addresses; `render` skips them.
+CADDY_MODES = ("h3",)
+#: The only TLS version QUIC runs (RFC 9001).
+QUIC_TLS = "1.3"
+QUIC_PORT = 443
+NOT_SERVED = {
+    "pipelining": "mode pipelining: no shipping browser pipelines, so it is not served in the direct "
                   "topology (use the edge-proxy topology)",
-    "h3": "mode h3: nginx 1.22 has no HTTP/3; it is served by Caddy, not by this configuration",
 }
 SSL_PROTOCOLS = {"1.2": "TLSv1.2", "1.3": "TLSv1.3"}
 
@@ -80,6 +88,11 @@ class Binding:
     index: int  # into Topology.server_addresses / server_addresses6
 
     @property
+    def server(self) -> str:
+        """Which server program serves it: "nginx" or "caddy"."""
+        return "caddy" if self.mode in CADDY_MODES else "nginx"
+
+    @property
     def ip(self) -> str:
         return SERVER_ADDRESSES[self.index]
 
@@ -101,6 +114,10 @@ class ServerPlan:
         """How many server IPs the topology needs: `Topology(prefix, server_ips=this)`."""
         return len(self.bindings)
 
+    def served_by(self, server: str) -> tuple[Binding, ...]:
+        """The bindings one program serves: "nginx" or "caddy"."""
+        return tuple(b for b in self.bindings if b.server == server)
+
     @property
     def hostnames(self) -> tuple[str, ...]:
         """Every origin served (what the certificate must name)."""
@@ -111,6 +128,8 @@ class ServerPlan:
             raise PlanError(f"mode {mode!r}: not in this plan (has {', '.join(self.modes)})")
         if tls not in self.tls_versions:
             raise PlanError(f"tls {tls!r}: not in this plan (has {', '.join(self.tls_versions)})")
+        if mode in CADDY_MODES and tls != QUIC_TLS:
+            raise PlanError(f"mode {mode} with tls {tls}: QUIC always uses TLS {QUIC_TLS}")
         if site is not None and site not in {s.name for s in self.sites}:
             raise PlanError(f"site {site!r}: not in this plan (has {', '.join(s.name for s in self.sites)})")
         chosen = tuple(b for b in self.bindings if b.mode == mode and b.tls == tls and site in (None, b.site))
@@ -137,29 +156,39 @@ class ServerPlan:
         rules = [f"MAP {b.origin} {b.ip}" for b in self.select(mode, tls, site)]
         return ", ".join(rules + (["MAP * ~NOTFOUND"] if block_others else []))
 
+    def force_quic_on(self, tls: str = QUIC_TLS, site: str | None = None) -> str:
+        """Chromium's --origin-to-force-quic-on value for the h3 origins: `host:443,host2:443`
+        (QUIC from the first request, no TCP and no Alt-Svc discovery)."""
+        return ",".join(f"{b.origin}:{QUIC_PORT}" for b in self.select("h3", tls, site))
+
     def conf(self, rundir: Path, leaf: Leaf | None = None) -> str:
         return render(self, rundir, leaf)
 
 
 def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str],
          leaf: Leaf | None = None) -> ServerPlan:
-    """Allocate one server IP per (TLS version, mode, site, origin), in that order."""
+    """Allocate one server IP per (TLS version, mode, site, origin), in that order; h3
+    cells exist for TLS 1.3 only (QUIC has no other)."""
     modes, tls_versions = tuple(dict.fromkeys(modes)), tuple(dict.fromkeys(tls_versions))
     for mode in modes:
-        if mode in NOT_NGINX:
-            raise PlanError(NOT_NGINX[mode])
+        if mode in NOT_SERVED:
+            raise PlanError(NOT_SERVED[mode])
         if mode not in MODES:
-            raise PlanError(f"mode {mode!r}: unknown; nginx serves {', '.join(NGINX_MODES)}")
+            raise PlanError(f"mode {mode!r}: unknown; served are {', '.join(NGINX_MODES + CADDY_MODES)}")
     for tls in tls_versions:
         if tls not in TLS_VERSIONS:
             raise PlanError(f"tls {tls!r}: must be one of {', '.join(TLS_VERSIONS)}")
     if not sites or not modes or not tls_versions:
         raise PlanError("plan: needs at least one site, one mode and one TLS version")
+    if any(mode in CADDY_MODES for mode in modes) and QUIC_TLS not in tls_versions:
+        raise PlanError(f"mode h3: QUIC always uses TLS {QUIC_TLS}, and the plan has tls "
+                        f"{', '.join(tls_versions)} only")
     names = [site.name for site in sites]
     if len(set(names)) != len(names):
         raise PlanError(f"sites: {sorted({n for n in names if names.count(n) > 1})[0]} is listed twice")
     cells = [(tls, mode, site.name, origin)
-             for tls in tls_versions for mode in modes for site in sites for origin in site.origins]
+             for tls in tls_versions for mode in modes for site in sites for origin in site.origins
+             if mode not in CADDY_MODES or tls == QUIC_TLS]
     if len(cells) > MAX_SERVER_IPS:
         raise PlanError(f"plan: needs {len(cells)} server IPs (one per TLS version x mode x origin), at most "
                         f"{MAX_SERVER_IPS}: split it into several plans")
@@ -225,7 +254,8 @@ def _server(binding: Binding, site: Site) -> list[str]:
 
 
 def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> str:
-    """The nginx.conf text; `leaf` (else the plan's) is the certificate for every origin."""
+    """The nginx.conf text for the plan's nginx bindings (h3 is Caddy's); `leaf` (else the
+    plan's) is the certificate for every origin."""
     leaf = leaf or server_plan.leaf
     if leaf is None:
         raise PlanError("render: no certificate; pass leaf=tls.leaf(plan.hostnames)")
@@ -274,7 +304,7 @@ def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> s
         f'        "~\\.html?$" "{HTML_CACHE_CONTROL}";',
         "    }",
     ]
-    for binding in server_plan.bindings:
+    for binding in server_plan.served_by("nginx"):
         lines += [""] + _server(binding, sites[binding.site])
     lines.append("}")
     return "\n".join(lines) + "\n"

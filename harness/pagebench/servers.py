@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import serverconf
+from .hostbed import HostBed
 from .serverconf import LOG_FIELDS, ServerPlan
 from .sites import Site
 from .testbed import Testbed, run, stop_process
@@ -173,7 +174,41 @@ def _emerg(text: str) -> str | None:
 # The server -------------------------------------------------------------------------------
 
 
-class NginxServer:
+class AccessLogReader:
+    """An origin server's access log read back per load (nginx's here; Caddy's in `caddy`):
+    where it ends now, and the requests logged after that."""
+
+    access_log: Path
+
+    @staticmethod
+    def parse(text: str) -> tuple[list[AccessRecord], int]:
+        return parse_access_log(text)
+
+    def log_offset(self) -> int:
+        """Where the access log ends now; pass it to `connections_since` after a load."""
+        try:
+            return self.access_log.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def log_since(self, offset: int) -> str:
+        """The access log's text after `offset` (what `connections_since` parses; the
+        sites role serves it to a harness elsewhere)."""
+        try:
+            with open(self.access_log, "rb") as handle:
+                handle.seek(offset)
+                return handle.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
+
+    def connections_since(self, offset: int, hosts: Collection[str] | None = None,
+                          addresses: Collection[str] | None = None) -> ServerLog:
+        """Requests logged after `offset` (complete lines only), for these hosts/addresses."""
+        records, malformed = self.parse(self.log_since(offset))
+        return summarize(records, hosts, addresses, malformed)
+
+
+class NginxServer(AccessLogReader):
     """Context manager: nginx serving `plan` in the testbed's server namespace; stopped on exit.
 
         with NginxServer(bed, plan, bed.state_dir / "nginx") as server:
@@ -182,7 +217,7 @@ class NginxServer:
             log = server.connections_since(offset, hosts=site.origins)
     """
 
-    def __init__(self, testbed: Testbed, plan: ServerPlan, rundir: Path, nginx: str = NGINX,
+    def __init__(self, testbed: Testbed | HostBed, plan: ServerPlan, rundir: Path, nginx: str = NGINX,
                  timeout: float = 10.0, authority: Authority | None = None) -> None:
         if plan.ip_count > testbed.topology.server_ips:
             raise ServerError(f"plan needs {plan.ip_count} server IPs, the topology has "
@@ -256,27 +291,6 @@ class NginxServer:
     @property
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
-
-    # The access log
-
-    def log_offset(self) -> int:
-        """Where the access log ends now; pass it to `connections_since` after a load."""
-        try:
-            return self.access_log.stat().st_size
-        except FileNotFoundError:
-            return 0
-
-    def connections_since(self, offset: int, hosts: Collection[str] | None = None,
-                          addresses: Collection[str] | None = None) -> ServerLog:
-        """Requests logged after `offset` (complete lines only), for these hosts/addresses."""
-        try:
-            with open(self.access_log, "rb") as handle:
-                handle.seek(offset)
-                text = handle.read().decode("utf-8", "replace")
-        except FileNotFoundError:
-            text = ""
-        records, malformed = parse_access_log(text)
-        return summarize(records, hosts, addresses, malformed)
 
 
 def _read(path: Path) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from . import serverconf, sites as sites_mod, tls
 from .link.emulator import Link
 from .profiles import Profile
-from .servers import NginxServer
+from .origins import OriginServers
 from .testbed import Testbed
 from .topology import Topology, new_prefix
 
@@ -21,13 +21,14 @@ def lab_environment(server_plan: serverconf.ServerPlan, site_list: list[sites_mo
     """What a tool in the client namespace needs to reach the sites as the browser would."""
     rules = server_plan.host_resolver_rules(mode, tls_version, block_others=True)  # no real DNS, ever
     resolve = " ".join(f"{host}:443:{ip}" for host, ip in server_plan.addresses(mode, tls_version).items())
+    quic = f" --origin-to-force-quic-on={server_plan.force_quic_on(tls_version)}" if mode == "h3" else ""
     return {
         "PAGEBENCH_URL": site_list[0].entry,
         "PAGEBENCH_URLS": " ".join(site.entry for site in site_list),
         "PAGEBENCH_HOST_RESOLVER_RULES": rules,
         "PAGEBENCH_SPKI_LIST": tls.spki_list(),
         "PAGEBENCH_CHROMIUM_FLAGS": f"--host-resolver-rules={rules} --ignore-certificate-errors-spki-list="
-                                    f"{tls.spki_list()}",
+                                    f"{tls.spki_list()}{quic}",
         "PAGEBENCH_CA": str(tls.ca_path()),
         "PAGEBENCH_CURL_RESOLVE": resolve,  # for curl: --resolve each entry
         "PAGEBENCH_MODE": mode,
@@ -45,7 +46,7 @@ def run_shell(command: Sequence[str], site_list: list[sites_mod.Site], mode: str
     with Testbed(Topology(new_prefix(), server_ips=server_plan.ip_count)) as bed:
         link = Link(bed, backend)
         link.apply(profile)
-        with NginxServer(bed, server_plan, bed.state_dir / "nginx"):
+        with OriginServers(bed, server_plan, bed.state_dir):
             env = os.environ | lab_environment(server_plan, materialized, mode, tls_version, profile, link.backend)
             proc = subprocess.Popen(bed.exec_argv(bed.topology.client, list(command)), env=env)
             try:

@@ -131,7 +131,9 @@ loads = sa.Table(
     sa.Column("notes", sa.JSON, nullable=False),
     sa.Column("link", sa.JSON, nullable=False),
     sa.Column("bound_ms", sa.Float),
-    sa.UniqueConstraint("experiment_id", "seq", name="uq_loads_experiment_seq"),
+    sa.Column("client", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("connections_proxy", sa.Integer),
+    sa.UniqueConstraint("experiment_id", "seq", "client", name="uq_loads_experiment_seq_client"),
     sa.ForeignKeyConstraint(["experiment_id", "seq"], ["planned_loads.experiment_id", "planned_loads.seq"],
                             name="fk_loads_planned", ondelete="CASCADE"),
     sa.Index("ix_loads_condition_id", "condition_id"),
@@ -158,6 +160,22 @@ resources = sa.Table(
     sa.Column("body_bytes", sa.BigInteger, nullable=False),
     sa.Column("timing", sa.JSON, nullable=False),
     sa.UniqueConstraint("load_id", "position", name="uq_resources_load_position"),
+)
+
+proxy_overheads = sa.Table(
+    "proxy_overheads", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("experiment_id", sa.Integer,
+              sa.ForeignKey("experiments.id", name="fk_proxy_overheads_experiment", ondelete="CASCADE"),
+              nullable=False),
+    sa.Column("measured_at", sa.Float, nullable=False),
+    sa.Column("site", sa.Text, nullable=False),
+    sa.Column("mode", sa.Text, nullable=False),
+    sa.Column("tls", sa.Text, nullable=False),
+    sa.Column("requests", sa.Integer, nullable=False),
+    sa.Column("per_request_ms", sa.Float),  # (median proxied - median direct load) / requests
+    sa.Column("direct_ms", sa.JSON, nullable=False),  # load times, direct
+    sa.Column("proxy_ms", sa.JSON, nullable=False),  # load times, through the edge proxy
 )
 
 link_checks = sa.Table(
@@ -377,30 +395,54 @@ class Store:
                 result=result,
             ))
 
+    def add_proxy_overhead(self, run_id: str, overhead: dict[str, Any]) -> None:
+        """Store the edge proxy's measured cost (`runner.Runner._proxy_overhead`)."""
+        with self._write() as conn:
+            experiment_id = self._experiment_id(conn, run_id)
+            conn.execute(sa.insert(proxy_overheads).values(experiment_id=experiment_id, measured_at=time.time(),
+                                                           **overhead))
+
+    def proxy_overheads(self, run_id: str) -> list[dict[str, Any]]:
+        query = sa.select(*[c for c in proxy_overheads.c if c.name not in ("id", "experiment_id")])
+        with self.engine.connect() as conn:
+            experiment_id = self._experiment_id(conn, run_id)
+            rows = conn.execute(query.where(proxy_overheads.c.experiment_id == experiment_id)
+                                .order_by(proxy_overheads.c.id))
+            return [dict(row) for row in rows.mappings()]
+
     def record_load(self, run_id: str, planned: PlannedLoad, result: LoadResult, started_at: float) -> int:
-        """Insert one load and its resources in one transaction; committed on return.
-        Returns the load's id. A seq can be recorded once only."""
+        """Insert one load (client 0) and its resources; committed on return. Returns its id."""
+        return self.record_loads(run_id, planned, [result], started_at)[0]
+
+    def record_loads(self, run_id: str, planned: PlannedLoad, results: list[LoadResult],
+                     started_at: float) -> list[int]:
+        """Insert the loads of one planned load (client k is `results[k]`) and their
+        resources in one transaction: a seq is done with all its clients or not at all.
+        A seq can be recorded once only."""
+        ids = []
         try:
             with self._write() as conn:
                 experiment_id = self._experiment_id(conn, run_id)
                 condition_id = self._planned_condition(conn, run_id, experiment_id, planned)
-                load_id = conn.execute(sa.insert(loads).values(
-                    experiment_id=experiment_id, seq=planned.seq, condition_id=condition_id,
-                    repetition=planned.repetition, warmup=planned.warmup,
-                    started_at=started_at, recorded_at=time.time(), **load_columns(result),
-                )).inserted_primary_key[0]
-                if result.resources:
-                    conn.execute(sa.insert(resources), [
-                        {"load_id": load_id, "position": position, **resource_columns(resource)}
-                        for position, resource in enumerate(result.resources)
-                    ])
+                for client, result in enumerate(results):
+                    load_id = conn.execute(sa.insert(loads).values(
+                        experiment_id=experiment_id, seq=planned.seq, condition_id=condition_id,
+                        repetition=planned.repetition, warmup=planned.warmup, client=client,
+                        started_at=started_at, recorded_at=time.time(), **load_columns(result),
+                    )).inserted_primary_key[0]
+                    ids.append(load_id)
+                    if result.resources:
+                        conn.execute(sa.insert(resources), [
+                            {"load_id": load_id, "position": position, **resource_columns(resource)}
+                            for position, resource in enumerate(result.resources)
+                        ])
         except IntegrityError:
             if planned.seq in self.done_seqs(run_id):
                 raise StoreError(
                     f"run {run_id!r}: load seq {planned.seq} is already recorded (loads are never replaced)"
                 ) from None
             raise
-        return load_id
+        return ids
 
     # -- reads ---------------------------------------------------------------------
 
@@ -450,7 +492,7 @@ class Store:
         query = (
             sa.select(*[c for c in loads.c if c.name != "experiment_id"], *_condition_columns())
             .join(conditions, conditions.c.id == loads.c.condition_id)
-            .order_by(loads.c.seq)
+            .order_by(loads.c.seq, loads.c.client)
         )
         if not include_warmup:
             query = query.where(sa.not_(loads.c.warmup))
@@ -464,10 +506,11 @@ class Store:
             return [dict(row) for row in conn.execute(query.order_by(resources.c.position)).mappings()]
 
     def run_resources(self, run_id: str) -> list[dict[str, Any]]:
-        """Every resource of every load of a run (warm-ups too), with its load's seq, in one query."""
-        query = (sa.select(loads.c.seq, *[c for c in resources.c if c.name != "id"])
+        """Every resource of every load of a run (warm-ups too), with its load's seq and
+        client, in one query."""
+        query = (sa.select(loads.c.seq, loads.c.client, *[c for c in resources.c if c.name != "id"])
                  .join(loads, loads.c.id == resources.c.load_id)
-                 .order_by(loads.c.seq, resources.c.position))
+                 .order_by(loads.c.seq, loads.c.client, resources.c.position))
         with self.engine.connect() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             return [dict(row) for row in conn.execute(query.where(loads.c.experiment_id == experiment_id)).mappings()]
@@ -522,7 +565,7 @@ class Store:
     def _runs_query() -> sa.Select:
         status = (sa.select(run_status.c.status).where(run_status.c.experiment_id == experiments.c.id)
                   .order_by(run_status.c.id.desc()).limit(1).scalar_subquery())
-        recorded = (sa.select(sa.func.count()).select_from(loads)
+        recorded = (sa.select(sa.func.count(sa.distinct(loads.c.seq))).select_from(loads)
                     .where(loads.c.experiment_id == experiments.c.id).scalar_subquery())
         return sa.select(experiments, status.label("status"), recorded.label("recorded"))
 
@@ -563,7 +606,7 @@ def load_columns(result: LoadResult) -> dict[str, Any]:
         "connections_browser": result.connections_browser, "connections_link": result.connections_link,
         "connections_server": result.connections_server,
         "flags": list(result.flags), "errors": list(result.errors), "notes": list(result.notes),
-        "link": result.link, "bound_ms": result.bound_ms,
+        "link": result.link, "bound_ms": result.bound_ms, "connections_proxy": result.connections_proxy,
     }
 
 
@@ -586,6 +629,7 @@ def load_result_from_rows(load: dict[str, Any], resource_rows: list[dict[str, An
         connections_browser=load["connections_browser"], connections_link=load["connections_link"],
         connections_server=load["connections_server"], flagged=bool(load["flagged"]),
         flags=tuple(load["flags"]), errors=tuple(load["errors"]), link=load["link"], bound_ms=load["bound_ms"],
+        connections_proxy=load.get("connections_proxy"),
         resources=tuple(
             Resource(
                 url=r["url"], origin=r["origin"], protocol=r["protocol"], connection_id=r["connection_id"],

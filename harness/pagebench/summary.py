@@ -17,7 +17,7 @@ from .records import CACHE_STATES, MODES, PlannedLoad
 
 CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls")
 METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser", "connections_link",
-           "connections_server", "cache_hits", "requests", "bytes")
+           "connections_server", "connections_proxy", "cache_hits", "requests", "bytes")
 STATISTICS = ("median", "p90", "min", "max")
 #: Below this many usable loads a condition's numbers say little: the report says so.
 MIN_N = 5

@@ -71,3 +71,25 @@ def test_a_smaller_mss_or_window_never_lowers_the_bound():
 def test_needs_the_html():
     with pytest.raises(ValueError):
         lower_bound_ms([Fetch(WWW, 10, 1)], Link(10), "h2")
+
+
+def test_h3_saves_the_tcp_round_trip_of_each_new_connection():
+    link = Link(70)
+    page = seed000(20, 2544)
+    # 1 RTT handshake, 1 RTT to the HTML's first byte, the 20 images (36 segments) in
+    # two rounds of quic-go's window (33 after the HTML), as under TCP: 1 RTT less in all
+    assert lower_bound_ms(page, link, "h2") == pytest.approx(5 * 70)
+    assert lower_bound_ms(page, link, "h3") == pytest.approx(4 * 70)
+    assert lower_bound_ms(page, link, "h3", "warm") == pytest.approx(2 * 70)
+    # a second origin discovered in the HTML: its own handshake, 1 RTT under QUIC, 2 under TCP
+    two_origins = [*page, Fetch("https://b.test", 2544, 1)]
+    assert lower_bound_ms(two_origins, link, "h2") == pytest.approx(6 * 70)
+    assert lower_bound_ms(two_origins, link, "h3") == pytest.approx(4 * 70)
+
+
+def test_h3_starts_with_quic_go_s_larger_window():
+    big = [Fetch("https://a.test", 1000, 0), Fetch("https://a.test", 30_000, 1)]
+    link = Link(100, initcwnd=10)
+    # 30 kB = 21 segments: two TCP rounds from 10 (+ 4 handshake + 1), one from 32 QUIC
+    # packets; and 1 RTT less handshake
+    assert lower_bound_ms(big, link, "h2") - lower_bound_ms(big, link, "h3") == pytest.approx(200)

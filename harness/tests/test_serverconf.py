@@ -97,7 +97,7 @@ def test_sites_sharing_a_hostname_need_the_site_named():
 
 @pytest.mark.parametrize("modes,tls,fragment", [
     (["pipelining"], ["1.3"], "mode pipelining: "),
-    (["h3"], ["1.3"], "mode h3: "),
+    (["h3"], ["1.2"], "mode h3: QUIC always uses TLS 1.3, and the plan has tls 1.2 only"),
     (["spdy"], ["1.3"], "mode 'spdy': unknown"),
     (["h2"], ["1.1"], "tls '1.1': must be one of 1.2, 1.3"),
     ([], ["1.3"], "at least one"),
@@ -106,6 +106,50 @@ def test_unservable_requests_are_one_line_errors(modes, tls, fragment):
     with pytest.raises(PlanError) as error:
         plan([A], modes, tls, LEAF)
     assert fragment in str(error.value) and "\n" not in str(error.value)
+
+
+def test_h3_bindings_exist_for_tls13_only_in_the_same_nesting_order():
+    p = plan([A, B], ["h2", "h3"], ["1.3", "1.2"], LEAF)
+    cells = [(b.tls, b.mode, b.site, b.origin, b.index) for b in p.bindings]
+    assert cells == [
+        ("1.3", "h2", "a", "www.a.test", 0), ("1.3", "h2", "a", "img.a.test", 1), ("1.3", "h2", "b", "www.b.test", 2),
+        ("1.3", "h3", "a", "www.a.test", 3), ("1.3", "h3", "a", "img.a.test", 4), ("1.3", "h3", "b", "www.b.test", 5),
+        ("1.2", "h2", "a", "www.a.test", 6), ("1.2", "h2", "a", "img.a.test", 7), ("1.2", "h2", "b", "www.b.test", 8),
+    ]
+    assert p.ip_count == 9 and [b.server for b in p.bindings].count("caddy") == 3
+    assert [b.index for b in p.served_by("caddy")] == [3, 4, 5]
+    assert [b.index for b in p.served_by("nginx")] == [0, 1, 2, 6, 7, 8]
+    # without h3 the allocation is what it always was
+    assert [(b.tls, b.mode, b.origin) for b in plan([A, B], ["h2"], ["1.3", "1.2"], LEAF).bindings] == \
+        [(b.tls, b.mode, b.origin) for b in p.bindings if b.mode == "h2"]
+    with pytest.raises(PlanError, match=r"^mode h3 with tls 1.2: QUIC always uses TLS 1.3$"):
+        p.host_resolver_rules("h3", "1.2")
+
+
+def test_h3_resolver_rules_and_force_quic_value():
+    p = plan([A, B], ["h2", "h3"], ["1.3"], LEAF)
+    assert p.host_resolver_rules("h3", "1.3", site="a", block_others=True) == \
+        "MAP www.a.test 198.18.1.5, MAP img.a.test 198.18.1.6, MAP * ~NOTFOUND"
+    assert p.force_quic_on(site="a") == "www.a.test:443,img.a.test:443"
+    assert p.force_quic_on("1.3", site="b") == "www.b.test:443"
+    assert p.force_quic_on() == "www.a.test:443,img.a.test:443,www.b.test:443"
+    assert p.address("h3", "1.3", "www.b.test").ip == "198.18.1.7"
+    with pytest.raises(PlanError, match="mode 'h3': not in this plan"):
+        plan([A], ["h2"], ["1.3"], LEAF).force_quic_on()
+    small, large = site("seed000-small-n1", ["www.seed000.test"]), site("seed000-large-n1", ["www.seed000.test"])
+    shared = plan([small, large], ["h3"], ["1.3"], LEAF)
+    assert shared.force_quic_on(site="seed000-large-n1") == "www.seed000.test:443"
+    with pytest.raises(PlanError, match="name the site"):
+        shared.force_quic_on()
+
+
+def test_nginx_renders_no_h3_binding():
+    p = plan([A], ["h2", "h3"], ["1.3"], LEAF)
+    blocks = servers(p.conf(RUN))
+    assert sorted(blocks) == ["198.18.1.2", "198.18.1.3"]  # h2 only; h3 (.4, .5) is Caddy's
+    assert "198.18.1.4" not in p.conf(RUN) and "quic" not in p.conf(RUN)
+    only_h3 = plan([A], ["h3"], ["1.3"], LEAF).conf(RUN)
+    assert servers(only_h3) == {} and only_h3.count("{") == only_h3.count("}")
 
 
 def test_too_many_addresses_and_unknown_selections_are_refused():

@@ -12,13 +12,22 @@ BASE = {"sites": ["seed000-small-n2"], "modes": ["h2"]}
 @pytest.mark.parametrize(
     ("change", "needle"),
     [
-        ({"modes": ["quic"]}, "spec.yaml: modes: unknown mode 'quic'; allowed: http1.0, keepalive, h2, spdy"),
+        ({"modes": ["quic"]},
+         "spec.yaml: modes: unknown mode 'quic'; allowed: http1.0, keepalive, pipelining, h2, h3, spdy"),
         ({"modes": ["pipelining"]}, "pipelining needs the edge-proxy topology"),
         ({"repetitions": 0}, "spec.yaml: repetitions: Input should be greater than or equal to 1"),
         ({"cache": ["hot"]}, "spec.yaml: cache.0: Input should be 'cold' or 'warm'"),
         ({"colour": "red"}, "spec.yaml: colour: unknown field; allowed: name, sites, modes"),
         ({"timeouts": {"load": 3}}, "spec.yaml: timeouts.load: unknown field; allowed: load_s, link_check"),
-        ({"topology": "proxy"}, "spec.yaml: topology: Input should be 'direct'"),
+        ({"topology": "hub"}, "spec.yaml: topology: Input should be 'direct' or 'proxy'"),
+        ({"topology": ["direct", "direct"]}, "topology: list direct and/or proxy, each once"),
+        ({"topology": "proxy", "proxy": {"depth": 0}}, "spec.yaml: proxy.depth: Input should be greater than or equal to 1"),
+        ({"topology": "proxy", "proxy": {"deep": 2}}, "spec.yaml: proxy.deep: unknown field; allowed: connections, depth"),
+        ({"proxy": {"connections": 2}}, "proxy: settings for the edge proxy, but topology is direct"),
+        ({"topology": "proxy", "modes": ["h3"]}, "h3 through the proxy"),
+        ({"modes": ["h3"], "tls": ["1.2"]}, 'h3: QUIC always uses TLS 1.3; add "1.3" to tls'),
+        ({"clients": 2, "cache": ["cold", "warm"]}, "clients: several clients load cold only"),
+        ({"clients": 0}, "spec.yaml: clients: Input should be greater than or equal to 1"),
         ({"tls": ["1.1"]}, "spec.yaml: tls.0: Input should be '1.2' or '1.3'"),
         ({"modes": ["h2", "h2"]}, "modes lists a value twice"),
         ({"sites": []}, "spec.yaml: sites: List should have at least 1 item"),
@@ -74,3 +83,22 @@ def test_matrix_and_seeded_interleaved_plan():
         mine = [load for load in loads if load.condition == condition]
         assert [load.repetition for load in mine] == [-2, -1, 0, 1, 2]  # warm-ups come first
         assert [load.warmup for load in mine] == [True, True, False, False, False]
+
+
+def test_each_topology_gets_the_modes_it_can_run():
+    spec = parse({**BASE, "modes": ["http1.0", "pipelining", "h2", "h3"], "topology": ["direct", "proxy"],
+                  "tls": ["1.2", "1.3"]}, "s")
+    profile = builtin_profiles()["none"]
+    keys = {(c.mode, c.topology, c.tls) for c in conditions(spec, ["x"], [profile])}
+    assert keys == {("http1.0", "direct", "1.2"), ("http1.0", "direct", "1.3"), ("http1.0", "proxy", "1.2"),
+                    ("http1.0", "proxy", "1.3"), ("pipelining", "proxy", "1.2"), ("pipelining", "proxy", "1.3"),
+                    ("h2", "direct", "1.2"), ("h2", "direct", "1.3"), ("h2", "proxy", "1.2"), ("h2", "proxy", "1.3"),
+                    ("h3", "direct", "1.3")}
+
+
+def test_proxy_defaults_and_origin_modes():
+    from pagebench.spec import origin_modes
+
+    spec = parse({**BASE, "modes": ["pipelining", "keepalive", "h2"], "topology": "proxy"}, "s")
+    assert (spec.proxy_settings.connections, spec.proxy_settings.depth, spec.clients) == (6, 4, 1)
+    assert origin_modes(spec) == ["keepalive", "h2"]  # nginx answers pipelined requests on keep-alive

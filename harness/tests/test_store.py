@@ -172,11 +172,11 @@ def test_migration_to_head_matches_the_table_definitions(empty_database):
             command.upgrade(alembic_config(conn), "head")
         metadata.create_all(created)
         assert set(_schema(migrated)) == {"experiments", "run_status", "conditions", "planned_loads", "loads",
-                                          "resources", "link_checks"}
+                                          "resources", "link_checks", "proxy_overheads"}
         assert _schema(migrated) == _schema(created)
         with migrated.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-            assert MigrationContext.configure(conn).get_current_revision() == "0002"
+            assert MigrationContext.configure(conn).get_current_revision() == "0003"
     finally:
         migrated.dispose()
         created.dispose()
@@ -186,7 +186,7 @@ def test_migration_renders_for_postgresql(capsys):
     command.upgrade(alembic_config(url="postgresql+psycopg://u@localhost/db"), "head", sql=True)
     sql = capsys.readouterr().out
     assert "CREATE TABLE loads" in sql and "JSON NOT NULL" in sql and "SERIAL" in sql
-    assert "CONSTRAINT uq_loads_experiment_seq UNIQUE (experiment_id, seq)" in sql
+    assert "ADD CONSTRAINT uq_loads_experiment_seq_client UNIQUE (experiment_id, seq, client)" in sql
 
 
 def test_open_creates_parent_dirs_uses_wal_and_foreign_keys(sqlite_url, tmp_path):

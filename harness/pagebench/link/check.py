@@ -9,21 +9,22 @@ import subprocess
 import sys
 from collections.abc import Callable
 
+from ..hostbed import HostBed
 from ..profiles import Profile
 from ..testbed import Testbed, TestbedError, stop_process
 from ..topology import Topology
-from .emulator import Link
+from .emulator import Link, LinkControl
 from .verdict import probe_plan, steady_goodput_mbit, summarize
 
 PROBE_PORT = 5201
 Step = Callable[[str], None]
 
 
-def _probe_argv(testbed: Testbed, ns: str, *args: str) -> list[str]:
+def _probe_argv(testbed: Testbed | HostBed, ns: str, *args: str) -> list[str]:
     return testbed.exec_argv(ns, [sys.executable, "-m", "pagebench.link.probe", *args])
 
 
-def _client(testbed: Testbed, *args: str) -> object:
+def _client(testbed: Testbed | HostBed, *args: str) -> object:
     argv = _probe_argv(testbed, testbed.topology.client, *args)
     result = testbed.run(argv)
     return json.loads(result.stdout)
@@ -33,7 +34,6 @@ def measure(testbed: Testbed, link: Link, profile: Profile, step: Step = lambda 
     """Probe an applied link; leaves the testbed as it found it."""
     topo = testbed.topology
     host = topo.server_addresses[0]
-    plan = probe_plan(profile)
     server = testbed.spawn(
         _probe_argv(testbed, topo.server, "serve", "--host", host, "--port", str(PROBE_PORT)),
         stdout=subprocess.PIPE,
@@ -43,27 +43,35 @@ def measure(testbed: Testbed, link: Link, profile: Profile, step: Step = lambda 
         ready, _, _ = select.select([server.stdout], [], [], 10)
         if not ready or server.stdout.readline().strip() != "ready":
             raise TestbedError("link check: the probe server did not start")
-        link.wait_settled()
-        before = link.counters()
-        common = ("--host", host, "--port", str(PROBE_PORT))
-        step(f"handshake RTT ({plan.rtt_samples} connects)")
-        rtt = _client(testbed, "rtt", *common, "--count", str(plan.rtt_samples))
-        step(f"goodput down ({plan.bulk_s:.1f} s)")
-        down = _client(testbed, "down", *common, "--seconds", str(plan.bulk_s))
-        step(f"goodput up ({plan.bulk_s:.1f} s)")
-        up = _client(testbed, "up", *common, "--seconds", str(plan.bulk_s))
-        step(f"loss ({plan.udp_up[0]} + {plan.udp_down[0]} datagrams)")
-        udp = _client(
-            testbed, "loss", *common, "--me", topo.client_ip,
-            "--count-up", str(plan.udp_up[0]), "--pps-up", str(plan.udp_up[1]),
-            "--count-down", str(plan.udp_down[0]), "--pps-down", str(plan.udp_down[1]),
-            "--grace", str(plan.grace_s),
-        )
-        link.wait_settled()
-        delta = link.counters() - before
+        return probe_link(link, profile, host, topo.client_ip, lambda *args: _client(testbed, *args), step)
     finally:
         stop_process(server)
         testbed.processes.remove(server)
+
+
+def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: Callable[..., object],
+               step: Step = lambda _: None) -> dict[str, object]:
+    """The measurement itself, wherever its ends run: a probe server listens on `host`,
+    `client(*args)` runs the probe client on the client side (whose address is `me`)."""
+    plan = probe_plan(profile)
+    link.wait_settled()
+    before = link.counters()
+    common = ("--host", host, "--port", str(PROBE_PORT))
+    step(f"handshake RTT ({plan.rtt_samples} connects)")
+    rtt = client("rtt", *common, "--count", str(plan.rtt_samples))
+    step(f"goodput down ({plan.bulk_s:.1f} s)")
+    down = client("down", *common, "--seconds", str(plan.bulk_s))
+    step(f"goodput up ({plan.bulk_s:.1f} s)")
+    up = client("up", *common, "--seconds", str(plan.bulk_s))
+    step(f"loss ({plan.udp_up[0]} + {plan.udp_down[0]} datagrams)")
+    udp = client(
+        "loss", *common, "--me", me,
+        "--count-up", str(plan.udp_up[0]), "--pps-up", str(plan.udp_up[1]),
+        "--count-down", str(plan.udp_down[0]), "--pps-down", str(plan.udp_down[1]),
+        "--grace", str(plan.grace_s),
+    )
+    link.wait_settled()
+    delta = link.counters() - before
     assert isinstance(rtt, list) and isinstance(down, list) and isinstance(up, list) and isinstance(udp, dict)
     return summarize(
         link.backend, profile, rtt,

@@ -11,10 +11,12 @@ import select
 import subprocess
 import time
 from pathlib import Path
+from typing import Protocol
 
 from .. import REPO_ROOT
+from ..hostbed import HostBed
 from ..profiles import Profile
-from ..testbed import Testbed, TestbedError, probe_in_throwaway_namespace, stop_process
+from ..testbed import Testbed, TestbedError, probe_in_throwaway_namespace, run, stop_process
 from . import delaystats
 from .counters import (
     EMPTY_HIST,
@@ -28,11 +30,21 @@ from .plan import BACKENDS, LinkPlan, netem_plan, reset_commands, userspace_plan
 
 DELAY_PROGRAM = Path(os.environ.get("PAGEBENCH_DELAY_BIN", REPO_ROOT / "netem" / "build" / "pagebench-delay"))
 READY_TIMEOUT_S = 5.0
+NETEM_PROBE = ("tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms")
 
 
 def netem_available() -> bool:
-    """Does this kernel have sch_netem? (Tried in a throwaway namespace.)"""
-    return probe_in_throwaway_namespace(("tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"))
+    """Does this kernel have sch_netem? Tried in a throwaway namespace; where none can be
+    made (a container without CAP_SYS_ADMIN), on this namespace's own loopback, removed
+    at once."""
+    if probe_in_throwaway_namespace(NETEM_PROBE):
+        return True
+    if probe_in_throwaway_namespace(("true",)):
+        return False  # namespaces work, netem does not
+    here = run(NETEM_PROBE, check=False).returncode == 0
+    if here:
+        run(("tc", "qdisc", "del", "dev", "lo", "root"), check=False)
+    return here
 
 
 def choose_backend(requested: str | None) -> str:
@@ -47,11 +59,31 @@ def choose_backend(requested: str | None) -> str:
     return "netem" if has_netem else "userspace"
 
 
-class Link:
-    """The emulated link of one testbed. `apply` may be called again to change profile."""
+class LinkControl(Protocol):
+    """What the runner and the link check use of a link: a native `Link`, or the router
+    role's link driven over the control channel (`remote.RemoteLink`)."""
 
-    def __init__(self, testbed: Testbed, backend: str | None = None, seed: int = 1) -> None:
+    backend: str
+    profile: Profile | None
+
+    def apply(self, profile: Profile) -> None: ...
+
+    def counters(self) -> LinkCounters: ...
+
+    def wait_settled(self, timeout: float = 2.0) -> None: ...
+
+
+class Link:
+    """The emulated link of one testbed. `apply` may be called again to change profile.
+
+    Natively it also sets the endpoints' TCP knobs (their namespaces are the testbed's);
+    with `endpoints=False` (the router role of a split lab) only the router's half is
+    applied and each endpoint applies its own (`link.endpoint`)."""
+
+    def __init__(self, testbed: Testbed | HostBed, backend: str | None = None, seed: int = 1,
+                 endpoints: bool = True) -> None:
         self.testbed = testbed
+        self.endpoints = endpoints
         self.backend = choose_backend(backend)
         self.seed = seed
         self.profile: Profile | None = None
@@ -70,13 +102,22 @@ class Link:
             if not DELAY_PROGRAM.exists():
                 raise TestbedError(f"{DELAY_PROGRAM}: not built (run `make -C netem`)")
             plan = userspace_plan(topo, profile, DELAY_PROGRAM, self.stats_path, self.seed)
-        for cmd in plan.endpoint + plan.router_tc:
+        for cmd in (plan.endpoint if self.endpoints else []) + plan.router_tc:
             self.testbed.run(cmd)
         if plan.delay_argv is not None:
             self._start_delay(plan.delay_argv)
         self.testbed.run(("ip", "netns", "exec", topo.router, "iptables-restore"), input=plan.rules_v4)
         self.testbed.run(("ip", "netns", "exec", topo.router, "ip6tables-restore"), input=plan.rules_v6)
         self.profile, self.plan = profile, plan
+
+    def reset(self) -> None:
+        """Stop the delay program and remove the router's qdiscs (the firewall is the
+        owner's to restore: natively the namespace goes, in the router role the service
+        puts back what it found)."""
+        self._stop_delay()
+        for cmd in reset_commands(self.testbed.topology):
+            self.testbed.run(cmd, check=False)
+        self.profile, self.plan = None, None
 
     def _start_delay(self, argv: tuple[str, ...]) -> None:
         proc = self.testbed.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

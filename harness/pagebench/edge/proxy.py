@@ -1,0 +1,165 @@
+"""Run the edge proxy (`serve.py`: mitmproxy with `addon.py`) in the client namespace and
+drive it.
+
+Chromium reaches it over loopback as an HTTP proxy (client k of an aggregation on port
+`port + k`); mitmproxy terminates TLS with the same leaf certificate the origins serve,
+so the browser trusts it the same way (the leaf's SPKI), never by ignoring errors.
+Before each load the runner configures the strategy and the origins' addresses (which
+also closes every upstream connection: each load starts cold); after it, `stats()` is
+what crossed the link.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..testbed import Testbed, stop_process
+from ..tls import Leaf
+from .upstream import Strategy
+
+BASE_PORT = 18080
+START_TIMEOUT_S = 30.0
+
+
+class ProxyError(RuntimeError):
+    """The edge proxy could not be started or answered an error (one line)."""
+
+
+@dataclass(frozen=True)
+class ProxyStats:
+    """What crossed the link through the proxy during one load."""
+
+    connections: tuple[dict[str, Any], ...]
+    exchanges: tuple[dict[str, Any], ...]
+
+    @property
+    def connection_count(self) -> int:
+        return len(self.connections)
+
+    def for_client(self, client: int) -> ProxyStats:
+        exchanges = tuple(e for e in self.exchanges if e["client"] == client)
+        used = {e["connection"] for e in exchanges}
+        return ProxyStats(tuple(c for c in self.connections if c["serial"] in used), exchanges)
+
+
+class EdgeProxy:
+    """Context manager: the edge proxy in the client namespace, stopped on exit.
+
+        with EdgeProxy(bed, bed.state_dir / "proxy", leaf, ca_path, clients=2) as proxy:
+            proxy.configure(Strategy("pipelining", 1, 4), {"a.test": "198.18.1.2"})
+            ...  # the browser loads through proxy.servers[k]
+            stats = proxy.stats()
+    """
+
+    def __init__(self, testbed: Testbed, rundir: Path, leaf: Leaf, cafile: Path, clients: int = 1,
+                 port: int = BASE_PORT) -> None:
+        self.testbed, self.rundir = testbed, Path(rundir)
+        self.leaf, self.cafile = leaf, Path(cafile)
+        self.clients, self.port = clients, port
+        self.socket_path = self.rundir / "control.sock"
+        self.process: subprocess.Popen[str] | None = None
+        self._control: socket.socket | None = None
+        self._reader: Any = None
+
+    @property
+    def servers(self) -> tuple[str, ...]:
+        """The proxy address of each client, for Chromium's proxy setting."""
+        return tuple(f"http://127.0.0.1:{self.port + k}" for k in range(self.clients))
+
+    def argv(self) -> list[str]:
+        argv = [sys.executable, "-m", "pagebench.edge.serve", "--port", str(self.port), "--clients", str(self.clients),
+                "--certs", str(self.rundir / "cert.pem"), "--control", str(self.socket_path),
+                "--ca", str(self.cafile), "--confdir", str(self.rundir / "conf")]
+        return self.testbed.exec_argv(self.testbed.topology.client, argv)
+
+    def __enter__(self) -> EdgeProxy:
+        self.rundir.mkdir(parents=True, exist_ok=True)
+        # mitmproxy wants the key and the chain in one file; the key stays private.
+        certs = os.open(self.rundir / "cert.pem", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(certs, "wb") as handle:
+            handle.write(self.leaf.key_path.read_bytes() + self.leaf.chain_path.read_bytes())
+        self.socket_path.unlink(missing_ok=True)
+        try:
+            with open(self.rundir / "proxy.log", "w") as log:
+                self.process = self.testbed.spawn(self.argv(), stdout=log, stderr=subprocess.STDOUT)
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _wait_ready(self) -> None:
+        assert self.process is not None
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise ProxyError(f"the edge proxy exited with status {self.process.returncode}: {self._why()}")
+            if self.socket_path.exists():
+                try:
+                    self._connect()
+                    self._call({"cmd": "ping"})
+                    return
+                except OSError:
+                    pass
+            time.sleep(0.05)
+        raise ProxyError(f"the edge proxy did not start within {START_TIMEOUT_S:g} s: {self._why()}")
+
+    def _why(self) -> str:
+        try:
+            lines = (self.rundir / "proxy.log").read_text(errors="replace").strip().splitlines()
+        except OSError:
+            lines = []
+        return lines[-1] if lines else "no message"
+
+    def _connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(str(self.socket_path))
+        self._control, self._reader = sock, sock.makefile("rb")
+
+    def _call(self, message: dict[str, Any]) -> dict[str, Any]:
+        if self._control is None:
+            raise ProxyError("the edge proxy is not running")
+        self._control.sendall(json.dumps(message).encode() + b"\n")
+        line = self._reader.readline()
+        if not line:
+            raise ProxyError(f"the edge proxy closed its control channel: {self._why()}")
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            raise ProxyError(f"edge proxy: {message.get('cmd')}: {reply.get('error')}")
+        return reply
+
+    def configure(self, strategy: Strategy, addresses: dict[str, str]) -> None:
+        """The strategy and origins for the next load; every upstream connection is closed."""
+        self._call({"cmd": "configure", "mode": strategy.mode, "connections": strategy.connections,
+                    "depth": strategy.depth, "addresses": addresses})
+
+    def reset(self) -> None:
+        """Close every upstream connection and forget the record (a cold start)."""
+        self._call({"cmd": "reset"})
+
+    def stats(self) -> ProxyStats:
+        reply = self._call({"cmd": "stats"})
+        return ProxyStats(tuple(reply["connections"]), tuple(reply["exchanges"]))
+
+    def stop(self) -> None:
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        if self.process is not None:
+            stop_process(self.process)
+            if self.process in self.testbed.processes:
+                self.testbed.processes.remove(self.process)
+            self.process = None
+        shutil.rmtree(self.rundir / "conf", ignore_errors=True)
