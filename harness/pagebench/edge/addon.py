@@ -28,6 +28,8 @@ NO_BODY = (204, 304)
 
 
 class EdgeAddon:
+    """Answers every request through the current `Upstream`; the control socket swaps it."""
+
     def __init__(self) -> None:
         self.upstream: Upstream | None = None
         self.server: asyncio.AbstractServer | None = None
@@ -59,7 +61,7 @@ class EdgeAddon:
         started = time.time()
         try:
             response, _ = await self.upstream.fetch(flow.request.host, request,
-                                                            received_at=flow.request.timestamp_start)
+                                                    received_at=flow.request.timestamp_start)
         except UpstreamError as error:
             flow.response = http.Response.make(502, f"pagebench edge proxy: {error}".encode())
             return
