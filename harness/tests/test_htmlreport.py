@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -154,16 +153,14 @@ def test_a_run_without_loads_has_notes_and_no_empty_figures(store, tmp_path):
     assert "This run stored no link check" in page
 
 
-def test_two_thousand_loads_render_fast(store, tmp_path):
+def test_two_thousand_loads_are_each_drawn(store, tmp_path):
+    """Every load is a point (how fast that renders is harness/benchmarks/html_report.py's)."""
     plan = make_plan(modes=("http1.0", "keepalive", "h2"), cache=("cold", "warm"), reps=167, warmups=0)
     store.create_experiment("r1", SPEC, META, plan, PROFILES)
     for planned in plan:
         store.record_load("r1", planned, fake_load(planned, 900.0 + planned.seq % 97), started_at=0.0)
-    started = time.perf_counter()
     page = report(store, tmp_path)
-    took = time.perf_counter() - started
     assert len(plan) == 2004 and page.count('fill-opacity="0.75"') == 2004
-    assert took < 1.0, f"{took:.2f} s"
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"needs Chromium at {CHROMIUM}")
