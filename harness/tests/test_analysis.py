@@ -47,7 +47,7 @@ def test_seed000_cold_loads_at_70ms_sit_just_above_their_bound(runs):
             mine = [l for l in loads if l["site"] == site and l["mode"] == mode]
             assert len(mine) == 20 and all(l["bound_ms"] for l in mine)
             ratio = statistics.median(l["load_ms"] / l["bound_ms"] for l in mine)
-            assert 1.0 <= ratio <= 1.3, (site, mode, ratio)
+            assert 1.0 <= ratio <= 1.5, (site, mode, ratio)  # 1.04-1.22 on a quiet VM
 
 
 def test_no_false_alarm_in_split_halves_or_a_rerun(runs, tmp_path):

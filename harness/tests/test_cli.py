@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import needs_root, nothing_left
+from .conftest import DELAY_SLACK_MS, RATE_FLOOR, needs_root, nothing_left
 
 HARNESS = Path(__file__).resolve().parents[1]
 
@@ -67,7 +67,8 @@ def test_netem_backend_refused_where_the_kernel_lacks_it():
 @needs_root
 @pytest.mark.integration
 def test_link_check_json_contract_and_accuracy():
-    """The contract, the verdict rule, and the accuracy that holds whatever the host does.
+    """The contract, the verdict rule, and what holds whatever the host does (the delay never
+    short, the rate never above the payload ceiling).
     Whether this VM is quiet enough for `valid: true` right now is the benchmark's
     business (docs/benchmarks.md): a stalled vCPU makes the check say valid: false."""
     result = pagebench("link", "check", "--rtt", "30", "--down", "20", "--up", "8", "--json")
@@ -76,8 +77,8 @@ def test_link_check_json_contract_and_accuracy():
     assert data["configured"]["rtt_ms"] == 30 and data["configured"]["down_mbit"] == 20
     measured = data["measured"]
     assert set(measured["rtt_ms"]) >= {"median", "p95"}
-    assert 30.0 <= measured["rtt_ms"]["median"] <= 30.5
-    assert measured["down_mbit"] >= 20 * 0.94 and measured["up_mbit"] >= 8 * 0.94
+    assert 30.0 <= measured["rtt_ms"]["median"] <= 30 + DELAY_SLACK_MS
+    assert measured["down_mbit"] >= 20 * RATE_FLOOR and measured["up_mbit"] >= 8 * RATE_FLOOR
     assert measured["down_mbit"] <= 20 * 1448 / 1514 * 1.005  # never above the payload ceiling
     assert measured["loss_pct"] == 0
     assert set(data["lateness_us"]) == {"p50", "p99", "max"}

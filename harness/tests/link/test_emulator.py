@@ -17,7 +17,7 @@ from pagebench.profiles import FRAME_BYTES, make_profile
 from pagebench.testbed import Testbed, TestbedError, run
 from pagebench.topology import Topology, new_prefix
 
-from ..conftest import needs_root, probe
+from ..conftest import DELAY_SLACK_MS, RATE_FLOOR, needs_root, probe
 
 pytestmark = [pytest.mark.integration, needs_root]
 PORT = "7100"
@@ -39,20 +39,24 @@ def rtt_ms(bed: Testbed, host: str, count: int = 20) -> float:
     return statistics.median(samples)
 
 
+def delayed_by(measured: float, configured: float) -> bool:
+    return configured <= measured <= configured + DELAY_SLACK_MS
+
+
 def test_delay_is_exact_both_families(lab):
     bed, link = lab
     link.apply(make_profile({"name": "d", "rtt_ms": 40}))
     assert link.backend in ("netem", "userspace")
     for host in (bed.topology.server_addresses[0], bed.topology.server_addresses6[1]):
-        assert 40.0 <= rtt_ms(bed, host) <= 40.5, host
+        assert delayed_by(rtt_ms(bed, host), 40), host
 
 
 def test_reapplying_changes_the_delay(lab):
     bed, link = lab
     link.apply(make_profile({"name": "a", "rtt_ms": 10}))
-    assert 10.0 <= rtt_ms(bed, bed.topology.server_addresses[0]) <= 10.5
+    assert delayed_by(rtt_ms(bed, bed.topology.server_addresses[0]), 10)
     link.apply(make_profile({"name": "b", "rtt_ms": 60}))
-    assert 60.0 <= rtt_ms(bed, bed.topology.server_addresses[0]) <= 60.5
+    assert delayed_by(rtt_ms(bed, bed.topology.server_addresses[0]), 60)
 
 
 def test_rate_limits_each_direction_at_layer_2(lab):
@@ -62,8 +66,9 @@ def test_rate_limits_each_direction_at_layer_2(lab):
     l2_share = 1448 / FRAME_BYTES  # TCP payload per wire frame (timestamps on)
     down = json.loads(probe(bed.topology.client, "down", "--host", host, "--port", PORT, "--seconds", "3"))
     up = json.loads(probe(bed.topology.client, "up", "--host", host, "--port", PORT, "--seconds", "3"))
-    assert 20 * l2_share * 0.97 <= steady_goodput_mbit([tuple(s) for s in down], 1.0) <= 20 * l2_share * 1.01
-    assert 5 * l2_share * 0.97 <= steady_goodput_mbit([tuple(s) for s in up], 1.0) <= 5 * l2_share * 1.01
+    for samples, mbit in ((down, 20), (up, 5)):
+        goodput = steady_goodput_mbit([tuple(s) for s in samples], 1.0)
+        assert mbit * l2_share * RATE_FLOOR <= goodput <= mbit * l2_share * 1.01, (mbit, goodput)
 
 
 def test_loss_rate_and_loss_counters_agree(lab):
@@ -160,4 +165,4 @@ def test_userspace_link_fails_closed(lab):
     result = run(("ip", "netns", "exec", bed.topology.client, sys.executable, "-c", code), check=False)
     assert result.returncode != 0 and "timed out" in result.stderr
     link.apply(make_profile({"name": "g", "rtt_ms": 2}))  # a new program brings the link back
-    assert 2.0 <= rtt_ms(bed, bed.topology.server_addresses[0], 5) <= 2.5
+    assert delayed_by(rtt_ms(bed, bed.topology.server_addresses[0], 5), 2)
