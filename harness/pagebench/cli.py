@@ -223,7 +223,7 @@ def run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from . import runner
-    from .edge.proxy import ProxyError
+    from .edge.proxy import ProxyError, rt_priority
     from .lab import ROUTER_ENV, SITES_ENV
     from .servers import ServerError
     from .spec import SpecError, read_document
@@ -244,6 +244,11 @@ def run(
             raise fail(str(error)) from None
         for note in prepared.spec.notes:
             err.print(f"note: {note}", highlight=False, soft_wrap=True)
+        if "proxy" in prepared.spec.topologies:
+            try:
+                rt_priority()  # a bad $PAGEBENCH_PROXY_RT_PRIORITY stops the run before it starts
+            except ProxyError as error:
+                raise fail(str(error), 1) from None
     store = _open_store(db)
     run_id = resume
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loads"),

@@ -271,9 +271,11 @@ def _proxy_overheads(rows: Sequence[Row]) -> str:
     cells = "".join(
         f'<tr><td class="f">{_e(r["site"])}</td><td class="f">{_e(r["mode"])}</td><td>{r["requests"]}</td>'
         f'<td>{_num(statistics.median(r["direct_ms"]))}</td><td>{_num(statistics.median(r["proxy_ms"]))}</td>'
-        f'<td><b>{_num(r["per_request_ms"])}</b></td></tr>' for r in rows)
+        f'<td><b>{_num(r["per_request_ms"])}</b></td><td class="f">{_e(r.get("scheduling") or DASH)}</td></tr>'
+        for r in rows)
     return ('<table class="numbers"><thead><tr><th>site</th><th>origin mode</th><th>requests</th>'
-            '<th>direct load (ms)</th><th>proxied load (ms)</th><th>per request (ms)</th></tr></thead>'
+            '<th>direct load (ms)</th><th>proxied load (ms)</th><th>per request (ms)</th>'
+            '<th>proxy scheduling</th></tr></thead>'
             f"<tbody>{cells}</tbody></table>"
             '<p class="note">Measured with this run: the page loaded cold with no added delay, directly and '
             "through the edge proxy alternately (medians of each); per request = difference / requests. "

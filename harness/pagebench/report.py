@@ -72,7 +72,8 @@ def overhead_line(row: dict[str, Any]) -> str:
     per = row["per_request_ms"]
     return (f"edge-proxy overhead: {'–' if per is None else f'{per:.1f}'} ms per request ({row['site']}, "
             f"{row['mode']}, {row['requests']} requests; median of {len(row['proxy_ms'])} proxied against "
-            f"{len(row['direct_ms'])} direct cold loads with no added delay)")
+            f"{len(row['direct_ms'])} direct cold loads with no added delay; proxy scheduled "
+            f"{row.get('scheduling') or 'as not recorded'})")
 
 
 def report_table(store: Store, run_id: str) -> Table:

@@ -264,7 +264,8 @@ class Runner:
         per_request = (statistics.median(times["proxy"]) - statistics.median(times["direct"])) / max(requests, 1)
         self.store.add_proxy_overhead(self.run_id, {
             "site": site, "mode": mode, "tls": tls_version, "requests": requests,
-            "per_request_ms": round(per_request, 3), "direct_ms": times["direct"], "proxy_ms": times["proxy"]})
+            "per_request_ms": round(per_request, 3), "direct_ms": times["direct"], "proxy_ms": times["proxy"],
+            "scheduling": proxy.scheduling})
 
 
 def _proxy_view(stats: ProxyStats, client: int) -> ProxyView:

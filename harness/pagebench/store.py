@@ -176,6 +176,7 @@ proxy_overheads = sa.Table(
     sa.Column("per_request_ms", sa.Float),  # (median proxied - median direct load) / requests
     sa.Column("direct_ms", sa.JSON, nullable=False),  # load times, direct
     sa.Column("proxy_ms", sa.JSON, nullable=False),  # load times, through the edge proxy
+    sa.Column("scheduling", sa.Text),  # the proxy's: "SCHED_FIFO 20" or "normal (...)"
 )
 
 link_checks = sa.Table(

@@ -77,6 +77,9 @@ def test_capabilities_are_only_what_each_role_needs():
     assert not any(service.get("privileged") or service.get("security_opt") for service in services.values())
     assert services["router"]["sysctls"]["net.ipv4.ip_forward"] == 1
     assert services["router"]["ulimits"]["rtprio"] >= 50  # the delay program's default SCHED_FIFO priority
+    from pagebench.edge.proxy import RT_PRIORITY
+
+    assert RT_PRIORITY <= services["harness"]["ulimits"]["rtprio"] < 50  # the edge proxy's, below the link's
     # the endpoints' defaults, which a read-only /proc/sys cannot change later (link.endpoint)
     from pagebench.link.endpoint import sysctl_values
     from pagebench.profiles import make_profile

@@ -3,7 +3,10 @@ namespaces. Seed 000's page (20 images of 2544 B) at 70 ms and 1.544 Mbit/s."""
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ from playwright.sync_api import sync_playwright
 
 from pagebench import serverconf, sites, tls
 from pagebench.browser import Driver, Setup
-from pagebench.edge.proxy import EdgeProxy
+from pagebench.edge.proxy import RT_PRIORITY, RT_PRIORITY_ENV, EdgeProxy
 from pagebench.edge.upstream import Strategy
 from pagebench.link.emulator import Link
 from pagebench.profiles import Profile
@@ -19,7 +22,7 @@ from pagebench.servers import AccessRecord, NginxServer, with_certificate
 from pagebench.store import Store
 from pagebench.testbed import Testbed
 
-from .conftest import needs_root
+from .conftest import needs_root, nothing_left
 from .test_runner import pagebench, run_id_of, write_spec
 
 pytestmark = [pytest.mark.integration, needs_root]
@@ -46,6 +49,10 @@ def test_pipelined_requests_reach_nginx_before_the_previous_response_could_have_
         link.apply(Profile.model_validate(T1))
         with NginxServer(bed, plan, bed.state_dir / "nginx") as nginx, \
                 EdgeProxy(bed, bed.state_dir / "proxy", plan.leaf, tls.ca_path()) as proxy:
+            # real-time priority below the delay program's, so the link still preempts it
+            assert proxy.process is not None and os.sched_getscheduler(proxy.process.pid) == os.SCHED_FIFO
+            assert os.sched_getparam(proxy.process.pid).sched_priority == RT_PRIORITY < 50
+            assert proxy.scheduling == f"SCHED_FIFO {RT_PRIORITY}"
             driver = Driver(pw, bed.state_dir / "browser", topology.client)
             setup = Setup("MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", tls.spki_list(), proxies=proxy.servers)
             try:
@@ -136,7 +143,7 @@ def test_the_proxy_overhead_is_stored_with_the_run(seed000_runs):
     store, run, _ = seed000_runs
     [overhead] = store.proxy_overheads(run)
     assert overhead["requests"] == 21 and len(overhead["direct_ms"]) == len(overhead["proxy_ms"]) == 5
-    assert overhead["per_request_ms"] is not None
+    assert overhead["per_request_ms"] is not None and overhead["scheduling"] == f"SCHED_FIFO {RT_PRIORITY}"
 
 
 def test_aggregated_clients_share_the_pool(tmp_path):
@@ -169,3 +176,14 @@ def test_bad_proxy_specs_are_one_line_errors(tmp_path, fields, needle):
     assert result.returncode == 2
     assert needle in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert not Path(tmp_path / "x.sqlite").exists()
+
+
+def test_a_bad_proxy_priority_stops_the_run_before_it_starts(tmp_path):
+    spec = write_spec(tmp_path, sites=["seed000-small-n20"], modes=["h2"], topology="proxy")
+    db = f"sqlite:///{tmp_path}/x.sqlite"
+    result = subprocess.run([sys.executable, "-m", "pagebench", "run", str(spec), "--db", db], capture_output=True,
+                            text=True, timeout=120, env=os.environ | {RT_PRIORITY_ENV: "60"})
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: {RT_PRIORITY_ENV}='60': use 0 (normal scheduling) or 1..49 (SCHED_FIFO below the delay program's 50)"]
+    assert not (tmp_path / "x.sqlite").exists() and nothing_left()

@@ -5,6 +5,7 @@ connection, marks the last `Connection: close` and closes, whatever else was pip
 from __future__ import annotations
 
 import asyncio
+import os
 import ssl
 from dataclasses import dataclass, field
 
@@ -126,3 +127,11 @@ def test_unknown_origin_is_refused(tmp_path):
 def test_strategy_is_checked(fields):
     with pytest.raises(ValueError):
         Strategy(**fields)
+
+
+def test_the_proxy_says_how_it_is_scheduled_when_real_time_is_refused():
+    from pagebench.edge.serve import realtime
+
+    assert realtime(0) == "normal"
+    assert realtime(100) == "normal (SCHED_FIFO 100 refused: Invalid argument)"  # 1..99 only
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # this process untouched

@@ -7,12 +7,13 @@ configures it for each load and reports what crossed the link.
      "addresses": {"a.test": "198.18.1.2"}}     new pool (every connection closed first)
     {"cmd": "reset"}                            close every connection, clear the record
     {"cmd": "stats"}                            connections and exchanges since then
-    {"cmd": "ping"}
+    {"cmd": "ping"}                             {"ok": true, "scheduling": "SCHED_FIFO 20"}
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import time
 from typing import Any
@@ -30,7 +31,8 @@ NO_BODY = (204, 304)
 class EdgeAddon:
     """Answers every request through the current `Upstream`; the control socket swaps it."""
 
-    def __init__(self) -> None:
+    def __init__(self, scheduling: str = "normal") -> None:
+        self.scheduling = scheduling  # how the proxy process is scheduled (serve.realtime)
         self.upstream: Upstream | None = None
         self.server: asyncio.AbstractServer | None = None
 
@@ -87,17 +89,19 @@ class EdgeAddon:
     async def _command(self, message: dict[str, Any]) -> dict[str, Any]:
         cmd = message.get("cmd")
         if cmd == "ping":
-            return {"ok": True}
+            return {"ok": True, "scheduling": self.scheduling}
         if cmd == "configure":
             strategy = Strategy(message["mode"], int(message["connections"]), int(message["depth"]))
             await self._close()
             self.upstream = Upstream(strategy, dict(message["addresses"]), ctx.options.pagebench_ca or None)
+            gc.collect()  # between loads: serve.py keeps the collector out of them
             return {"ok": True}
         if cmd == "reset":
             if self.upstream is not None:
                 old = self.upstream
                 await old.close()
                 self.upstream = Upstream(old.strategy, old.addresses, old.cafile)
+            gc.collect()
             return {"ok": True}
         if cmd == "stats":
             return {"ok": True, **(self.upstream.stats() if self.upstream else {"connections": [], "exchanges": []})}

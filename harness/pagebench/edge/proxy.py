@@ -28,10 +28,24 @@ from .upstream import Strategy
 
 BASE_PORT = 18080
 START_TIMEOUT_S = 30.0
+#: SCHED_FIFO for the proxy (`serve.realtime`): below the delay program's 50, which must
+#: preempt it. Where it is refused the proxy runs anyway and the run records that.
+#: $PAGEBENCH_PROXY_RT_PRIORITY overrides it (0: normal scheduling).
+RT_PRIORITY = 20
+RT_PRIORITY_ENV = "PAGEBENCH_PROXY_RT_PRIORITY"
 
 
 class ProxyError(RuntimeError):
     """The edge proxy could not be started or answered an error (one line)."""
+
+
+def rt_priority() -> int:
+    """The proxy's SCHED_FIFO priority: $PAGEBENCH_PROXY_RT_PRIORITY, else RT_PRIORITY."""
+    value = os.environ.get(RT_PRIORITY_ENV, str(RT_PRIORITY)).strip()
+    if not value.isdigit() or int(value) >= 50:
+        raise ProxyError(f"{RT_PRIORITY_ENV}={value!r}: use 0 (normal scheduling) or 1..49 "
+                         "(SCHED_FIFO below the delay program's 50)")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -69,6 +83,8 @@ class EdgeProxy:
         self.process: subprocess.Popen[str] | None = None
         self._control: socket.socket | None = None
         self._reader: Any = None
+        self.rt_priority = rt_priority()
+        self.scheduling = "unknown"  # as the running proxy reports it
 
     @property
     def servers(self) -> tuple[str, ...]:
@@ -76,9 +92,11 @@ class EdgeProxy:
         return tuple(f"http://127.0.0.1:{self.port + k}" for k in range(self.clients))
 
     def argv(self) -> list[str]:
-        argv = [sys.executable, "-m", "pagebench.edge.serve", "--port", str(self.port), "--clients", str(self.clients),
-                "--certs", str(self.rundir / "cert.pem"), "--control", str(self.socket_path),
-                "--ca", str(self.cafile), "--confdir", str(self.rundir / "conf")]
+        # -O: mitmproxy checks its own invariants with asserts on every event of every request
+        argv = [sys.executable, "-O", "-m", "pagebench.edge.serve", "--port", str(self.port),
+                "--clients", str(self.clients), "--certs", str(self.rundir / "cert.pem"),
+                "--control", str(self.socket_path), "--ca", str(self.cafile), "--confdir", str(self.rundir / "conf"),
+                "--rt-priority", str(self.rt_priority)]
         return self.testbed.exec_argv(self.testbed.topology.client, argv)
 
     def __enter__(self) -> EdgeProxy:
@@ -109,7 +127,7 @@ class EdgeProxy:
             if self.socket_path.exists():
                 try:
                     self._connect()
-                    self._call({"cmd": "ping"})
+                    self.scheduling = self._call({"cmd": "ping"})["scheduling"]
                     return
                 except OSError:
                     pass
