@@ -21,7 +21,7 @@ from pagebench.store import Store
 from pagebench.testbed import STATE_ROOT, Testbed, run
 from pagebench.topology import Topology, new_prefix
 
-from .conftest import SESSION_TAG, needs_root
+from .conftest import DELAY_SLACK_MS, RATE_FLOOR, SESSION_TAG, needs_root
 
 pytestmark = [pytest.mark.integration, needs_root]
 HARNESS = Path(__file__).resolve().parents[1]
@@ -118,11 +118,11 @@ def test_the_harness_runs_the_experiment_through_the_roles(split_run):
     for load in loads:
         assert load["ok"] and not load["flagged"], (load["mode"], load["flags"])
     (check,) = store.link_checks(run_id)  # its validity depends on the VM's quiet (test_cli)
-    assert check["profile"] == "r40" and 40.0 <= check["rtt_median_ms"] <= 40.6
+    assert check["profile"] == "r40" and 40.0 <= check["rtt_median_ms"] <= 40 + DELAY_SLACK_MS
     # The check ran through the roles and measured the shaped link. Its accuracy is the
-    # native tests' (tests/link, test_cli); goodput here drops with the VM's noise
-    # (30 Mbit/s once in a busy minute, when native checks were invalid too).
-    assert 50 * 0.5 <= check["down_mbit"] <= 50 and 50 * 0.5 <= check["up_mbit"] <= 50
+    # link-accuracy benchmark's (docs/benchmarks.md); goodput here drops with the VM's
+    # noise (30 Mbit/s once in a busy minute, when native checks were invalid too).
+    assert 50 * RATE_FLOOR <= check["down_mbit"] <= 50 and 50 * RATE_FLOOR <= check["up_mbit"] <= 50
     assert check["backend"] == store.experiment(run_id)["backend"]
 
 

@@ -17,7 +17,6 @@ import gc
 import logging
 import os
 import signal
-
 from typing import Any
 
 from mitmproxy import master, options
@@ -31,7 +30,7 @@ class BatchedWriter:
     """The browser's side of a connection, written once per event-loop turn. mitmproxy
     writes every TLS record of an HTTP/2 response (HEADERS, DATA) with its own send(),
     and on loopback each send() delivers to Chromium at once and wakes it: on 2 cores
-    that was an eighth of the proxy's CPU and as many wake-ups of the browser."""
+    that was an eighth of the proxy's time, and as many wake-ups of the browser."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
@@ -81,7 +80,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--control", required=True, help="Unix socket for the control channel")
     parser.add_argument("--ca", required=True, help="CA file the origins' certificates chain to")
     parser.add_argument("--confdir", required=True)
-    parser.add_argument("--rt-priority", type=int, default=0, help="SCHED_FIFO priority 1..99; 0 = leave scheduling alone")
+    parser.add_argument("--rt-priority", type=int, default=0,
+                        help="SCHED_FIFO priority 1..99; 0 = leave scheduling alone")
     return parser.parse_args(argv)
 
 
@@ -102,7 +102,8 @@ def realtime(priority: int) -> str:
 
 async def main(args: argparse.Namespace) -> None:
     scheduling = realtime(args.rt_priority)  # first: threads started later inherit it
-    mode_servers.ProxyConnectionHandler = EdgeConnectionHandler  # type: ignore[misc]  # the one seam: handle_stream's
+    # the one seam into mitmproxy: the class its listeners instantiate per browser connection
+    mode_servers.ProxyConnectionHandler = EdgeConnectionHandler  # type: ignore[misc]
     logging.getLogger().setLevel(logging.WARNING)
     opts = options.Options()
     proxy = master.Master(opts, with_termlog=True)
