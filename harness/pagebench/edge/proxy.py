@@ -32,6 +32,7 @@ START_TIMEOUT_S = 30.0
 #: preempt it. Where it is refused the proxy runs anyway and the run records that.
 #: $PAGEBENCH_PROXY_RT_PRIORITY overrides it (0: normal scheduling).
 RT_PRIORITY = 20
+DELAY_RT_PRIORITY = 50  # the delay program's default (netem/main.c, --rt-priority)
 RT_PRIORITY_ENV = "PAGEBENCH_PROXY_RT_PRIORITY"
 
 
@@ -42,9 +43,9 @@ class ProxyError(RuntimeError):
 def rt_priority() -> int:
     """The proxy's SCHED_FIFO priority: $PAGEBENCH_PROXY_RT_PRIORITY, else RT_PRIORITY."""
     value = os.environ.get(RT_PRIORITY_ENV, str(RT_PRIORITY)).strip()
-    if not value.isdigit() or int(value) >= 50:
-        raise ProxyError(f"{RT_PRIORITY_ENV}={value!r}: use 0 (normal scheduling) or 1..49 "
-                         "(SCHED_FIFO below the delay program's 50)")
+    if not value.isdigit() or int(value) >= DELAY_RT_PRIORITY:
+        raise ProxyError(f"{RT_PRIORITY_ENV}={value!r}: use 0 (normal scheduling) or 1..{DELAY_RT_PRIORITY - 1} "
+                         f"(SCHED_FIFO below the delay program's {DELAY_RT_PRIORITY})")
     return int(value)
 
 
