@@ -18,11 +18,36 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
-from pagebench.records import PlannedLoad
-from pagebench.store import Store, load_result_from_rows
+from pagebench.core.records import LoadResult, PlannedLoad, Resource
+from pagebench.results.store import Store
 
 LOADS = 2000
+
+
+def _result(load: dict[str, Any], resource_rows: list[dict[str, Any]]) -> LoadResult:
+    """The LoadResult a stored load row and its resources came from (to copy loads)."""
+    return LoadResult(
+        ok=bool(load["ok"]), url=load["url"], ttfb_ms=load["ttfb_ms"], dcl_ms=load["dcl_ms"],
+        load_ms=load["load_ms"], fcp_ms=load["fcp_ms"], lcp_ms=load["lcp_ms"],
+        requests=load["requests"], bytes=load["bytes"], cache_hits=load["cache_hits"],
+        connections_browser=load["connections_browser"], connections_link=load["connections_link"],
+        connections_server=load["connections_server"], flagged=bool(load["flagged"]),
+        flags=tuple(load["flags"]), errors=tuple(load["errors"]), link=load["link"], bound_ms=load["bound_ms"],
+        connections_proxy=load.get("connections_proxy"),
+        resources=tuple(
+            Resource(
+                url=r["url"], origin=r["origin"], protocol=r["protocol"], connection_id=r["connection_id"],
+                from_cache=bool(r["from_cache"]), status=r["status"], resource_type=r["resource_type"],
+                start_ms=r["start_ms"], response_start_ms=r["response_start_ms"], end_ms=r["end_ms"],
+                transfer_bytes=r["transfer_bytes"], body_bytes=r["body_bytes"], timing=r["timing"],
+                revalidated=bool(r["revalidated"]),
+            )
+            for r in resource_rows
+        ),
+        notes=tuple(load["notes"]),
+    )
 
 
 def build(source: Store, run: str, target: Store, run_id: str, scale: float) -> None:
@@ -40,9 +65,9 @@ def build(source: Store, run: str, target: Store, run_id: str, scale: float) -> 
     jitter = random.Random(run_id)
     for planned in plan:
         row = jitter.choice(by_condition[planned.condition.key])
-        result = load_result_from_rows(row, source.resources(row["id"]))
+        result = _result(row, source.resources(row["id"]))
         result = replace(result, load_ms=result.load_ms * scale * jitter.uniform(0.98, 1.02))
-        target.record_load(run_id, planned, result, row["started_at"])
+        target.record_loads(run_id, planned, [result], row["started_at"])
     target.set_status(run_id, "complete")
 
 

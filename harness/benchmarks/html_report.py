@@ -14,9 +14,9 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from pagebench.browser import CHROMIUM
-from pagebench.htmlreport import write_html_report
-from pagebench.store import Store
+from pagebench.lab.browser import CHROMIUM
+from pagebench.analysis.htmlreport import write_html_report
+from pagebench.results.store import Store
 
 
 TOP_PX = 2600

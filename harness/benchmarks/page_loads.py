@@ -21,7 +21,8 @@ from pathlib import Path
 
 import yaml
 
-from pagebench.store import Store
+from pagebench.core.modes import H2, HTTP10, KEEPALIVE
+from pagebench.results.store import Store
 
 CV_RUNS = 5
 
@@ -41,7 +42,7 @@ def run(spec: dict, workdir: Path) -> tuple[Store, str]:
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        store, run_id = run({"name": "rate", "sites": ["seed000-small-n20"], "modes": ["http1.0", "keepalive", "h2"],
+        store, run_id = run({"name": "rate", "sites": ["seed000-small-n20"], "modes": [HTTP10.name, KEEPALIVE.name, H2.name],
                              "profiles": [{"name": "rtt20", "rtt_ms": 20}], "cache": ["cold"],
                              "repetitions": 30, "warmup": 1, "timeouts": {"link_check": False}}, workdir)
         loads = store.loads(run_id, include_warmup=True)
@@ -51,7 +52,7 @@ def main() -> None:
         print("|---|---|---|")
         print(f"| cold loads per minute, seed000-small-n20, 20 ms RTT, modes interleaved "
               f"({len(loads)} loads) | {per_minute:.0f}/min | >= 60/min |")
-        for mode in ("http1.0", "keepalive", "h2"):
+        for mode in (HTTP10.name, KEEPALIVE.name, H2.name):
             times = [l["load_ms"] for l in loads if l["mode"] == mode and not l["warmup"]]
             print(f"| load time {mode}, median (n={len(times)}) | {statistics.median(times):.0f} ms | |")
         flagged = sum(1 for l in loads if l["flagged"])
@@ -59,7 +60,7 @@ def main() -> None:
 
         cvs = []
         for attempt in range(CV_RUNS):
-            store, run_id = run({"name": f"cv{attempt}", "sites": ["seed000-small-n20"], "modes": ["h2"],
+            store, run_id = run({"name": f"cv{attempt}", "sites": ["seed000-small-n20"], "modes": [H2.name],
                                  "profiles": [{"name": "r50-10", "rtt_ms": 50, "down_mbit": 10, "up_mbit": 10}],
                                  "cache": ["cold"], "repetitions": 20, "warmup": 1,
                                  "timeouts": {"link_check": False}}, workdir)

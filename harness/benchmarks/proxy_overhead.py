@@ -24,8 +24,10 @@ from pathlib import Path
 
 from page_loads import run
 
+from pagebench.core.modes import H2, KEEPALIVE
+
 RUNS = 5
-CASES = [("seed000-small-n20", "h2"), ("seed000-small-n20", "keepalive"), ("modern", "h2")]
+CASES = [("seed000-small-n20", H2.name), ("seed000-small-n20", KEEPALIVE.name), ("modern", H2.name)]
 
 
 def overhead(site: str, mode: str, workdir: Path, index: int, priority: str | None) -> dict:

@@ -1,3 +1,3 @@
-from .cli import main
+from pagebench.cli import main
 
 main()

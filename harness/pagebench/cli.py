@@ -10,8 +10,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from . import profiles as profiles_mod
-from .profiles import Profile, ProfileError
+from pagebench import yamlfiles
+from pagebench.core import modes
+from pagebench.core.profiles import Profile, ProfileError, make_profile, resolve
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Page-load benchmarking over an emulated link.")
 link_app = typer.Typer(no_args_is_help=True, help="The emulated link: check it, list its profiles.")
@@ -30,20 +31,20 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 def _profile_from_options(
     profile: str | None, profiles_file: Path | None, overrides: dict[str, object]
 ) -> Profile:
-    catalogue = profiles_mod.builtin_profiles()
+    catalogue = yamlfiles.builtin_profiles()
     if profiles_file is not None:
-        for loaded in profiles_mod.load_profile_file(profiles_file, catalogue):
+        for loaded in yamlfiles.load_profile_file(profiles_file, catalogue):
             catalogue[loaded.name] = loaded
     given = {key: value for key, value in overrides.items() if value is not None}
     if profile is None and not given:
         profile = "none"
     if profile is not None:
-        base = profiles_mod.resolve(profile, catalogue)
+        base = resolve(profile, catalogue)
         if not given:
             return base
         fields = {**base.model_dump(exclude_none=True), **given, "source": f"{base.name} with overrides"}
-        return profiles_mod.make_profile(fields, "options")
-    return profiles_mod.make_profile({"name": "custom", "source": "command line", **given}, "options")
+        return make_profile(fields, "options")
+    return make_profile({"name": "custom", "source": "command line", **given}, "options")
 
 
 OPTION_FIELDS = {
@@ -87,9 +88,9 @@ def link_check_cmd(
     seed: Annotated[int, typer.Option(help="Seed of the emulated loss and jitter.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Measure the emulated link on a throwaway testbed: RTT, goodput, loss, lateness, drops."""
-    from .link.check import link_check
-    from .testbed import Interrupted, TestbedError, signals_raise
+    """Measure the emulated link in a throwaway lab: RTT, goodput, loss, lateness, drops."""
+    from pagebench.lab.build import link_check
+    from pagebench.system import Interrupted, LabError, signals_raise
 
     values = locals()
     overrides = {field: values[option] for option, field in OPTION_FIELDS.items()}
@@ -100,10 +101,10 @@ def link_check_cmd(
     try:
         with signals_raise(), err.status("link check") as status:
             result = link_check(chosen, backend, seed, step=lambda text: status.update(f"link check: {text}"))
-    except TestbedError as error:
+    except LabError as error:
         raise fail(str(error), 1) from None
     except (Interrupted, KeyboardInterrupt):
-        raise fail("interrupted; the testbed was torn down", 130) from None
+        raise fail("interrupted; the lab was torn down", 130) from None
     if as_json:
         out.print_json(json.dumps(result))
     else:
@@ -140,8 +141,8 @@ def link_profiles_cmd(
 ) -> None:
     """List the built-in profiles (and those of a YAML file, sweeps expanded)."""
     try:
-        catalogue = profiles_mod.builtin_profiles()
-        extra = profiles_mod.load_profile_file(profiles_file, catalogue) if profiles_file else []
+        catalogue = yamlfiles.builtin_profiles()
+        extra = yamlfiles.load_profile_file(profiles_file, catalogue) if profiles_file else []
     except ProfileError as error:
         raise fail(str(error)) from None
     table = Table(title="network profiles")
@@ -158,7 +159,7 @@ def cleanup(
 ) -> None:
     """Remove what dead runs left behind: pagebench's namespaces (with their rules and
     qdiscs) and the processes inside them. Nothing else is touched."""
-    from .testbed import cleanup as do_cleanup, find_leftovers
+    from pagebench.lab.netns import cleanup as do_cleanup, find_leftovers
 
     removed = do_cleanup(include_live=include_live)
     for leftover in removed:
@@ -173,7 +174,7 @@ def cleanup(
 @app.command()
 def doctor() -> None:
     """Check this machine for what pagebench needs; each problem comes with its fix."""
-    from .doctor import diagnose
+    from pagebench.lab.doctor import diagnose
 
     missing_required = False
     for finding in diagnose():
@@ -190,7 +191,7 @@ def _open_store(db: str | None, must_exist: bool = False, option: str = "--db"):
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
-    from .store import Store, StoreError
+    from pagebench.results.store import Store, StoreError
 
     url = db or Store.default_url()
     try:
@@ -218,28 +219,26 @@ def run(
         "Control URL of a split lab's sites role (`pagebench serve sites`); with --router."))] = None,
 ) -> None:
     """Run an experiment: every planned page load, committed as it finishes."""
-    import os
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from . import runner
-    from .edge.proxy import ProxyError, rt_priority
-    from .lab import ROUTER_ENV, SITES_ENV
-    from .servers import ServerError
-    from .spec import SpecError, read_document
-    from .testbed import Interrupted, TestbedError, signals_raise
+    from pagebench import runner
+    from pagebench.core.spec import SpecError
+    from pagebench.edge.proxy import ProxyError, rt_priority
+    from pagebench.lab.build import Roles
+    from pagebench.lab.nginx import ServerError
+    from pagebench.results.store import StoreError
+    from pagebench.system import Interrupted, LabError, signals_raise
+    from pagebench.yamlfiles import spec_document
 
     if (spec is None) == (resume is None):
         raise fail("give a spec file, or --resume RUN (not both)")
     if (router is None) != (sites is None):
         raise fail("--router and --sites go together: give both, or neither to build the lab here")
-    for name, url in ((ROUTER_ENV, router), (SITES_ENV, sites)):
-        if url is not None:
-            os.environ[name] = url  # the runner takes the lab from the environment
+    roles = Roles(router, sites) if router is not None and sites is not None else None
     prepared = None
     if spec is not None:
         try:
-            prepared = runner.prepare(read_document(spec), str(spec))
+            prepared = runner.prepare(spec_document(spec), str(spec))
         except SpecError as error:
             raise fail(str(error)) from None
         for note in prepared.spec.notes:
@@ -265,12 +264,12 @@ def run(
         try:
             with signals_raise():
                 if prepared is not None:
-                    run_id = runner.start(store, prepared, progress)
+                    run_id = runner.start(store, prepared, progress, roles)
                 else:
                     assert run_id is not None
-                    runner.resume(store, run_id, progress)
-        except (SpecError, TestbedError, ServerError, ProxyError, KeyError) as error:
-            raise fail(str(error).strip("'\""), 1) from None
+                    runner.resume(store, run_id, progress, roles)
+        except (SpecError, LabError, ServerError, ProxyError, StoreError) as error:
+            raise fail(str(error), 1) from None
         except (Interrupted, KeyboardInterrupt):
             if run_id:
                 store.set_status(run_id, "interrupted")
@@ -296,13 +295,14 @@ def report(
     db: Annotated[Optional[str], typer.Option(help="Results store URL.")] = None,
 ) -> None:
     """Summarize a stored run: per condition, n, medians and p90s, connections, cache hits."""
-    from .report import report_json, report_table
+    from pagebench.analysis.report import report_json, report_table
+    from pagebench.results.store import UnknownRun
 
     store = _open_store(db, must_exist=True)
     run_id = _run_id(store, run_id)
     try:
         if html is not None:
-            from .htmlreport import write_html_report
+            from pagebench.analysis.htmlreport import write_html_report
 
             write_html_report(store, run_id, html)
             err.print(f"wrote {html}")
@@ -310,8 +310,8 @@ def report(
             out.print_json(json.dumps(report_json(store, run_id)))
         else:
             out.print(report_table(store, run_id))
-    except KeyError as error:
-        raise fail(str(error).strip("'\"")) from None
+    except UnknownRun as error:
+        raise fail(str(error)) from None
     except OSError as error:
         raise fail(f"--html: {html}: {error.strerror}") from None
 
@@ -341,20 +341,19 @@ def compare(
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML here.")] = None,
 ) -> None:
     """Is the candidate run slower than the baseline? Exit 0 fine, 1 regression, 2 error."""
-    from . import compare as compare_mod
+    from pagebench.analysis import compare as compare_mod
+    from pagebench.results.store import UnknownRun
 
     limit = _threshold(threshold)
     try:
-        budgets = compare_mod.load_budgets(budget) if budget else []
+        budgets = yamlfiles.load_budgets(budget) if budget else []
         candidate_store = _open_store(db, must_exist=True)
         base_store = _open_store(base_db, must_exist=True, option="--base-db") if base_db else candidate_store
         base_id, candidate_id = _run_id(base_store, base_run), _run_id(candidate_store, candidate_run)
         result = compare_mod.compare(base_store.loads(base_id), candidate_store.loads(candidate_id),
                                      metric=metric, threshold=limit, alpha=alpha, budgets=budgets)
-    except compare_mod.CompareError as error:
+    except (compare_mod.CompareError, UnknownRun) as error:
         raise fail(str(error)) from None
-    except KeyError as error:
-        raise fail(str(error).strip("'\"")) from None
     if junit is not None:
         try:
             junit.write_text(compare_mod.junit(result))
@@ -367,7 +366,7 @@ def compare(
         for column in compare_mod.COLUMNS:
             table.add_column(column, justify="left" if column in ("condition", "verdict") else "right")
         for row, verdict in zip(compare_mod.rows(result), result.verdicts):
-            style = {"regression": "red", "improvement": "green"}.get(verdict.status)
+            style = {compare_mod.Status.REGRESSION: "red", compare_mod.Status.IMPROVEMENT: "green"}.get(verdict.status)
             table.add_row(*row, style=style)
         out.print(table)
         names = ", ".join(v.name for v in result.regressions)
@@ -383,7 +382,8 @@ def export(
     db: Annotated[Optional[str], typer.Option(help="Results store URL.")] = None,
 ) -> None:
     """A run's loads and resources as flat files (warm-up and flagged loads included, marked)."""
-    from . import export as export_mod
+    from pagebench.results import export as export_mod
+    from pagebench.results.store import UnknownRun
 
     if (csv_dir is None) == (parquet_dir is None):
         raise fail("give exactly one of --csv DIR or --parquet DIR")
@@ -394,8 +394,8 @@ def export(
             written = export_mod.write_csv(store, run_id, csv_dir)
         else:
             written = export_mod.write_parquet(store, run_id, parquet_dir)
-    except KeyError as error:
-        raise fail(str(error).strip("'\"")) from None
+    except UnknownRun as error:
+        raise fail(str(error)) from None
     except OSError as error:
         raise fail(f"{error.filename}: {error.strerror}") from None
     for path in written:
@@ -418,38 +418,40 @@ def shell(
     initcwnd: InitcwndOpt = None,
     congctl: CongctlOpt = None,
     site: Annotated[Optional[list[str]], typer.Option(help="Site to serve (repeatable).")] = None,
-    mode: Annotated[str, typer.Option(help="http1.0, keepalive, h2 or h3 (the direct topology's modes).")] = "h2",
+    mode: Annotated[str, typer.Option(help=f"{', '.join(m.name for m in modes.in_topology('direct'))} "
+                                           "(the direct topology's modes).")] = modes.DEFAULT_SHELL_MODE.name,
     tls_version: Annotated[str, typer.Option("--tls", help="1.2 or 1.3.")] = "1.3",
     backend: BackendOpt = None,
 ) -> None:
     """Run `-- CMD` inside the client namespace of a live lab (sites served, link applied);
     the lab is torn down when CMD exits, and CMD's exit status is returned."""
-    from . import sites as sites_mod
-    from .shell import run_shell
-    from .spec import MODE_ALIASES, QUIC_TLS, TOPOLOGY_MODES
-    from .testbed import Interrupted, TestbedError, signals_raise
+    from pagebench.lab import sitefiles
+    from pagebench.lab.shell import run_shell
+    from pagebench.system import Interrupted, LabError, signals_raise
 
     values = locals()
     overrides = {field: values[option] for option, field in OPTION_FIELDS.items()}
     command = list(ctx.args)
     if not command:
         raise fail("give the command to run after --, e.g. pagebench shell -- curl $PAGEBENCH_URL")
-    mode = MODE_ALIASES.get(mode, mode)
-    if mode not in TOPOLOGY_MODES["direct"]:
-        raise fail(f"--mode: unknown mode {mode!r}; allowed: {', '.join(TOPOLOGY_MODES['direct'])}")
-    if tls_version not in ("1.2", "1.3"):
-        raise fail(f"--tls: must be 1.2 or 1.3, got {tls_version!r}")
-    if mode == "h3" and tls_version != QUIC_TLS:
-        raise fail(f"--tls: h3 is QUIC, which always uses TLS {QUIC_TLS}")
+    direct = modes.in_topology("direct")
+    chosen_mode = modes.ALIASES.get(mode) or modes.BY_NAME.get(mode)
+    if chosen_mode not in direct:
+        raise fail(f"--mode: unknown mode {mode!r}; allowed: {', '.join(m.name for m in direct)}")
+    if tls_version not in modes.TLS_VERSIONS:
+        raise fail(f"--tls: must be {' or '.join(modes.TLS_VERSIONS)}, got {tls_version!r}")
+    if tls_version not in chosen_mode.tls_versions:
+        raise fail(f"--tls: {chosen_mode.name} is QUIC, which always uses TLS {modes.QUIC_TLS}")
+    mode = chosen_mode.name
     try:
         chosen = _profile_from_options(profile, profiles_file, overrides)
-        site_list = [sites_mod.resolve(name) for name in (site or ["seed000-small-n20"])]
+        site_list = [sitefiles.resolve(name) for name in (site or ["seed000-small-n20"])]
     except (ProfileError, ValueError) as error:
         raise fail(str(error)) from None
     try:
         with signals_raise():
             status = run_shell(command, site_list, mode, tls_version, chosen, backend)
-    except TestbedError as error:
+    except LabError as error:
         raise fail(str(error), 1) from None
     except (Interrupted, KeyboardInterrupt):
         raise fail("interrupted; the lab was torn down", 130) from None
@@ -466,8 +468,8 @@ ListenOpt = Annotated[str, typer.Option(envvar="PAGEBENCH_LISTEN", help=(
 
 def _serve(role: str, make, listen: str) -> None:
     """Serve a role until SIGTERM/SIGINT; whatever it set up is undone on the way out."""
-    from .control import parse_listen, serve_until_stopped
-    from .testbed import Interrupted, TestbedError, signals_raise
+    from pagebench.lab.split.control import parse_listen, serve_until_stopped
+    from pagebench.system import Interrupted, LabError, signals_raise
 
     try:
         parse_listen(listen)
@@ -476,7 +478,7 @@ def _serve(role: str, make, listen: str) -> None:
     try:
         with signals_raise(), make() as service:
             serve_until_stopped(listen, service.routes(), lambda text: out.print(f"{role}: {text}", highlight=False))
-    except TestbedError as error:
+    except LabError as error:
         raise fail(str(error), 1) from None
     except OSError as error:
         raise fail(f"--listen {listen}: {error.strerror or error}", 1) from None
@@ -493,7 +495,7 @@ def serve_router(
         help="Interface toward the sites (default: the one holding 198.18.1.1).")] = None,
 ) -> None:
     """The router role: own the emulated link of this network namespace, as the harness asks."""
-    from .router_service import RouterService
+    from pagebench.lab.split.router import RouterService
 
     _serve("router", lambda: RouterService(client_if, server_if), listen)
 
@@ -505,7 +507,7 @@ def serve_sites(
         help="Interface the server addresses go on (default: the one with an address in 198.18.1.0/24).")] = None,
 ) -> None:
     """The sites role: serve the test sites the harness asks for, from this network namespace."""
-    from .sites_service import SitesService
+    from pagebench.lab.split.sites import SitesService
 
     _serve("sites", lambda: SitesService(interface), listen)
 

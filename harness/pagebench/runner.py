@@ -20,24 +20,28 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import lab as lab_mod, serverconf, sites as sites_mod, spec as spec_mod, tls
-from .bound import Link as BoundLink, fetches_of, lower_bound_ms
-from .browser import CHROMIUM, Driver, Setup
-from .caddy import CADDY
-from .edge.proxy import EdgeProxy, ProxyError, ProxyStats
-from .edge.upstream import Strategy
-from .link.emulator import LinkControl, choose_backend
-from .link.plan import SPIN_US
-from .metrics import ProxyView, ServerView, evaluate
-from .profiles import Profile, builtin_profiles
-from .records import Condition, LoadResult, PlannedLoad
-from .hostbed import HostBed
-from .lab import Origins
-from .servers import nginx_version
-from .store import Store
-from .testbed import Testbed
-
-from . import REPO_ROOT as REPO
+from pagebench import REPO_ROOT as REPO
+from pagebench.core import modes, serverplan
+from pagebench.core import spec as spec_mod
+from pagebench.core.bound import Link as BoundLink
+from pagebench.core.bound import fetches_of, lower_bound_ms
+from pagebench.core.metrics import LinkView, ProxyView, ServerView, evaluate
+from pagebench.core.profiles import Profile
+from pagebench.core.records import Condition, LoadResult, PlannedLoad
+from pagebench.core.sites import GeneratedSite, Site
+from pagebench.edge.proxy import EdgeProxy, ProxyError, ProxyStats
+from pagebench.edge.upstream import Strategy
+from pagebench.lab import build, sitefiles, tls
+from pagebench.lab.browser import CHROMIUM, Driver, Setup
+from pagebench.lab.build import Origins, Roles
+from pagebench.lab.caddy import CADDY
+from pagebench.lab.nginx import nginx_version
+from pagebench.link.counters import LinkCounters
+from pagebench.link.emulator import LinkControl, choose_backend
+from pagebench.link.plan import SPIN_US
+from pagebench.results.store import Store
+from pagebench.system import Bed
+from pagebench.yamlfiles import builtin_profiles
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ class Prepared:
 
     spec: spec_mod.Experiment
     document: dict[str, Any]
-    sites: dict[str, sites_mod.GeneratedSite | sites_mod.Site]
+    sites: dict[str, GeneratedSite | Site]
     profiles: dict[str, Profile]
     plan: list[PlannedLoad]
 
@@ -54,10 +58,10 @@ class Prepared:
 def prepare(document: dict[str, Any], origin: str) -> Prepared:
     """Validate everything a run needs (spec, sites, profiles) before touching the machine."""
     spec = spec_mod.parse(document, origin)
-    found: dict[str, sites_mod.Site] = {}
+    found: dict[str, GeneratedSite | Site] = {}
     for index, entry in enumerate(spec.sites):
         try:
-            site = sites_mod.resolve(entry)
+            site = sitefiles.resolve(entry)
         except ValueError as error:
             raise spec_mod.SpecError(f"{origin}: sites[{index}]: {error}") from None
         found[site.name] = site
@@ -107,8 +111,10 @@ Progress = Callable[[int, int, PlannedLoad, LoadResult | None, str], None]
 class Runner:
     """Runs the remaining loads of one stored run in a fresh lab."""
 
-    def __init__(self, store: Store, run_id: str, prepared: Prepared, progress: Progress) -> None:
+    def __init__(self, store: Store, run_id: str, prepared: Prepared, progress: Progress,
+                 roles: Roles | None = None) -> None:
         self.store = store
+        self.roles = roles
         self.run_id = run_id
         self.p = prepared
         self.progress = progress
@@ -120,13 +126,12 @@ class Runner:
             self.store.set_status(self.run_id, "complete")
             return
         spec = self.p.spec
-        site_list = [sites_mod.materialize(site) for site in self.p.sites.values()]
-        server_plan = serverconf.plan(site_list, spec_mod.origin_modes(spec), spec.tls)
+        site_list = [sitefiles.materialize(site) for site in self.p.sites.values()]
+        server_plan = serverplan.plan(site_list, spec_mod.origin_modes(spec), spec.tls)
         backend = self.store.experiment(self.run_id)["backend"]  # as recorded
         # Built here (native), or the router and sites roles of a split lab (compose).
-        roles = lab_mod.from_environment()
-        lab = (lab_mod.native(server_plan, backend, spec.seed) if roles is None
-               else lab_mod.split(roles, list(spec.sites), server_plan, backend, spec.seed))
+        lab = (build.native(server_plan, backend, spec.seed) if self.roles is None
+               else build.split(self.roles, list(spec.sites), server_plan, backend, spec.seed))
         self.store.set_status(self.run_id, "running")
         from playwright.sync_api import sync_playwright
 
@@ -159,14 +164,14 @@ class Runner:
         fetches = fetches_of(result.resources, self.p.sites[c.site].level)
         return round(lower_bound_ms(fetches, link, c.mode, c.cache), 3)
 
-    def _edge_proxy(self, bed: Testbed | HostBed, origins: Origins) -> EdgeProxy | nullcontext[None]:
+    def _edge_proxy(self, bed: Bed, origins: Origins) -> EdgeProxy | nullcontext[None]:
         """The edge proxy when any condition goes through it (one for the whole run)."""
         if "proxy" not in self.p.spec.topologies:
             return nullcontext(None)
         assert origins.plan.leaf is not None
         return EdgeProxy(bed, bed.state_dir / "proxy", origins.plan.leaf, tls.ca_path(), clients=self.p.spec.clients)
 
-    def _setup(self, c: Condition, server_plan: serverconf.ServerPlan, proxy: EdgeProxy | None) -> Setup:
+    def _setup(self, c: Condition, server_plan: serverplan.ServerPlan, proxy: EdgeProxy | None) -> Setup:
         """How Chromium is launched for a condition. Through the proxy every name but the
         proxy's fails to resolve, so nothing can bypass it; direct, only the condition's
         origins resolve (Chromium never sends a DNS query out of the lab; it otherwise tries
@@ -176,22 +181,22 @@ class Runner:
             assert proxy is not None
             return Setup("MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", spki, proxies=proxy.servers)
         rules = server_plan.host_resolver_rules(c.mode, c.tls, site=c.site, block_others=True)
-        if c.mode == "h3":  # QUIC from the first request: no TCP, no Alt-Svc discovery
-            return Setup(rules, spki, force_quic_on=server_plan.force_quic_on(c.tls, site=c.site))
+        if modes.get(c.mode).quic:  # QUIC from the first request: no TCP, no Alt-Svc discovery
+            return Setup(rules, spki, force_quic_on=server_plan.force_quic_on(c.mode, c.tls, site=c.site))
         return Setup(rules, spki)
 
-    def _strategy(self, c: Condition, server_plan: serverconf.ServerPlan, proxy: EdgeProxy | None) -> None:
+    def _strategy(self, c: Condition, server_plan: serverplan.ServerPlan, proxy: EdgeProxy | None) -> None:
         """Before a proxied load: the mode's strategy and the condition's origins; every
         upstream connection from before is closed."""
         if c.topology != "proxy":
             return
         assert proxy is not None
         settings = self.p.spec.proxy_settings
-        bindings = server_plan.select(spec_mod.origin_mode(c.mode), c.tls, c.site)
+        bindings = server_plan.select(modes.get(c.mode).origin, c.tls, c.site)
         proxy.configure(Strategy(c.mode, settings.connections, settings.depth), {b.origin: b.ip for b in bindings})
 
     def _load(self, c: Condition, link: LinkControl, origins: Origins, driver: Driver,
-              server_plan: serverconf.ServerPlan, proxy: EdgeProxy | None, warm_profile: str,
+              server_plan: serverplan.ServerPlan, proxy: EdgeProxy | None, warm_profile: str,
               clients: int) -> tuple[list[LoadResult], float]:
         """One planned load: every client loads the page at once; counters read around it."""
         spec = self.p.spec
@@ -208,15 +213,15 @@ class Runner:
         log = origins.connections_since(offset)
         stats = proxy.stats() if c.topology == "proxy" and proxy is not None else None
         document_path = url.split("/", 3)[3] if url.count("/") >= 3 else ""
-        server = ServerView(log.connections, log.requests, log.statuses_for("/" + document_path))
+        server = ServerView(log.connections, log.requests, log.statuses_for("/" + document_path), log.not_modified())
         results = []
         for client, raw in enumerate(raws):
             view = None if stats is None else _proxy_view(stats, client)
-            results.append(evaluate(c, raw, delta, server, view))
+            results.append(evaluate(c, raw, _link_view(delta), server, view))
         return results, started
 
     def _loads(self, remaining: list[PlannedLoad], done: int, link: LinkControl, origins: Origins,
-               driver: Driver, server_plan: serverconf.ServerPlan, proxy: EdgeProxy | None) -> None:
+               driver: Driver, server_plan: serverplan.ServerPlan, proxy: EdgeProxy | None) -> None:
         spec, primed = self.p.spec, set()
         for planned in remaining:
             c = planned.condition
@@ -237,13 +242,13 @@ class Runner:
             self.progress(done, len(self.p.plan), planned, results[0], "")
 
     def _proxy_overhead(self, link: LinkControl, origins: Origins, driver: Driver,
-                        server_plan: serverconf.ServerPlan, proxy: EdgeProxy) -> None:
+                        server_plan: serverplan.ServerPlan, proxy: EdgeProxy) -> None:
         """The edge proxy's own cost, stored with the run: the first site cold with no added
         delay, direct and through the proxy alternately (one warm-up each), in the same
         origin mode both ways; (median proxied - median direct) / requests."""
         spec = self.p.spec
-        proxied = [m for m in spec.resolved_modes if m in spec_mod.TOPOLOGY_MODES["proxy"]]
-        mode = next((m for m in ("h2", "keepalive", "http1.0") if m in proxied), "keepalive")
+        proxied = [m for m in map(modes.get, spec.resolved_modes) if m.runs_in("proxy")]
+        mode = next((m for m in modes.OVERHEAD_PREFERENCE if m in proxied), proxied[0])
         site, tls_version = next(iter(self.p.sites)), spec.tls[0]
         link.apply(builtin_profiles()["none"])
         times: dict[str, list[float]] = {"direct": [], "proxy": []}
@@ -251,7 +256,7 @@ class Runner:
         for index in range(-1, OVERHEAD_LOADS):
             for topology in ("direct", "proxy"):
                 self.progress(0, len(self.p.plan), self.p.plan[0], None, f"edge-proxy overhead: {topology}")
-                c = Condition(site, spec_mod.origin_mode(mode) if topology == "direct" else mode, topology,
+                c = Condition(site, mode.origin if topology == "direct" else mode.name, topology,
                               "none", "cold", tls_version)
                 results, _ = self._load(c, link, origins, driver, server_plan, proxy, "", 1)
                 result = results[0]
@@ -263,28 +268,33 @@ class Runner:
                     requests = result.requests
         per_request = (statistics.median(times["proxy"]) - statistics.median(times["direct"])) / max(requests, 1)
         self.store.add_proxy_overhead(self.run_id, {
-            "site": site, "mode": mode, "tls": tls_version, "requests": requests,
+            "site": site, "mode": mode.name, "tls": tls_version, "requests": requests,
             "per_request_ms": round(per_request, 3), "direct_ms": times["direct"], "proxy_ms": times["proxy"],
             "scheduling": proxy.scheduling})
+
+
+def _link_view(counters: LinkCounters) -> LinkView:
+    return LinkView(counters.tcp_conns, counters.udp_flows, counters.as_dict())
 
 
 def _proxy_view(stats: ProxyStats, client: int) -> ProxyView:
     return ProxyView(stats.connection_count, len(stats.exchanges), stats.for_client(client).exchanges)
 
 
-def start(store: Store, prepared: Prepared, progress: Progress) -> str:
-    """Create the run in the store, then run it. Returns the run id."""
+def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None) -> str:
+    """Create the run in the store, then run it (in a split lab's `roles`, else natively).
+    Returns the run id."""
     run_id = new_run_id()
     backend = choose_backend(prepared.spec.backend)
     meta = environment() | {"seed": prepared.spec.seed, "notes": prepared.spec.notes, "backend": backend,
                             "delay_spin_us": SPIN_US if backend == "userspace" else None}
     store.create_experiment(run_id, prepared.document, meta, prepared.plan,
                             {name: p.fields() for name, p in prepared.profiles.items()})
-    Runner(store, run_id, prepared, progress).run()
+    Runner(store, run_id, prepared, progress, roles).run()
     return run_id
 
 
-def resume(store: Store, run_id: str, progress: Progress) -> None:
+def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = None) -> None:
     """Finish a stored run: exactly the planned loads that are not yet recorded."""
     experiment = store.experiment(run_id)
     prepared = prepare(experiment["spec"], f"run {run_id}")
@@ -293,4 +303,4 @@ def resume(store: Store, run_id: str, progress: Progress) -> None:
         (p.seq, p.condition.key, p.repetition) for p in prepared.plan
     ]:
         raise spec_mod.SpecError(f"run {run_id}: its stored plan no longer matches its spec; cannot resume")
-    Runner(store, run_id, prepared, progress).run()
+    Runner(store, run_id, prepared, progress, roles).run()

@@ -4,20 +4,11 @@ nothing behind; `link check --json` keeps its contract; `doctor` and `cleanup` a
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import DELAY_SLACK_MS, RATE_FLOOR, needs_root, nothing_left
-
-HARNESS = Path(__file__).resolve().parents[1]
-
-
-def pagebench(*args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pagebench", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=HARNESS)
+from tests.helpers import DELAY_SLACK_MS, RATE_FLOOR, needs_root, nothing_left, pagebench, write_spec
 
 
 @pytest.mark.parametrize(
@@ -104,3 +95,29 @@ def test_cleanup_with_nothing_to_do():
     result = pagebench("cleanup")
     assert result.returncode == 0
     assert "nothing to clean" in result.stdout or "kept" in result.stdout or "removed" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("fields", "needle"),
+    [
+        ({"modes": ["h4"]}, "modes: unknown mode 'h4'"),
+        ({"sites": ["nosuchsite"]}, "sites[0]:"),
+        ({"colour": 1}, "colour: unknown field"),
+        ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
+        ({"modes": ["pipelining"]}, "pipelining needs the edge-proxy topology"),
+    ],
+)
+def test_bad_specs_start_nothing(tmp_path, fields, needle):
+    spec = write_spec(tmp_path, **{"sites": ["seed000-small-n1"], "modes": ["h2"], **fields})
+    result = pagebench("run", str(spec), "--db", f"sqlite:///{tmp_path}/b.sqlite")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and str(spec) in lines[0]
+    assert nothing_left()
+
+
+def test_unreadable_spec(tmp_path):
+    missing = tmp_path / "missing.yaml"
+    result = pagebench("run", str(missing))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"error: {missing}: cannot read: No such file or directory"]

@@ -46,12 +46,12 @@ def _networks(service: str) -> dict:
 
 
 def test_the_router_sits_between_the_two_sides_as_in_the_native_topology():
-    from pagebench.topology import Topology
+    from pagebench.core.layout import Layout
 
     assert {"client_side", "server_side"} <= set(_networks("router"))
     assert "client_side" in _networks("harness") and "server_side" not in _networks("harness")
     assert "server_side" in _networks("sites") and "client_side" not in _networks("sites")
-    topo = Topology("pbcompose", server_ips=250)
+    topo = Layout("pbcompose", server_ips=250)
     router, harness, sites = _networks("router"), _networks("harness"), _networks("sites")
     assert router["client_side"]["ipv4_address"] == topo.router_client_ip
     assert router["server_side"]["ipv4_address"] == topo.router_server_ip
@@ -81,8 +81,8 @@ def test_capabilities_are_only_what_each_role_needs():
 
     assert RT_PRIORITY <= services["harness"]["ulimits"]["rtprio"] < 50  # the edge proxy's, below the link's
     # the endpoints' defaults, which a read-only /proc/sys cannot change later (link.endpoint)
-    from pagebench.link.endpoint import sysctl_values
-    from pagebench.profiles import make_profile
+    from pagebench.lab.split.endpoint import sysctl_values
+    from pagebench.core.profiles import make_profile
 
     wanted = sysctl_values(make_profile({"name": "defaults"}))
     for role in ("harness", "sites"):
@@ -90,7 +90,7 @@ def test_capabilities_are_only_what_each_role_needs():
 
 
 def test_the_roles_add_their_routes_via_the_router():
-    from pagebench.link.endpoint import CLIENT_SIDE, SERVER_SIDE
+    from pagebench.lab.split.endpoint import CLIENT_SIDE, SERVER_SIDE
 
     for role, far in (("harness", SERVER_SIDE), ("sites", CLIENT_SIDE)):
         script = COMPOSE["services"][role]["command"][-1]

@@ -27,8 +27,7 @@ import yaml
 
 from pagebench import REPO_ROOT
 
-from .conftest import drop_database, fresh_database, needs_root, nothing_left
-from .test_runner import pagebench, run_id_of, write_spec
+from tests.helpers import drop_database, fresh_database, needs_root, nothing_left, pagebench, run_id_of, write_spec
 
 DASHBOARDS = REPO_ROOT / "dashboards"
 BOARDS = sorted((DASHBOARDS / "json").glob("*.json"))

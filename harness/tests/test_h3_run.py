@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pagebench.store import Store
+from pagebench.results.store import Store
 
-from .conftest import needs_root
-from .test_runner import pagebench, run_id_of, write_spec
+from tests.helpers import needs_root, pagebench, run_id_of, write_spec
 
 pytestmark = [pytest.mark.integration, needs_root]
 

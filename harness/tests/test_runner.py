@@ -12,31 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
-from pagebench.store import Store
+from pagebench.results.store import Store
 
-from .conftest import DELAY_SLACK_MS, needs_root, nothing_left
+from tests.helpers import DELAY_SLACK_MS, HARNESS, needs_root, nothing_left, pagebench, run_id_of, write_spec
 
 pytestmark = [pytest.mark.integration, needs_root]
-HARNESS = Path(__file__).resolve().parents[1]
-
-
-def pagebench(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pagebench", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=HARNESS)
-
-
-def write_spec(tmp_path: Path, **fields) -> Path:
-    path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump(fields))
-    return path
-
-
-def run_id_of(result: subprocess.CompletedProcess[str]) -> str:
-    assert result.returncode == 0, result.stderr[-3000:]
-    line = next(line for line in result.stdout.splitlines() if line.startswith("run "))
-    return line.split()[1]
 
 
 @pytest.fixture(scope="module")
@@ -106,6 +87,7 @@ def test_warm_loads_come_from_the_disk_cache_and_revalidate_the_html(modes_run):
         for load in _loads(store, run, mode, "warm"):
             resources = store.resources(load["id"])
             assert not resources[0]["from_cache"]  # the HTML is revalidated (a 304, checked in metrics)
+            assert resources[0]["revalidated"]
             assert all(r["from_cache"] for r in resources[1:])
             assert load["cache_hits"] == load["requests"] - 1
 
@@ -203,32 +185,6 @@ def test_kill9_then_cleanup_and_resume_completes_exactly_the_plan(tmp_path):
     assert {l["seq"] for l in loads} >= done_before
     assert Store(db).experiment(run)["status"] == "complete"
     assert nothing_left()
-
-
-@pytest.mark.parametrize(
-    ("fields", "needle"),
-    [
-        ({"modes": ["h4"]}, "modes: unknown mode 'h4'"),
-        ({"sites": ["nosuchsite"]}, "sites[0]:"),
-        ({"colour": 1}, "colour: unknown field"),
-        ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
-        ({"modes": ["pipelining"]}, "pipelining needs the edge-proxy topology"),
-    ],
-)
-def test_bad_specs_start_nothing(tmp_path, fields, needle):
-    spec = write_spec(tmp_path, **{"sites": ["seed000-small-n1"], "modes": ["h2"], **fields})
-    result = pagebench("run", str(spec), "--db", f"sqlite:///{tmp_path}/b.sqlite")
-    assert result.returncode == 2
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and needle in lines[0] and str(spec) in lines[0]
-    assert nothing_left()
-
-
-def test_unreadable_spec(tmp_path):
-    missing = tmp_path / "missing.yaml"
-    result = pagebench("run", str(missing))
-    assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [f"error: {missing}: cannot read: No such file or directory"]
 
 
 def test_shell_runs_a_command_in_the_lab_and_returns_its_status():

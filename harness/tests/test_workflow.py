@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from pagebench import runner
-from pagebench.spec import read_document
+from pagebench.yamlfiles import spec_document
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "pageload.yml"
@@ -161,7 +161,7 @@ def test_every_pagebench_subcommand_it_runs_exists():
 
 
 def test_ci_experiment_is_valid_and_small():
-    prepared = runner.prepare(read_document(EXPERIMENT), str(EXPERIMENT))
+    prepared = runner.prepare(spec_document(EXPERIMENT), str(EXPERIMENT))
     assert prepared.spec.name == "ci"
     assert len({load.condition for load in prepared.plan}) >= 2  # something to compare within a run
     assert len(prepared.plan) <= 100  # a couple of minutes on two cores

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..testbed import Testbed, stop_process
-from ..tls import Leaf
-from .upstream import Strategy
+from pagebench.core.certs import Leaf
+from pagebench.edge.upstream import Strategy
+from pagebench.system import Bed, stop_process
 
 BASE_PORT = 18080
 START_TIMEOUT_S = 30.0
@@ -70,14 +70,14 @@ class EdgeProxy:
     """Context manager: the edge proxy in the client namespace, stopped on exit.
 
         with EdgeProxy(bed, bed.state_dir / "proxy", leaf, ca_path, clients=2) as proxy:
-            proxy.configure(Strategy("pipelining", 1, 4), {"a.test": "198.18.1.2"})
+            proxy.configure(Strategy(PIPELINING.name, 1, 4), {"a.test": "198.18.1.2"})
             ...  # the browser loads through proxy.servers[k]
             stats = proxy.stats()
     """
 
-    def __init__(self, testbed: Testbed, rundir: Path, leaf: Leaf, cafile: Path, clients: int = 1,
+    def __init__(self, bed: Bed, rundir: Path, leaf: Leaf, cafile: Path, clients: int = 1,
                  port: int = BASE_PORT) -> None:
-        self.testbed, self.rundir = testbed, Path(rundir)
+        self.bed, self.rundir = bed, Path(rundir)
         self.leaf, self.cafile = leaf, Path(cafile)
         self.clients, self.port = clients, port
         self.socket_path = self.rundir / "control.sock"
@@ -98,7 +98,7 @@ class EdgeProxy:
                 "--clients", str(self.clients), "--certs", str(self.rundir / "cert.pem"),
                 "--control", str(self.socket_path), "--ca", str(self.cafile), "--confdir", str(self.rundir / "conf"),
                 "--rt-priority", str(self.rt_priority)]
-        return self.testbed.exec_argv(self.testbed.topology.client, argv)
+        return self.bed.exec_argv(self.bed.layout.client, argv)
 
     def __enter__(self) -> EdgeProxy:
         self.rundir.mkdir(parents=True, exist_ok=True)
@@ -109,7 +109,7 @@ class EdgeProxy:
         self.socket_path.unlink(missing_ok=True)
         try:
             with open(self.rundir / "proxy.log", "w") as log:
-                self.process = self.testbed.spawn(self.argv(), stdout=log, stderr=subprocess.STDOUT)
+                self.process = self.bed.spawn(self.argv(), stdout=log, stderr=subprocess.STDOUT)
             self._wait_ready()
         except BaseException:
             self.stop()
@@ -178,7 +178,7 @@ class EdgeProxy:
             self._control = None
         if self.process is not None:
             stop_process(self.process)
-            if self.process in self.testbed.processes:
-                self.testbed.processes.remove(self.process)
+            if self.process in self.bed.processes:
+                self.bed.processes.remove(self.process)
             self.process = None
         shutil.rmtree(self.rundir / "conf", ignore_errors=True)

@@ -23,7 +23,8 @@ from mitmproxy import master, options
 from mitmproxy.addons import core, errorcheck, next_layer, proxyserver, tlsconfig
 from mitmproxy.proxy import mode_servers
 
-from .addon import EdgeAddon
+from pagebench.edge.addon import EdgeAddon
+from pagebench.edge.control import ControlSocket
 
 
 class BatchedWriter:
@@ -107,13 +108,13 @@ async def main(args: argparse.Namespace) -> None:
     logging.getLogger().setLevel(logging.WARNING)
     opts = options.Options()
     proxy = master.Master(opts, with_termlog=True)
+    edge = EdgeAddon(args.ca or None, args.port, scheduling)
     proxy.addons.add(core.Core(), proxyserver.Proxyserver(), next_layer.NextLayer(), tlsconfig.TlsConfig(),
-                     errorcheck.ErrorCheck(), EdgeAddon(scheduling))
+                     errorcheck.ErrorCheck(), edge, ControlSocket(args.control, edge))
     opts.update(
         mode=[f"regular@{args.port + k}" for k in range(args.clients)], listen_host="127.0.0.1",
         confdir=args.confdir, certs=[f"*={args.certs}"], connection_strategy="lazy", upstream_cert=False,
         validate_inbound_headers=False,  # Chromium's headers, checked again in Python per request
-        pagebench_control=args.control, pagebench_ca=args.ca, pagebench_base_port=args.port,
     )
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -35,7 +35,11 @@ import h2.exceptions
 import h2.settings
 import httptools
 
-STRATEGIES = ("http1.0", "keepalive", "pipelining", "h2")
+from pagebench.core import modes
+from pagebench.core.modes import Mode
+
+#: The modes the edge proxy carries across the link (those that run in the proxy topology).
+STRATEGIES = tuple(mode.name for mode in modes.in_topology("proxy"))
 #: Request headers that belong to one hop, not to the request (RFC 9110 7.6.1), and
 #: what the browser->proxy hop adds.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te",
@@ -57,6 +61,10 @@ class Strategy:
     mode: str  # one of STRATEGIES
     connections: int = 6
     depth: int = 1
+
+    @property
+    def kind(self) -> Mode:
+        return modes.get(self.mode)
 
     def __post_init__(self) -> None:
         if self.mode not in STRATEGIES:
@@ -243,7 +251,7 @@ class H1Connection(_Connection):
 
     def capacity(self, job: _Job) -> int:
         strategy = self.pool.strategy
-        if strategy.mode == "pipelining" and job.request.method == "GET":
+        if strategy.kind.pipelined and job.request.method == "GET":
             return strategy.depth
         return 1
 
@@ -298,7 +306,7 @@ class H1Connection(_Connection):
 class H2Connection(_Connection):
     """One HTTP/2 connection carrying every request to its origin."""
 
-    protocol = "h2"
+    protocol = modes.H2.upstream_protocol or ""
 
     def __init__(self, pool: OriginPool, record: ConnectionRecord) -> None:
         # Headers come from Chromium and nginx as they are: checking them again in Python
@@ -316,9 +324,9 @@ class H2Connection(_Connection):
         return self.max_streams
 
     async def _serve(self) -> None:
-        reader, self.writer = await self._open(["h2"])
-        if self.writer.get_extra_info("ssl_object").selected_alpn_protocol() != "h2":
-            raise UpstreamError(f"{self.pool.host}: the server did not negotiate h2")
+        reader, self.writer = await self._open([self.protocol])
+        if self.writer.get_extra_info("ssl_object").selected_alpn_protocol() != self.protocol:
+            raise UpstreamError(f"{self.pool.host}: the server did not negotiate {self.protocol}")
         self.h2.local_settings = h2.settings.Settings(client=True, initial_values={
             h2.settings.SettingCodes.ENABLE_PUSH: 0,
             h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: H2_STREAM_WINDOW,
@@ -427,19 +435,19 @@ class OriginPool:
         idle = [c for c in usable if not c.in_flight]
         if idle:
             return idle[0]
-        if len(self.connections) < self.strategy.connections and (self.strategy.mode != "h2" or not usable):
+        if len(self.connections) < self.strategy.connections and (not self.strategy.kind.multiplexed or not usable):
             return self._open()
         return min(usable, key=lambda c: len(c.in_flight)) if usable else None
 
     def _open(self) -> _Connection:
-        mode = self.strategy.mode
-        protocol = {"http1.0": "http/1.0", "h2": "h2"}.get(mode, "http/1.1")
+        kind = self.strategy.kind
+        protocol = kind.upstream_protocol or ""
         record = self.upstream.new_connection(self.host, self.address, protocol)
         connection: _Connection
-        if mode == "h2":
+        if kind.multiplexed:
             connection = H2Connection(self, record)
         else:
-            connection = H1Connection(self, record, "1.0" if mode == "http1.0" else "1.1")
+            connection = H1Connection(self, record, protocol.removeprefix("http/"))
         self.connections.append(connection)
         return connection
 

@@ -9,44 +9,42 @@ import subprocess
 import sys
 from collections.abc import Callable
 
-from ..hostbed import HostBed
-from ..profiles import Profile
-from ..testbed import Testbed, TestbedError, stop_process
-from ..topology import Topology
-from .emulator import Link, LinkControl
-from .verdict import probe_plan, steady_goodput_mbit, summarize
+from pagebench.core.profiles import Profile
+from pagebench.link.emulator import Link, LinkControl
+from pagebench.system import Bed, LabError, stop_process
+from pagebench.link.verdict import probe_plan, steady_goodput_mbit, summarize
 
 PROBE_PORT = 5201
 Step = Callable[[str], None]
 
 
-def _probe_argv(testbed: Testbed | HostBed, ns: str, *args: str) -> list[str]:
-    return testbed.exec_argv(ns, [sys.executable, "-m", "pagebench.link.probe", *args])
+def _probe_argv(bed: Bed, ns: str, *args: str) -> list[str]:
+    return bed.exec_argv(ns, [sys.executable, "-m", "pagebench.link.probe", *args])
 
 
-def _client(testbed: Testbed | HostBed, *args: str) -> object:
-    argv = _probe_argv(testbed, testbed.topology.client, *args)
-    result = testbed.run(argv)
+def _client(bed: Bed, *args: str) -> object:
+    argv = _probe_argv(bed, bed.layout.client, *args)
+    result = bed.run(argv)
     return json.loads(result.stdout)
 
 
-def measure(testbed: Testbed, link: Link, profile: Profile, step: Step = lambda _: None) -> dict[str, object]:
-    """Probe an applied link; leaves the testbed as it found it."""
-    topo = testbed.topology
+def measure(bed: Bed, link: Link, profile: Profile, step: Step = lambda _: None) -> dict[str, object]:
+    """Probe an applied link; leaves the bed as it found it."""
+    topo = bed.layout
     host = topo.server_addresses[0]
-    server = testbed.spawn(
-        _probe_argv(testbed, topo.server, "serve", "--host", host, "--port", str(PROBE_PORT)),
+    server = bed.spawn(
+        _probe_argv(bed, topo.server, "serve", "--host", host, "--port", str(PROBE_PORT)),
         stdout=subprocess.PIPE,
     )
     try:
         assert server.stdout is not None
         ready, _, _ = select.select([server.stdout], [], [], 10)
         if not ready or server.stdout.readline().strip() != "ready":
-            raise TestbedError("link check: the probe server did not start")
-        return probe_link(link, profile, host, topo.client_ip, lambda *args: _client(testbed, *args), step)
+            raise LabError("link check: the probe server did not start")
+        return probe_link(link, profile, host, topo.client_ip, lambda *args: _client(bed, *args), step)
     finally:
         stop_process(server)
-        testbed.processes.remove(server)
+        bed.processes.remove(server)
 
 
 def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: Callable[..., object],
@@ -79,17 +77,3 @@ def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: 
         steady_goodput_mbit([tuple(s) for s in up], plan.warm_s),
         udp, delta,
     )
-
-
-def link_check(
-    profile: Profile, backend: str | None = None, seed: int = 1, prefix: str | None = None,
-    step: Step = lambda _: None,
-) -> dict[str, object]:
-    """Build a throwaway testbed, apply the profile, measure, tear down."""
-    from ..topology import new_prefix
-
-    with Testbed(Topology(prefix or new_prefix())) as testbed:
-        step("building the testbed")
-        link = Link(testbed, backend, seed)
-        link.apply(profile)
-        return measure(testbed, link, profile, step)

@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass, fields
 
-from .delaystats import HIST_BUCKETS, percentile_us
+from pagebench.link.delaystats import HIST_BUCKETS, percentile_us
 
 _COUNTED = re.compile(r"^\[(\d+):(\d+)\] .*--comment \"?pb:(\w+)\"?")
 

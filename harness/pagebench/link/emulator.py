@@ -1,4 +1,4 @@
-"""Apply a profile to a live testbed's router and read its counters.
+"""Apply a profile to a live bed's router and read its counters.
 
 The only I/O in `link/`: it executes what `plan` renders, runs `pagebench-delay` for
 the userspace backend, and gathers the raw text that `counters` parses.
@@ -13,20 +13,12 @@ import time
 from pathlib import Path
 from typing import Protocol
 
-from .. import REPO_ROOT
-from ..hostbed import HostBed
-from ..profiles import Profile
-from ..testbed import Testbed, TestbedError, probe_in_throwaway_namespace, run, stop_process
-from . import delaystats
-from .counters import (
-    EMPTY_HIST,
-    LinkCounters,
-    parse_iptables_save,
-    parse_nfqueue,
-    parse_qdisc_drops,
-    queue_and_loss_drops,
-)
-from .plan import BACKENDS, LinkPlan, netem_plan, reset_commands, userspace_plan
+from pagebench import REPO_ROOT
+from pagebench.core.profiles import Profile
+from pagebench.system import Bed, LabError, probe_in_throwaway_namespace, run, stop_process
+from pagebench.link import delaystats
+from pagebench.link.counters import EMPTY_HIST, LinkCounters, parse_iptables_save, parse_nfqueue, parse_qdisc_drops, queue_and_loss_drops
+from pagebench.link.plan import BACKENDS, LinkPlan, netem_plan, reset_commands, userspace_plan
 
 DELAY_PROGRAM = Path(os.environ.get("PAGEBENCH_DELAY_BIN", REPO_ROOT / "netem" / "build" / "pagebench-delay"))
 READY_TIMEOUT_S = 5.0
@@ -50,10 +42,10 @@ def netem_available() -> bool:
 def choose_backend(requested: str | None) -> str:
     """The backend a run will use, known before anything is built (it is recorded)."""
     if requested is not None and requested not in BACKENDS:
-        raise TestbedError(f"--backend: unknown backend {requested!r}; allowed: {', '.join(BACKENDS)}")
+        raise LabError(f"--backend: unknown backend {requested!r}; allowed: {', '.join(BACKENDS)}")
     has_netem = netem_available()
     if requested == "netem" and not has_netem:
-        raise TestbedError("--backend netem: this kernel has no sch_netem; use --backend userspace")
+        raise LabError("--backend netem: this kernel has no sch_netem; use --backend userspace")
     if requested is not None:
         return requested
     return "netem" if has_netem else "userspace"
@@ -74,40 +66,40 @@ class LinkControl(Protocol):
 
 
 class Link:
-    """The emulated link of one testbed. `apply` may be called again to change profile.
+    """The emulated link of one bed. `apply` may be called again to change profile.
 
-    Natively it also sets the endpoints' TCP knobs (their namespaces are the testbed's);
+    Natively it also sets the endpoints' TCP knobs (their namespaces are the bed's);
     with `endpoints=False` (the router role of a split lab) only the router's half is
-    applied and each endpoint applies its own (`link.endpoint`)."""
+    applied and each endpoint applies its own (`lab.split.endpoint`)."""
 
-    def __init__(self, testbed: Testbed | HostBed, backend: str | None = None, seed: int = 1,
+    def __init__(self, bed: Bed, backend: str | None = None, seed: int = 1,
                  endpoints: bool = True) -> None:
-        self.testbed = testbed
+        self.bed = bed
         self.endpoints = endpoints
         self.backend = choose_backend(backend)
         self.seed = seed
         self.profile: Profile | None = None
         self.plan: LinkPlan | None = None
         self.delay: subprocess.Popen[str] | None = None
-        self.stats_path = testbed.state_dir / "delay.stats"
+        self.stats_path = bed.state_dir / "delay.stats"
 
     def apply(self, profile: Profile) -> None:
-        topo = self.testbed.topology
+        topo = self.bed.layout
         self._stop_delay()
         for cmd in reset_commands(topo):
-            self.testbed.run(cmd, check=False)
+            self.bed.run(cmd, check=False)
         if self.backend == "netem":
             plan = netem_plan(topo, profile)
         else:
             if not DELAY_PROGRAM.exists():
-                raise TestbedError(f"{DELAY_PROGRAM}: not built (run `make -C netem`)")
+                raise LabError(f"{DELAY_PROGRAM}: not built (run `make -C netem`)")
             plan = userspace_plan(topo, profile, DELAY_PROGRAM, self.stats_path, self.seed)
         for cmd in (plan.endpoint if self.endpoints else []) + plan.router_tc:
-            self.testbed.run(cmd)
+            self.bed.run(cmd)
         if plan.delay_argv is not None:
             self._start_delay(plan.delay_argv)
-        self.testbed.run(("ip", "netns", "exec", topo.router, "iptables-restore"), input=plan.rules_v4)
-        self.testbed.run(("ip", "netns", "exec", topo.router, "ip6tables-restore"), input=plan.rules_v6)
+        self.bed.run(("ip", "netns", "exec", topo.router, "iptables-restore"), input=plan.rules_v4)
+        self.bed.run(("ip", "netns", "exec", topo.router, "ip6tables-restore"), input=plan.rules_v6)
         self.profile, self.plan = profile, plan
 
     def reset(self) -> None:
@@ -115,42 +107,42 @@ class Link:
         owner's to restore: natively the namespace goes, in the router role the service
         puts back what it found)."""
         self._stop_delay()
-        for cmd in reset_commands(self.testbed.topology):
-            self.testbed.run(cmd, check=False)
+        for cmd in reset_commands(self.bed.layout):
+            self.bed.run(cmd, check=False)
         self.profile, self.plan = None, None
 
     def _start_delay(self, argv: tuple[str, ...]) -> None:
-        proc = self.testbed.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = self.bed.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None
         ready, _, _ = select.select([proc.stdout], [], [], READY_TIMEOUT_S)
         line = proc.stdout.readline() if ready else ""
         if line.strip() != "ready":
             stop_process(proc)
             err = (proc.stderr.read() if proc.stderr else "").strip().splitlines()
-            raise TestbedError(f"pagebench-delay did not start: {err[-1] if err else 'no ready line'}")
+            raise LabError(f"pagebench-delay did not start: {err[-1] if err else 'no ready line'}")
         self.delay = proc
 
     def _stop_delay(self) -> None:
         if self.delay is not None:
             stop_process(self.delay)
-            self.testbed.processes.remove(self.delay)
+            self.bed.processes.remove(self.delay)
             self.delay = None
 
     def check_alive(self) -> None:
         """The userspace link fails closed: if the program died, nothing crosses. Say so."""
         if self.delay is not None and self.delay.poll() is not None:
-            raise TestbedError(f"pagebench-delay exited with status {self.delay.returncode}: the link is down")
+            raise LabError(f"pagebench-delay exited with status {self.delay.returncode}: the link is down")
 
     def counters(self) -> LinkCounters:
-        router = self.testbed.topology.router
+        router = self.bed.layout.router
         rules: dict[str, tuple[int, int]] = {}
         for tool in ("iptables-save", "ip6tables-save"):
-            text = self.testbed.run(("ip", "netns", "exec", router, tool, "-c")).stdout
+            text = self.bed.run(("ip", "netns", "exec", router, tool, "-c")).stdout
             for tag, (packets, nbytes) in parse_iptables_save(text).items():
                 old = rules.get(tag, (0, 0))
                 rules[tag] = (old[0] + packets, old[1] + nbytes)
-        qdiscs = self.testbed.run(("tc", "-n", router, "-s", "-j", "qdisc", "show")).stdout
-        topo = self.testbed.topology
+        qdiscs = self.bed.run(("tc", "-n", router, "-s", "-j", "qdisc", "show")).stdout
+        topo = self.bed.layout
         q_up, loss_up = queue_and_loss_drops(parse_qdisc_drops(qdiscs, topo.router_server_if))
         q_down, loss_down = queue_and_loss_drops(parse_qdisc_drops(qdiscs, topo.router_client_if))
         nfq_drops, hist = 0, EMPTY_HIST

@@ -16,8 +16,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..profiles import FRAME_BYTES, Profile
-from ..topology import Command, Topology
+from pagebench.core.profiles import FRAME_BYTES, Profile
+from pagebench.core.layout import Command, Layout
 
 BACKENDS = ("netem", "userspace")
 UP_QUEUE, DOWN_QUEUE = 0, 1
@@ -70,7 +70,7 @@ def htb_commands(ns: str, dev: str, parent: str, handle: int, mbit: float, limit
     ]
 
 
-def directions(topo: Topology, profile: Profile) -> list[tuple[str, str, float | None]]:
+def directions(topo: Layout, profile: Profile) -> list[tuple[str, str, float | None]]:
     """(name, router egress device, rate) for each direction."""
     return [
         ("up", topo.router_server_if, profile.up_mbit),
@@ -78,13 +78,13 @@ def directions(topo: Topology, profile: Profile) -> list[tuple[str, str, float |
     ]
 
 
-def reset_commands(topo: Topology) -> list[Command]:
+def reset_commands(topo: Layout) -> list[Command]:
     """Remove any previous root qdisc (a fresh veth has none, so failures are expected)."""
     return [("tc", "-n", topo.router, "qdisc", "del", "dev", dev, "root")
             for dev in (topo.router_server_if, topo.router_client_if)]
 
 
-def endpoint_commands(topo: Topology, profile: Profile) -> list[Command]:
+def endpoint_commands(topo: Layout, profile: Profile) -> list[Command]:
     """Client and server TCP knobs: sysctls, and per-route congestion control / initcwnd."""
     rmem = profile.tcp_rmem or DEFAULT_RMEM
     wmem = profile.tcp_wmem or DEFAULT_WMEM
@@ -109,7 +109,7 @@ def endpoint_commands(topo: Topology, profile: Profile) -> list[Command]:
     return cmds
 
 
-def firewall_rules(topo: Topology, profile: Profile, queue: bool, ipv6: bool = False) -> str:
+def firewall_rules(topo: Layout, profile: Profile, queue: bool, ipv6: bool = False) -> str:
     """An iptables-restore document for one address family.
 
     The offered packets of each direction are counted (and, for the userspace backend,
@@ -149,7 +149,7 @@ def firewall_rules(topo: Topology, profile: Profile, queue: bool, ipv6: bool = F
     return "\n".join(raw + mangle + filt) + "\n"
 
 
-def netem_plan(topo: Topology, profile: Profile) -> LinkPlan:
+def netem_plan(topo: Layout, profile: Profile) -> LinkPlan:
     tc: list[Command] = []
     for _, dev, mbit in directions(topo, profile):
         netem: Command = ("tc", "-n", topo.router, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "netem",
@@ -166,7 +166,7 @@ def netem_plan(topo: Topology, profile: Profile) -> LinkPlan:
                     firewall_rules(topo, profile, False, ipv6=True), None, notes)
 
 
-def userspace_plan(topo: Topology, profile: Profile, program: Path, stats: Path, seed: int) -> LinkPlan:
+def userspace_plan(topo: Layout, profile: Profile, program: Path, stats: Path, seed: int) -> LinkPlan:
     tc: list[Command] = []
     for _, dev, mbit in directions(topo, profile):
         if mbit is not None:

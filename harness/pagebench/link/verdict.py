@@ -6,8 +6,9 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from ..profiles import Profile
-from .counters import LinkCounters
+from pagebench.core.profiles import Profile
+from pagebench.core.quantiles import percentile
+from pagebench.link.counters import LinkCounters
 
 #: A link is trusted only if packets were released on time and none were lost in
 #: the hand-over to the delay program.
@@ -63,15 +64,6 @@ def steady_goodput_mbit(samples: list[tuple[float, ...]], warm_s: float) -> floa
     if end[0] <= start[0]:
         return 0.0
     return (end[-1] - start[-1]) * 8 / (end[0] - start[0]) / 1e6
-
-
-def percentile(values: list[float], pct: float) -> float:
-    """Linear-interpolation percentile (numpy's default), without numpy."""
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * pct / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
 
 
 def summarize(

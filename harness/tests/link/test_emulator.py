@@ -11,31 +11,31 @@ from collections.abc import Iterator
 
 import pytest
 
+from pagebench.core.layout import Layout, new_prefix
+from pagebench.core.profiles import FRAME_BYTES, make_profile
+from pagebench.lab.netns import NamespaceBed
 from pagebench.link.emulator import Link
 from pagebench.link.verdict import steady_goodput_mbit
-from pagebench.profiles import FRAME_BYTES, make_profile
-from pagebench.testbed import Testbed, TestbedError, run
-from pagebench.topology import Topology, new_prefix
-
-from ..conftest import DELAY_SLACK_MS, RATE_FLOOR, needs_root, probe
+from pagebench.system import LabError, run
+from tests.helpers import DELAY_SLACK_MS, RATE_FLOOR, needs_root, probe
 
 pytestmark = [pytest.mark.integration, needs_root]
 PORT = "7100"
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[tuple[Testbed, Link]]:
-    with Testbed(Topology(new_prefix(), server_ips=2)) as bed:
+def lab() -> Iterator[tuple[NamespaceBed, Link]]:
+    with NamespaceBed(Layout(new_prefix(), server_ips=2)) as bed:
         link = Link(bed)
-        server = bed.spawn(bed.exec_argv(bed.topology.server, [
+        server = bed.spawn(bed.exec_argv(bed.layout.server, [
             sys.executable, "-m", "pagebench.link.probe", "serve", "--host", "::", "--port", PORT]),
             stdout=subprocess.PIPE)
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"
         yield bed, link
 
 
-def rtt_ms(bed: Testbed, host: str, count: int = 20) -> float:
-    samples = json.loads(probe(bed.topology.client, "rtt", "--host", host, "--port", PORT, "--count", str(count)))
+def rtt_ms(bed: NamespaceBed, host: str, count: int = 20) -> float:
+    samples = json.loads(probe(bed.layout.client, "rtt", "--host", host, "--port", PORT, "--count", str(count)))
     return statistics.median(samples)
 
 
@@ -47,25 +47,25 @@ def test_delay_is_exact_both_families(lab):
     bed, link = lab
     link.apply(make_profile({"name": "d", "rtt_ms": 40}))
     assert link.backend in ("netem", "userspace")
-    for host in (bed.topology.server_addresses[0], bed.topology.server_addresses6[1]):
+    for host in (bed.layout.server_addresses[0], bed.layout.server_addresses6[1]):
         assert delayed_by(rtt_ms(bed, host), 40), host
 
 
 def test_reapplying_changes_the_delay(lab):
     bed, link = lab
     link.apply(make_profile({"name": "a", "rtt_ms": 10}))
-    assert delayed_by(rtt_ms(bed, bed.topology.server_addresses[0]), 10)
+    assert delayed_by(rtt_ms(bed, bed.layout.server_addresses[0]), 10)
     link.apply(make_profile({"name": "b", "rtt_ms": 60}))
-    assert delayed_by(rtt_ms(bed, bed.topology.server_addresses[0]), 60)
+    assert delayed_by(rtt_ms(bed, bed.layout.server_addresses[0]), 60)
 
 
 def test_rate_limits_each_direction_at_layer_2(lab):
     bed, link = lab
     link.apply(make_profile({"name": "r", "rtt_ms": 10, "down_mbit": 20, "up_mbit": 5}))
-    host = bed.topology.server_addresses[0]
+    host = bed.layout.server_addresses[0]
     l2_share = 1448 / FRAME_BYTES  # TCP payload per wire frame (timestamps on)
-    down = json.loads(probe(bed.topology.client, "down", "--host", host, "--port", PORT, "--seconds", "3"))
-    up = json.loads(probe(bed.topology.client, "up", "--host", host, "--port", PORT, "--seconds", "3"))
+    down = json.loads(probe(bed.layout.client, "down", "--host", host, "--port", PORT, "--seconds", "3"))
+    up = json.loads(probe(bed.layout.client, "up", "--host", host, "--port", PORT, "--seconds", "3"))
     for samples, mbit in ((down, 20), (up, 5)):
         goodput = steady_goodput_mbit([tuple(s) for s in samples], 1.0)
         assert mbit * l2_share * RATE_FLOOR <= goodput <= mbit * l2_share * 1.01, (mbit, goodput)
@@ -77,8 +77,8 @@ def test_loss_rate_and_loss_counters_agree(lab):
     link.wait_settled()
     before = link.counters()
     result = json.loads(probe(
-        bed.topology.client, "loss", "--host", bed.topology.server_addresses[0], "--port", PORT,
-        "--me", bed.topology.client_ip, "--count-up", "10000", "--pps-up", "5000",
+        bed.layout.client, "loss", "--host", bed.layout.server_addresses[0], "--port", PORT,
+        "--me", bed.layout.client_ip, "--count-up", "10000", "--pps-up", "5000",
         "--count-down", "10000", "--pps-down", "5000", "--grace", "0.3"))
     link.wait_settled()
     delta = link.counters() - before
@@ -95,15 +95,15 @@ def test_loss_rate_and_loss_counters_agree(lab):
 def test_counters_count_connections_flows_packets_and_bytes(lab):
     bed, link = lab
     link.apply(make_profile({"name": "c", "rtt_ms": 2}))
-    host = bed.topology.server_addresses[0]
+    host = bed.layout.server_addresses[0]
     link.wait_settled()
     before = link.counters()
-    probe(bed.topology.client, "rtt", "--host", host, "--port", PORT, "--count", "7")  # 8 connections
+    probe(bed.layout.client, "rtt", "--host", host, "--port", PORT, "--count", "7")  # 8 connections
     link.wait_settled()
     middle = link.counters()
     assert (middle - before).tcp_conns == 8
     assert (middle - before).udp_flows == 0
-    probe(bed.topology.client, "loss", "--host", host, "--port", PORT, "--me", bed.topology.client_ip,
+    probe(bed.layout.client, "loss", "--host", host, "--port", PORT, "--me", bed.layout.client_ip,
           "--count-up", "300", "--pps-up", "3000", "--count-down", "200", "--pps-down", "3000", "--grace", "0.2")
     link.wait_settled()
     delta = link.counters() - middle
@@ -121,7 +121,7 @@ def test_a_shallow_queue_tail_drops(lab):
     link.apply(make_profile({"name": "q", "rtt_ms": 20, "down_mbit": 5, "up_mbit": 5, "queue_bytes": 6000}))
     link.wait_settled()
     before = link.counters()
-    probe(bed.topology.client, "down", "--host", bed.topology.server_addresses[0], "--port", PORT, "--seconds", "2")
+    probe(bed.layout.client, "down", "--host", bed.layout.server_addresses[0], "--port", PORT, "--seconds", "2")
     delta = link.counters() - before
     assert delta.drops_queue_down > 0
     assert delta.drops_nfqueue == 0
@@ -131,7 +131,7 @@ def test_mss_clamp_and_endpoint_tcp_knobs(lab):
     bed, link = lab
     link.apply(make_profile({"name": "k", "rtt_ms": 2, "mss": 536, "initcwnd": 4, "congctl": "reno",
                              "tcp_rmem": [4096, 65536, 262144]}))
-    topo = bed.topology
+    topo = bed.layout
     for ns in (topo.client, topo.server):
         routes = run(("ip", "-n", ns, "route", "show", "default")).stdout
         assert "initcwnd 4" in routes and "congctl reno" in routes, routes
@@ -158,11 +158,11 @@ def test_userspace_link_fails_closed(lab):
     assert link.delay is not None
     link.delay.kill()
     link.delay.wait()
-    with pytest.raises(TestbedError, match="pagebench-delay exited"):
+    with pytest.raises(LabError, match="pagebench-delay exited"):
         link.counters()
     code = ("import socket; s=socket.socket(); s.settimeout(1.5); "
-            f"s.connect(('{bed.topology.server_addresses[0]}', {PORT}))")
-    result = run(("ip", "netns", "exec", bed.topology.client, sys.executable, "-c", code), check=False)
+            f"s.connect(('{bed.layout.server_addresses[0]}', {PORT}))")
+    result = run(("ip", "netns", "exec", bed.layout.client, sys.executable, "-c", code), check=False)
     assert result.returncode != 0 and "timed out" in result.stderr
     link.apply(make_profile({"name": "g", "rtt_ms": 2}))  # a new program brings the link back
-    assert delayed_by(rtt_ms(bed, bed.topology.server_addresses[0], 5), 2)
+    assert delayed_by(rtt_ms(bed, bed.layout.server_addresses[0], 5), 2)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from pagebench.core.layout import Layout
+from pagebench.core.profiles import make_profile
 from pagebench.link.plan import (
     DEFAULT_RMEM,
     DEFAULT_WMEM,
@@ -16,10 +18,8 @@ from pagebench.link.plan import (
     netem_plan,
     userspace_plan,
 )
-from pagebench.profiles import make_profile
-from pagebench.topology import Topology
 
-TOPO = Topology("pbx1")
+TOPO = Layout("pbx1")
 R, C, S = "pbx1-router", "pbx1-client", "pbx1-server"
 PROGRAM = Path("/opt/pb/pagebench-delay")
 STATS = Path("/run/pb/delay.stats")

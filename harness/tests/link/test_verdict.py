@@ -4,16 +4,10 @@ import statistics
 
 import pytest
 
+from pagebench.core.profiles import make_profile
+from pagebench.core.quantiles import percentile
 from pagebench.link.counters import EMPTY_HIST, LinkCounters
-from pagebench.link.verdict import (
-    MAX_PPS,
-    PROBE_WIRE_BITS,
-    percentile,
-    probe_plan,
-    steady_goodput_mbit,
-    summarize,
-)
-from pagebench.profiles import make_profile
+from pagebench.link.verdict import MAX_PPS, PROBE_WIRE_BITS, probe_plan, steady_goodput_mbit, summarize
 
 
 def profile(**fields):

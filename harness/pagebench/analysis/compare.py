@@ -1,0 +1,282 @@
+"""Compare a candidate run with a baseline, condition by condition: the CI regression gate.
+
+Pure: load rows in (as `Store.loads` returns them), verdicts out. A condition regressed
+when its candidate loads are slower with statistical significance (Mann-Whitney U,
+Holm-corrected across conditions so a big matrix does not cry wolf) AND its median grew
+beyond the threshold with confidence: the one-sided lower bound of the ratio of medians
+(bootstrap, at 1 - alpha) is above 1 + threshold. A point estimate just past the
+threshold is not enough: on a shared VM a rerun of the same code can land one round
+trip slower in half its loads. A condition also regresses when its median breaks an
+absolute budget. Flagged, failed and warm-up loads never count.
+"""
+
+from __future__ import annotations
+
+import enum
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pagebench.analysis import stats
+from pagebench.analysis.summary import CONDITION_FIELDS, METRICS, counts, label, order
+
+#: Fewer usable loads than this on either side: no test, the verdict says so.
+MIN_LOADS = 5
+
+Key = tuple[str, ...]
+
+
+class CompareError(ValueError):
+    """Bad input to compare; the message is one line naming what is wrong."""
+
+
+class Budget(BaseModel):
+    """An absolute limit on a metric's median, for the conditions it matches (unset fields match all)."""
+
+    model_config = ConfigDict(extra="forbid")
+    metric: str = "load_ms"
+    max: float = Field(gt=0)
+    site: str | None = None
+    mode: str | None = None
+    topology: str | None = None
+    profile: str | None = None
+    cache: str | None = None
+    tls: str | None = None
+
+    def matches(self, condition: Mapping[str, str]) -> bool:
+        """Does this budget apply to the condition (every set field equal)?"""
+        return all(getattr(self, name) in (None, condition[name]) for name in CONDITION_FIELDS)
+
+
+class BudgetFile(BaseModel):
+    """The `--budget` file: `budgets: [...]`."""
+
+    model_config = ConfigDict(extra="forbid")
+    budgets: list[Budget]
+
+
+def parse_budgets(document: Any, origin: str) -> list[Budget]:
+    """`budgets: [{metric: load_ms, max: 2500, site: modern, mode: h2}, ...]`; errors
+    name `origin` (the file) and the field."""
+    try:
+        budgets = BudgetFile.model_validate(document).budgets
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise CompareError(f"{origin}: {where}: {first['msg']}") from None
+    for i, budget in enumerate(budgets):
+        if budget.metric not in METRICS:
+            raise CompareError(f"{origin}: budgets.{i}.metric: unknown metric {budget.metric!r}; "
+                               f"allowed: {', '.join(METRICS)}")
+    return budgets
+
+
+class Status(enum.Enum):
+    """A condition's verdict."""
+
+    OK = "ok"
+    REGRESSION = "regression"
+    IMPROVEMENT = "improvement"
+    CANT_TELL = "can't tell"
+    ONLY_IN_BASE = "only in base"
+    ONLY_IN_CANDIDATE = "only in candidate"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: Verdicts that tested nothing (JUnit: skipped).
+UNTESTED = (Status.CANT_TELL, Status.ONLY_IN_BASE, Status.ONLY_IN_CANDIDATE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One condition compared: the usable loads of each side and what they say."""
+
+    condition: dict[str, str]
+    base: tuple[float, ...]
+    candidate: tuple[float, ...]
+    status: Status = Status.OK
+    ratio: float | None = None
+    ratio_low: float | None = None  # one-sided bounds of the ratio at 1 - alpha
+    ratio_high: float | None = None
+    p: float | None = None
+    p_holm: float | None = None
+    delta: float | None = None
+    budget: float | None = None
+    reasons: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return label(self.condition)
+
+    @property
+    def base_median(self) -> float | None:
+        return statistics.median(self.base) if self.base else None
+
+    @property
+    def candidate_median(self) -> float | None:
+        return statistics.median(self.candidate) if self.candidate else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A whole comparison: its settings and one verdict per condition."""
+
+    metric: str
+    threshold: float
+    alpha: float
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def regressions(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status is Status.REGRESSION]
+
+
+def _usable(loads: Iterable[Mapping[str, Any]], metric: str) -> dict[Key, list[float]]:
+    groups: dict[Key, list[float]] = {}
+    for load in loads:
+        if counts(load) and load.get(metric) is not None:
+            groups.setdefault(tuple(str(load[name]) for name in CONDITION_FIELDS), []).append(float(load[metric]))
+    return groups
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1)."""
+    ranked = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    adjusted = [0.0] * len(pvalues)
+    running = 0.0
+    for rank, i in enumerate(ranked):
+        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def _tested(verdict: Verdict, alpha: float) -> Verdict:
+    """A verdict with both sides present: the test and the ratio's bounds, or can't tell."""
+    ratio = verdict.candidate_median / verdict.base_median if verdict.base_median else None
+    if len(verdict.base) < MIN_LOADS or len(verdict.candidate) < MIN_LOADS:
+        return replace(verdict, ratio=ratio, status=Status.CANT_TELL, reasons=(
+            f"n={len(verdict.base)}/{len(verdict.candidate)}: want {MIN_LOADS} per side",))
+    low = high = None
+    if verdict.base_median:
+        interval = stats.ratio_ci(verdict.candidate, verdict.base, level=1 - 2 * alpha)
+        low, high = interval.low, interval.high
+    return replace(verdict, ratio=ratio, ratio_low=low, ratio_high=high,
+                   p=stats.mann_whitney(verdict.candidate, verdict.base).p,
+                   delta=stats.cliffs_delta(verdict.candidate, verdict.base))
+
+
+def _judged(verdict: Verdict, p_holm: float, threshold: float, alpha: float) -> Verdict:
+    """A tested verdict after the Holm correction: regression, improvement or ok."""
+    verdict = replace(verdict, p_holm=p_holm)
+    if p_holm >= alpha or verdict.ratio_low is None or verdict.ratio_high is None or verdict.ratio is None:
+        return verdict
+    if verdict.ratio_low > 1 + threshold:
+        return replace(verdict, status=Status.REGRESSION, reasons=verdict.reasons + (
+            f"{verdict.ratio - 1:+.1%}, at least {verdict.ratio_low - 1:+.1%} (beyond {threshold:.0%}), "
+            f"p={p_holm:.2g}",))
+    if verdict.ratio_high < 1 - threshold:
+        return replace(verdict, status=Status.IMPROVEMENT)
+    return verdict
+
+
+def _budgeted(verdict: Verdict, metric: str, budgets: Sequence[Budget]) -> Verdict:
+    """A verdict against the tightest budget that matches its condition."""
+    limits = [b.max for b in budgets if b.metric == metric and b.matches(verdict.condition)]
+    if not limits or not verdict.candidate:
+        return verdict
+    verdict = replace(verdict, budget=min(limits))
+    median = verdict.candidate_median
+    if median is not None and verdict.budget is not None and median > verdict.budget:
+        return replace(verdict, status=Status.REGRESSION, reasons=verdict.reasons + (
+            f"median {median:.0f} over the budget {verdict.budget:g}",))
+    return verdict
+
+
+def compare(base_loads: Iterable[Mapping[str, Any]], candidate_loads: Iterable[Mapping[str, Any]],
+            metric: str = "load_ms", threshold: float = 0.05, alpha: float = 0.05,
+            budgets: Sequence[Budget] = ()) -> Comparison:
+    """Every condition of either run, compared (see the module docstring)."""
+    if metric not in METRICS:
+        raise CompareError(f"--metric: unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
+    if not 0 < alpha < 1:
+        raise CompareError(f"--alpha: must be between 0 and 1, got {alpha}")
+    if threshold < 0:
+        raise CompareError(f"--threshold: must not be negative, got {threshold:.0%}")
+    base, candidate = _usable(base_loads, metric), _usable(candidate_loads, metric)
+    if not set(base) & set(candidate):
+        raise CompareError("no condition of the candidate run matches one of the base run "
+                           "(site, mode, topology, profile, cache and TLS must all be equal)")
+    keys = sorted(set(base) | set(candidate), key=lambda k: order(dict(zip(CONDITION_FIELDS, k))))
+    verdicts = []
+    for key in keys:
+        verdict = Verdict(dict(zip(CONDITION_FIELDS, key)), tuple(base.get(key, ())), tuple(candidate.get(key, ())))
+        if not verdict.candidate:
+            verdict = replace(verdict, status=Status.ONLY_IN_BASE)
+        elif not verdict.base:
+            verdict = replace(verdict, status=Status.ONLY_IN_CANDIDATE)
+        else:
+            verdict = _tested(verdict, alpha)
+        verdicts.append(verdict)
+    tested = [i for i, v in enumerate(verdicts) if v.p is not None]
+    for i, adjusted in zip(tested, holm([verdicts[i].p for i in tested if verdicts[i].p is not None])):
+        verdicts[i] = _judged(verdicts[i], adjusted, threshold, alpha)
+    return Comparison(metric, threshold, alpha, tuple(_budgeted(v, metric, budgets) for v in verdicts))
+
+
+# Rendering ---------------------------------------------------------------------------
+
+COLUMNS = ("condition", "n base/cand", "base median", "cand median", "change (bounds)", "p (Holm)",
+           "Cliff's δ", "budget", "verdict")
+
+
+def rows(comparison: Comparison) -> list[list[str]]:
+    """The comparison as table rows (the terminal table, markdown and JUnit share them)."""
+    def num(value: float | None, fmt: str) -> str:
+        return "—" if value is None else format(value, fmt)
+
+    out = []
+    for v in comparison.verdicts:
+        change = "—" if v.ratio is None else f"{v.ratio - 1:+.1%}"
+        if v.ratio_low is not None and v.ratio_high is not None:
+            change += f" ({v.ratio_low - 1:+.1%}, {v.ratio_high - 1:+.1%})"
+        verdict = str(v.status) + (f": {'; '.join(v.reasons)}" if v.reasons and v.status is not Status.OK else "")
+        out.append([v.name, f"{len(v.base)}/{len(v.candidate)}", num(v.base_median, ".0f"),
+                    num(v.candidate_median, ".0f"), change, num(v.p_holm, ".2g"),
+                    num(v.delta, "+.2f"), num(v.budget, "g"), verdict])
+    return out
+
+
+def markdown(comparison: Comparison) -> str:
+    """For a CI summary or a pull-request comment."""
+    regressions = comparison.regressions
+    head = (f"**pagebench compare** ({comparison.metric}, threshold {comparison.threshold:.0%}, "
+            f"alpha {comparison.alpha:g}, Holm-corrected): ")
+    head += (f"{len(regressions)} regression{'s' if len(regressions) != 1 else ''}: "
+             + ", ".join(f"`{v.name}`" for v in regressions)) if regressions else "no regression"
+    lines = [head, "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for row in rows(comparison):
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def junit(comparison: Comparison) -> str:
+    """One test case per condition; a regression is a failure."""
+    cases = []
+    for v, row in zip(comparison.verdicts, rows(comparison)):
+        body = ""
+        if v.status is Status.REGRESSION:
+            body = f"<failure message={quoteattr('; '.join(v.reasons))}>{escape(' | '.join(row))}</failure>"
+        elif v.status in UNTESTED:
+            body = f"<skipped message={quoteattr(str(v.status))}/>"
+        cases.append(f'  <testcase classname="pagebench.compare" name={quoteattr(v.name)}>{body}</testcase>')
+    failures = len(comparison.regressions)
+    skipped = sum(v.status in UNTESTED for v in comparison.verdicts)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<testsuite name="pagebench compare {escape(comparison.metric)}" tests="{len(cases)}" '
+            f'failures="{failures}" skipped="{skipped}" errors="0">\n' + "\n".join(cases) + "\n</testsuite>\n")

@@ -1,0 +1,153 @@
+"""The Caddy configuration (JSON) that serves a plan's h3 bindings over QUIC.
+
+Pure: `render` returns the configuration text; `lab.caddy.CaddyServer` writes and runs it.
+
+Caddy is the HTTP/3 server because nginx 1.22 has none: the release
+`harness/bootstrap install` builds (`lab.caddy.CADDY`; Debian 12's 2.6.2 has a quic-go that
+loses half of Chromium's ClientHello). The configuration also loads in 2.6. Each h3
+binding is its own Caddy server on its own address (`Binding.ip` and `ip6`, UDP 443),
+speaking HTTP/3 only, with the explicit certificate nginx uses and TLS 1.3 (QUIC has no
+other). Nothing is implicit: no admin endpoint, no automatic HTTPS, no config autosave,
+storage inside the run directory, no session tickets (every connection is a full
+handshake, as with nginx). The responses carry the headers nginx's configuration sends
+(`serverplan.COMMON_HEADERS`, the HTML/static Cache-Control split, site header rules,
+the same MIME types); `file_server` gives ETag and Last-Modified, so a warm load's HTML
+revalidates with a 304.
+
+The access log is JSON, one line per request. Each server logs under its own logger,
+`http.log.access.<LOGGER_PREFIX><binding index>`, so a record names the binding and
+thus the server address it arrived at (`accesslog.parse_caddy_log`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from pagebench.core import modes
+from pagebench.core.certs import Leaf
+from pagebench.core.serverplan import (
+    COMMON_HEADERS,
+    HTML_CACHE_CONTROL,
+    MIME_TYPES,
+    QUIC_PORT,
+    STATIC_CACHE_CONTROL,
+    PlanError,
+    ServerPlan,
+    glob_regex,
+)
+from pagebench.core.sites import Site
+
+ACCESS_LOGGER = "http.log.access"
+LOGGER_PREFIX = "pb"
+CERT_TAG = "pagebench"
+DEFAULT_TYPE = "application/octet-stream"
+#: What nginx's `map $uri` sends `no-cache` for; a directory path is served its
+#: index.html (nginx matches the map after the index redirect).
+HTML_PATH = r"(\.html?|/)$"
+INDEX = "index.html"
+#: The stable line Caddy logs once every app has started (all sockets bound).
+READY_MESSAGE = "serving initial configuration"
+
+
+def _path(path: Path | str) -> str:
+    """Caddy expands `{placeholders}` in paths: refuse braces (and control characters)."""
+    text = str(path)
+    if any(ch in text for ch in "{}") or any(ord(ch) < 32 for ch in text):
+        raise PlanError(f"path {text!r}: must not contain braces or control characters")
+    return text
+
+
+def logger_name(index: int) -> str:
+    """The access logger suffix of the binding with this index."""
+    return f"{LOGGER_PREFIX}{index}"
+
+
+def _set_headers(headers: dict[str, str]) -> dict[str, Any]:
+    return {"handler": "headers", "response": {"set": {name: [value] for name, value in headers.items()}}}
+
+
+def _route(handler: dict[str, Any], pattern: str | None = None, group: str | None = None) -> dict[str, Any]:
+    route: dict[str, Any] = {}
+    if group is not None:
+        route["group"] = group
+    if pattern is not None:
+        route["match"] = [{"path_regexp": {"pattern": pattern}}]
+    route["handle"] = [handler]
+    return route
+
+
+def _mime_pattern(extensions: str) -> str:
+    """nginx's `types` match the extension case-insensitively."""
+    return r"(?i)\.(" + "|".join(re.escape(ext) for ext in extensions.split()) + r")$"
+
+
+def routes(site: Site, origin: str) -> list[dict[str, Any]]:
+    """Headers first (each route sets, later ones override), then the files. Site rules
+    form one group, so only the first matching rule applies, like nginx's regex locations."""
+    common = dict(COMMON_HEADERS)
+    out = [_route(_set_headers({"Cache-Control": STATIC_CACHE_CONTROL, **common, "Content-Type": DEFAULT_TYPE}))]
+    for mime, extensions in MIME_TYPES:
+        pattern = _mime_pattern(extensions)
+        if mime == "text/html":
+            pattern = f"{pattern}|/$"
+        out.append(_route(_set_headers({"Content-Type": mime}), pattern))
+    out.append(_route(_set_headers({"Cache-Control": HTML_CACHE_CONTROL}), HTML_PATH))
+    for glob, headers in site.manifest.headers.items():
+        out.append(_route(_set_headers(dict(headers)), glob_regex(glob), group="site-rules"))
+    out.append(_route({"handler": "file_server", "root": _path(site.origin_root(origin)), "index_names": [INDEX]}))
+    return out
+
+
+def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> dict[str, Any]:
+    """The configuration as a JSON-ready dict (see `render`)."""
+    leaf = leaf or server_plan.leaf
+    if leaf is None:
+        raise PlanError("render: no certificate; pass leaf=tls.leaf(plan.hostnames)")
+    bindings = server_plan.served_by("caddy")
+    if not bindings:
+        raise PlanError("caddy: the plan has no h3 bindings (mode h3 with tls 1.3)")
+    run = _path(rundir)
+    sites = {site.name: site for site in server_plan.sites}
+    servers = {}
+    for b in bindings:
+        servers[logger_name(b.index)] = {
+            "listen": [f"{b.ip}:{QUIC_PORT}", f"[{b.ip6}]:{QUIC_PORT}"],
+            # QUIC only: UDP 443 alone (Caddy 2.6 also bound TCP 443 and served nothing there).
+            # Caddy names its protocols as ALPN does.
+            "protocols": list(modes.get(b.mode).alpn),
+            "automatic_https": {"disable": True},
+            "tls_connection_policies": [{
+                "certificate_selection": {"any_tag": [CERT_TAG]},
+                "protocol_min": "tls1.3", "protocol_max": "tls1.3",
+            }],
+            "logs": {"default_logger_name": logger_name(b.index)},
+            "routes": routes(sites[b.site], b.origin),
+        }
+    return {
+        "admin": {"disabled": True, "config": {"persist": False}},
+        "storage": {"module": "file_system", "root": f"{run}/storage"},
+        "logging": {"logs": {
+            "default": {"writer": {"output": "stderr"}, "encoder": {"format": "json"}, "level": "INFO",
+                        "exclude": [ACCESS_LOGGER]},
+            "access": {"writer": {"output": "file", "filename": f"{run}/access.log", "roll": False},
+                       "encoder": {"format": "json"}, "level": "INFO", "include": [ACCESS_LOGGER]},
+        }},
+        "apps": {
+            "tls": {
+                "certificates": {"load_files": [{"certificate": _path(leaf.cert_path), "key": _path(leaf.key_path),
+                                                 "format": "pem", "tags": [CERT_TAG]}]},
+                "session_tickets": {"disabled": True},
+                "disable_ocsp_stapling": True,
+            },
+            "http": {"servers": servers},
+        },
+    }
+
+
+def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> str:
+    """caddy.json for the plan's h3 bindings; `leaf` (else the plan's) is the certificate.
+    Deterministic: the same plan renders the same text."""
+    return json.dumps(render_config(server_plan, rundir, leaf), indent=2) + "\n"

@@ -1,0 +1,127 @@
+"""The lab's layout: namespace names, interfaces, addresses and the exact commands that
+build it. Pure: nothing here runs a command; `lab.netns.NamespaceBed` does.
+
+    client ns  [pb0] ---- [rc]  router ns  [rs] ---- [pb0]  server ns
+    198.18.0.2        198.18.0.1       198.18.1.1        198.18.1.2 .. (one IP per origin)
+
+Addresses come from the benchmarking ranges (198.18.0.0/15, RFC 2544; 2001:2::/48,
+RFC 5180) and exist only inside the run's own namespaces.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from dataclasses import dataclass
+
+Command = tuple[str, ...]
+
+#: Every pagebench namespace is `<prefix>-{client,router,server}`, prefix `pb<hex>`.
+PREFIX_PATTERN = re.compile(r"^pb[a-z0-9]{2,12}$")
+NAMESPACE_PATTERN = re.compile(r"^(pb[a-z0-9]{2,12})-(client|router|server)$")
+MAX_SERVER_IPS = 250
+
+
+def new_prefix(tag: str | None = None) -> str:
+    """A fresh run prefix such as `pb3fa9c1`. A tag (argument, or `PAGEBENCH_TAG` in the
+    environment) marks a group of runs: a test session's namespaces are `pbt<id>...`."""
+    tag = os.environ.get("PAGEBENCH_TAG", "") if tag is None else tag
+    return f"pb{tag}{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The names and addresses of one run's lab (prefix `pb<hex>`), with `server_ips`
+    origin addresses."""
+
+    prefix: str
+    server_ips: int = 1
+
+    def __post_init__(self) -> None:
+        if not PREFIX_PATTERN.match(self.prefix):
+            raise ValueError(f"prefix {self.prefix!r}: must match {PREFIX_PATTERN.pattern}")
+        if not 1 <= self.server_ips <= MAX_SERVER_IPS:
+            raise ValueError(f"server_ips: must be 1..{MAX_SERVER_IPS}, got {self.server_ips}")
+
+    # Names -------------------------------------------------------------------
+
+    @property
+    def client(self) -> str:
+        return f"{self.prefix}-client"
+
+    @property
+    def router(self) -> str:
+        return f"{self.prefix}-router"
+
+    @property
+    def server(self) -> str:
+        return f"{self.prefix}-server"
+
+    @property
+    def namespaces(self) -> tuple[str, str, str]:
+        return (self.client, self.router, self.server)
+
+    endpoint_if = "pb0"  # the single veth end in the client and in the server
+    router_client_if = "rc"  # router side facing the client: egress = downlink
+    router_server_if = "rs"  # router side facing the server: egress = uplink
+
+    # Addresses ---------------------------------------------------------------
+
+    client_ip = "198.18.0.2"
+    router_client_ip = "198.18.0.1"
+    router_server_ip = "198.18.1.1"
+    client_ip6 = "2001:2::2"
+    router_client_ip6 = "2001:2::1"
+    router_server_ip6 = "2001:2:0:1::1"
+
+    @property
+    def server_addresses(self) -> tuple[str, ...]:
+        """One IPv4 address per origin, 198.18.1.2 upwards."""
+        return tuple(f"198.18.1.{2 + i}" for i in range(self.server_ips))
+
+    @property
+    def server_addresses6(self) -> tuple[str, ...]:
+        return tuple(f"2001:2:0:1::{2 + i:x}" for i in range(self.server_ips))
+
+    # Commands ----------------------------------------------------------------
+
+    def build_commands(self) -> list[Command]:
+        """Create the namespaces and wire them up, in order."""
+        c, r, s = self.namespaces
+        ep, rc, rs = self.endpoint_if, self.router_client_if, self.router_server_if
+        cmds: list[Command] = [("ip", "netns", "add", ns) for ns in self.namespaces]
+        # No duplicate address detection, for link-local addresses too: an address that turns
+        # from tentative to valid a second after start-up is a network change to Chromium,
+        # which then aborts the navigation in flight (ERR_NETWORK_CHANGED).
+        cmds += [("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv6.conf.all.accept_dad=0",
+                  "net.ipv6.conf.default.accept_dad=0") for ns in self.namespaces]
+        cmds += [
+            ("ip", "-n", c, "link", "add", ep, "type", "veth", "peer", "name", rc, "netns", r),
+            ("ip", "-n", s, "link", "add", ep, "type", "veth", "peer", "name", rs, "netns", r),
+        ]
+        # One skb must be one wire packet, or rate and delay act on 64 KB super-packets.
+        for ns, dev in ((c, ep), (r, rc), (r, rs), (s, ep)):
+            cmds.append(("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"))
+        cmds += [
+            ("ip", "-n", c, "addr", "add", f"{self.client_ip}/24", "dev", ep),
+            ("ip", "-n", c, "addr", "add", f"{self.client_ip6}/64", "dev", ep, "nodad"),
+            ("ip", "-n", r, "addr", "add", f"{self.router_client_ip}/24", "dev", rc),
+            ("ip", "-n", r, "addr", "add", f"{self.router_client_ip6}/64", "dev", rc, "nodad"),
+            ("ip", "-n", r, "addr", "add", f"{self.router_server_ip}/24", "dev", rs),
+            ("ip", "-n", r, "addr", "add", f"{self.router_server_ip6}/64", "dev", rs, "nodad"),
+        ]
+        for ip4, ip6 in zip(self.server_addresses, self.server_addresses6):
+            cmds.append(("ip", "-n", s, "addr", "add", f"{ip4}/24", "dev", ep))
+            cmds.append(("ip", "-n", s, "addr", "add", f"{ip6}/64", "dev", ep, "nodad"))
+        for ns, dev in ((c, ep), (r, rc), (r, rs), (s, ep)):
+            cmds.append(("ip", "-n", ns, "link", "set", dev, "up"))
+        cmds += [("ip", "-n", ns, "link", "set", "lo", "up") for ns in self.namespaces]
+        cmds += [
+            ("ip", "-n", c, "route", "add", "default", "via", self.router_client_ip, "dev", ep),
+            ("ip", "-n", c, "-6", "route", "add", "default", "via", self.router_client_ip6, "dev", ep),
+            ("ip", "-n", s, "route", "add", "default", "via", self.router_server_ip, "dev", ep),
+            ("ip", "-n", s, "-6", "route", "add", "default", "via", self.router_server_ip6, "dev", ep),
+            ("ip", "netns", "exec", r, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"),
+        ]
+        return cmds

@@ -1,0 +1,206 @@
+"""Raw browser record + link counters + server log -> one verified LoadResult.
+
+Pure. Every load is checked against what its condition promises (cache state, protocol,
+connection counts); a load that breaks a promise is flagged with the reason, never
+silently kept or dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from pagebench.core import modes
+from pagebench.core.records import Condition, LoadResult, RawLoad, Resource
+
+#: The status of a response the browser had cached and the server confirmed unchanged.
+#: Chromium reports the cached 200 for it (CDP and Resource Timing), so the server's log
+#: says which requests were revalidated.
+NOT_MODIFIED = 304
+
+
+@dataclass(frozen=True)
+class LinkView:
+    """What the router counted during the load (`link.counters.LinkCounters`, as values)."""
+
+    tcp_conns: int  # new TCP connections client -> server
+    udp_flows: int  # new UDP flows client -> server (QUIC connections)
+    counters: dict[str, Any]  # every counter, stored with the load
+
+
+@dataclass(frozen=True)
+class ServerView:
+    """What the origin servers logged during the load."""
+
+    connections: int  # distinct (server address, connection serial)
+    requests: int
+    document_statuses: tuple[int, ...]  # status of each request for the page itself
+    not_modified: frozenset[str] = frozenset()  # "host/path?query" answered 304 (revalidated)
+
+
+@dataclass(frozen=True)
+class ProxyView:
+    """What the edge proxy sent across the link during the load (proxy topology)."""
+
+    connections: int  # upstream connections opened, all clients together
+    requests: int  # upstream requests, all clients together
+    exchanges: tuple[dict[str, Any], ...]  # this client's: host, path, protocol, connection, ...
+
+
+def _host_path(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.hostname}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def _match_timing(page: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    by_url: dict[str, list[dict[str, Any]]] = {}
+    for entry in page.get("resources", []):
+        by_url.setdefault(entry["name"], []).append(entry)
+    return by_url
+
+
+def resources(raw: RawLoad) -> list[Resource]:
+    """Network requests of the load (http/https only), in request order."""
+    timing = _match_timing(raw.page)
+    nav = raw.page.get("nav", {})
+    entries = [e for e in raw.requests.values() if str(e.get("url", "")).startswith(("http://", "https://"))]
+    entries.sort(key=lambda e: e.get("sent", 0.0))
+    doc_sent = entries[0].get("sent", 0.0) if entries else 0.0
+    result = []
+    for index, e in enumerate(entries):
+        from_cache = bool(e.get("from_disk_cache") or e.get("memory_cache") or e.get("from_prefetch"))
+        rt = timing.get(e["url"], [])
+        t = rt.pop(0) if rt else ({**nav, "name": e["url"]} if index == 0 and nav else {})
+        protocol = t.get("nextHopProtocol") or e.get("protocol") or ""
+        connection = e.get("connection_id")
+        result.append(Resource(
+            url=e["url"],
+            origin=_origin(e["url"]),
+            protocol=protocol,
+            connection_id=int(connection) if connection and not from_cache else None,
+            from_cache=from_cache,
+            status=int(e.get("status") or 0),
+            resource_type=str(e.get("type", "")).lower(),
+            start_ms=float(t.get("startTime", (e.get("sent", doc_sent) - doc_sent) * 1000)),
+            response_start_ms=t.get("responseStart"),
+            end_ms=t.get("responseEnd"),
+            transfer_bytes=0 if from_cache else int(e.get("encoded_bytes") or 0),
+            body_bytes=int(t.get("decodedBodySize") or 0),
+            timing={k: v for k, v in (e.get("timing") or {}).items() if isinstance(v, (int, float))},
+        ))
+    return result
+
+
+def _upstream(res: list[Resource], proxy: ProxyView) -> list[Resource]:
+    """In the proxy topology a resource's protocol and connection are those of the hop
+    across the link (the browser's own hop is loopback to the proxy)."""
+    waiting: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for exchange in proxy.exchanges:
+        waiting.setdefault((exchange["host"], exchange["path"]), []).append(exchange)
+    result = []
+    for r in res:
+        parts = urlsplit(r.url)
+        path = parts.path + (f"?{parts.query}" if parts.query else "")
+        found = waiting.get((parts.hostname or "", path or "/"), [])
+        if r.from_cache or not found:
+            result.append(replace(r, protocol="" if not r.from_cache else r.protocol, connection_id=None))
+            continue
+        exchange = found.pop(0)
+        result.append(replace(r, protocol=exchange["protocol"], connection_id=exchange["connection"]))
+    return result
+
+
+def _explain_connections(browser: int, link: int, server: int) -> list[str]:
+    notes = []
+    if link > browser:
+        notes.append(f"{link - browser} connection(s) opened (SYNs at the router) that carried no request "
+                     "the browser reported: preconnected or speculative sockets")
+    if link < browser:
+        notes.append(f"the router saw {link} new connection(s) for {browser} in the browser: "
+                     "connections reused from before the load")
+    if server < link:
+        notes.append(f"{link - server} connection(s) reached the server without completing a request "
+                     "(nginx logs a connection only with a request)")
+    return notes
+
+
+def evaluate(
+    condition: Condition, raw: RawLoad, link: LinkView, server: ServerView, proxy: ProxyView | None = None
+) -> LoadResult:
+    """The load's metrics, checked against what its condition promises (flags) and with
+    the differences between the three connection counts explained (notes)."""
+    mode = modes.get(condition.mode)
+    res = [replace(r, revalidated=_host_path(r.url) in server.not_modified) for r in resources(raw)]
+    nav = raw.page.get("nav", {})
+    paints = raw.page.get("paints", {})
+    network = [r for r in res if not r.from_cache]
+    connections_browser = len({r.connection_id for r in network if r.connection_id is not None})
+    if proxy is not None:
+        res = _upstream(res, proxy)
+        network = [r for r in res if not r.from_cache]
+    connections_link = link.udp_flows if mode.quic else link.tcp_conns
+    errors = [raw.error] if raw.error else []
+    errors += [f"{r.url}: HTTP {r.status}" for r in network if r.status >= 400]
+    flags = [f"error: {e}" for e in errors]
+    cache_hits = sum(1 for r in res if r.from_cache)
+
+    document, subresources = (res[0], res[1:]) if res else (None, [])
+    if condition.cache == "cold" and cache_hits:
+        flags.append(f"cold load had {cache_hits} cache hit(s)")
+    if condition.cache == "warm" and document is not None:
+        missed = [r.url for r in subresources if not r.from_cache]
+        if missed:
+            flags.append(f"warm load fetched {len(missed)} cacheable subresource(s) from the network, "
+                         f"e.g. {missed[0]}")
+        if NOT_MODIFIED not in server.document_statuses:
+            flags.append("warm load did not revalidate the HTML (no 304 at the server)")
+    expected = mode.upstream_protocol if proxy is not None else mode.browser_protocol
+    wrong = [r for r in network if expected and r.protocol and r.protocol != expected]
+    if wrong:
+        flags.append(f"{len(wrong)} resource(s) used {wrong[0].protocol} instead of {expected}")
+    if proxy is not None:
+        flags += _check_upstream(mode, proxy, link, server)
+    elif mode.connection_per_request and len(network) != connections_browser:
+        flags.append(f"{mode.name} load used {connections_browser} connection(s) for {len(network)} request(s)")
+
+    return LoadResult(
+        ok=not errors,
+        url=raw.url,
+        ttfb_ms=nav.get("responseStart"),
+        dcl_ms=nav.get("domContentLoadedEventStart"),
+        load_ms=nav.get("loadEventStart"),
+        fcp_ms=paints.get("first-contentful-paint"),
+        lcp_ms=raw.page.get("lcp"),
+        requests=len(res),
+        bytes=sum(r.transfer_bytes for r in res),
+        cache_hits=cache_hits,
+        connections_browser=connections_browser,
+        connections_link=connections_link,
+        connections_server=server.connections,
+        flagged=bool(flags),
+        flags=tuple(flags),
+        errors=tuple(errors),
+        link=link.counters,
+        resources=tuple(res),
+        notes=() if proxy is not None else tuple(
+            _explain_connections(connections_browser, connections_link, server.connections)),
+        connections_proxy=proxy.connections if proxy is not None else None,
+    )
+
+
+def _check_upstream(mode: modes.Mode, proxy: ProxyView, link: LinkView, server: ServerView) -> list[str]:
+    """The proxy opens a connection only for a request, so the three upstream counts agree."""
+    flags = []
+    if not proxy.connections == link.tcp_conns == server.connections:
+        flags.append(f"upstream connections disagree: proxy {proxy.connections}, router {link.tcp_conns}, "
+                     f"nginx {server.connections}")
+    if mode.connection_per_request and proxy.connections != proxy.requests:
+        flags.append(f"{mode.name} through the proxy used {proxy.connections} connection(s) for "
+                     f"{proxy.requests} request(s)")
+    return flags

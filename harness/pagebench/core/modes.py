@@ -1,0 +1,112 @@
+"""The protocol modes, in one table that everything else reads: what each mode is on the
+wire, where it can run, what its connections must look like, and how it is shown.
+
+Code elsewhere asks a mode for its properties (`multiplexed`, `quic`, ...) rather than
+comparing names, so adding a mode is a row here plus whatever is truly new about it.
+The order of `MODES` is the display order (reports, charts, the first mode is the
+baseline of the HTML report's ratios).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TOPOLOGIES = ("direct", "proxy")
+TLS_VERSIONS = ("1.2", "1.3")
+#: QUIC always runs TLS 1.3 (RFC 9001).
+QUIC_TLS = "1.3"
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One protocol mode (a row of the table below)."""
+
+    name: str
+    #: One line for help texts and reports.
+    summary: str
+    #: Where it can run: "direct" (Chromium talks to the origin) and/or "proxy" (through the edge proxy).
+    topologies: tuple[str, ...]
+    #: Which origin bindings serve it: pipelining is served by keep-alive's (nginx answers
+    #: pipelined requests on persistent HTTP/1.1 connections).
+    origin: str
+    #: The origin server program: "nginx" or "caddy".
+    server: str
+    #: ALPN protocols the origin offers.
+    alpn: tuple[str, ...]
+    #: What Chromium reports per resource (nextHopProtocol) in the direct topology.
+    browser_protocol: str | None
+    #: What the edge proxy speaks across the link (proxy topology).
+    upstream_protocol: str | None
+    #: One connection per origin carries every request.
+    multiplexed: bool = False
+    #: A new connection for every request (nothing is reused).
+    connection_per_request: bool = False
+    #: Requests queue several deep on one connection, answered in order.
+    pipelined: bool = False
+    #: QUIC over UDP: its connections are counted as UDP flows at the router.
+    quic: bool = False
+    #: Okabe-Ito colours: told apart with the common colour-vision deficiencies.
+    colour: str = "#555555"
+
+    @property
+    def tls_versions(self) -> tuple[str, ...]:
+        return (QUIC_TLS,) if self.quic else TLS_VERSIONS
+
+    def runs_in(self, topology: str) -> bool:
+        """Can this mode run in `topology` (direct or proxy)?"""
+        return topology in self.topologies
+
+
+HTTP10 = Mode("http1.0", "a new TCP+TLS connection per request (HTTP/1.0 without keep-alive)",
+              topologies=("direct", "proxy"), origin="http1.0", server="nginx", alpn=("http/1.1",),
+              browser_protocol="http/1.1", upstream_protocol="http/1.0", connection_per_request=True,
+              colour="#D55E00")
+KEEPALIVE = Mode("keepalive", "persistent HTTP/1.1 connections, one request in flight on each",
+                 topologies=("direct", "proxy"), origin="keepalive", server="nginx", alpn=("http/1.1",),
+                 browser_protocol="http/1.1", upstream_protocol="http/1.1", colour="#009E73")
+PIPELINING = Mode("pipelining", "persistent HTTP/1.1 connections with requests pipelined (edge proxy only)",
+                  topologies=("proxy",), origin="keepalive", server="nginx", alpn=("http/1.1",),
+                  browser_protocol=None, upstream_protocol="http/1.1", pipelined=True, colour="#CC79A7")
+H2 = Mode("h2", "HTTP/2: one multiplexed connection per origin (SPDY's standardised successor)",
+          topologies=("direct", "proxy"), origin="h2", server="nginx", alpn=("h2", "http/1.1"),
+          browser_protocol="h2", upstream_protocol="h2", multiplexed=True, colour="#0072B2")
+H3 = Mode("h3", "HTTP/3 over QUIC (Caddy), forced in Chromium from the first request",
+          topologies=("direct",), origin="h3", server="caddy", alpn=("h3",),
+          browser_protocol="h3", upstream_protocol=None, multiplexed=True, quic=True, colour="#E69F00")
+
+MODES = (HTTP10, KEEPALIVE, PIPELINING, H2, H3)
+NAMES = tuple(mode.name for mode in MODES)
+BY_NAME = {mode.name: mode for mode in MODES}
+#: Names a spec may use for a mode, with the note a run prints when one is used.
+ALIASES = {"spdy": H2}
+ALIAS_NOTES = {"spdy": "spdy: SPDY is gone from browsers and servers (Chromium dropped it in 2016); "
+                       "HTTP/2 is its standardised successor, so `spdy` runs as h2"}
+#: Why a mode cannot run in a topology (the spec's and the CLI's one-line errors).
+NOT_IN = {
+    (PIPELINING.name, "direct"): "pipelining needs the edge-proxy topology (no shipping browser pipelines); "
+                                 "use topology: proxy",
+    (H3.name, "proxy"): "h3 through the proxy: the edge proxy speaks HTTP/1.x and HTTP/2 across the link, "
+                        "not QUIC; h3 runs in topology: direct",
+}
+#: The proxied mode whose cost the edge proxy's overhead measurement uses, in order of preference.
+OVERHEAD_PREFERENCE = (H2, KEEPALIVE, HTTP10)
+#: The mode `pagebench shell` serves unless told.
+DEFAULT_SHELL_MODE = H2
+
+
+def get(name: str) -> Mode:
+    """The mode named `name` (an alias resolves), or a ValueError listing the known ones."""
+    found = BY_NAME.get(name) or ALIASES.get(name)
+    if found is None:
+        raise ValueError(f"unknown mode {name!r}; allowed: {', '.join(NAMES + tuple(ALIASES))}")
+    return found
+
+
+def in_topology(topology: str) -> tuple[Mode, ...]:
+    """The modes that can run in `topology`, in display order."""
+    return tuple(mode for mode in MODES if mode.runs_in(topology))
+
+
+def rank(name: str) -> int:
+    """Display order of a mode name (unknown names last)."""
+    return NAMES.index(name) if name in NAMES else len(NAMES)

@@ -1,0 +1,97 @@
+"""Frozen values that cross module boundaries: what a condition is, what one page load
+produced. Pure: no I/O. The store persists exactly these; the report reads them back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+CACHE_STATES = ("cold", "warm")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One cell of the experiment matrix: what a load is measured under."""
+
+    site: str
+    mode: str
+    topology: str
+    profile: str  # profile name (its fields are stored with the experiment)
+    cache: str
+    tls: str = "1.3"
+
+    @property
+    def key(self) -> str:
+        return f"{self.site}|{self.mode}|{self.topology}|{self.profile}|{self.cache}|tls{self.tls}"
+
+
+@dataclass(frozen=True)
+class PlannedLoad:
+    """A load in the experiment's seeded order. `seq` is its position: unique per run,
+    so resuming can tell exactly which loads are done."""
+
+    seq: int
+    condition: Condition
+    repetition: int  # 0-based among the measured loads of its condition; -1.. for warm-ups
+    warmup: bool
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One request of a load, as the browser saw it (times in ms from navigation start)."""
+
+    url: str
+    origin: str
+    protocol: str  # nextHopProtocol / CDP protocol (http/1.1, h2, h3; the edge proxy: http/1.0 too)
+    connection_id: int | None
+    from_cache: bool  # served from the disk/memory cache with no network request
+    status: int
+    resource_type: str
+    start_ms: float
+    response_start_ms: float | None
+    end_ms: float | None
+    transfer_bytes: int  # bytes on the wire (headers + body), 0 when from cache
+    body_bytes: int  # decoded body size
+    timing: dict[str, float] = field(default_factory=dict)  # CDP ResourceTiming phases
+    revalidated: bool = False  # 304 Not Modified
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """One measured page load with its metrics and verdict (`metrics.evaluate`)."""
+
+    ok: bool
+    url: str
+    ttfb_ms: float | None
+    dcl_ms: float | None
+    load_ms: float | None
+    fcp_ms: float | None
+    lcp_ms: float | None
+    requests: int
+    bytes: int
+    cache_hits: int
+    connections_browser: int
+    connections_link: int
+    connections_server: int
+    flagged: bool
+    flags: tuple[str, ...]
+    errors: tuple[str, ...]
+    link: dict[str, Any]  # LinkCounters.as_dict() for the load's interval
+    resources: tuple[Resource, ...]
+    notes: tuple[str, ...] = ()  # explained differences (e.g. an unused preconnected socket)
+    bound_ms: float | None = None  # the analytic lower bound of load_ms (bound.py)
+    #: Upstream connections the edge proxy opened for this load (proxy topology only).
+    connections_proxy: int | None = None
+
+
+@dataclass
+class RawLoad:
+    """What the browser saw of one load (`lab.browser`); `metrics.evaluate` turns it into
+    a LoadResult."""
+
+    url: str
+    started_at: float
+    error: str | None
+    page: dict[str, Any] = field(default_factory=dict)
+    requests: dict[str, dict[str, Any]] = field(default_factory=dict)  # CDP requestId -> merged events
+    console_errors: list[str] = field(default_factory=list)

@@ -1,0 +1,198 @@
+"""The server plan of a run: every site under every mode and TLS version at once, each
+(TLS version, mode, site, origin) on its own server address.
+
+Pure: `plan` allocates addresses; `nginxconf` and `caddyconf` render the configuration
+text of the two server programs, `lab.nginx` and `lab.caddy` run them.
+
+Each (TLS version, mode, site, origin) gets its own server IP on port 443, in that
+nesting order (QUIC modes under TLS 1.3 only): index i is `Layout.server_addresses[i]`
+(and `server_addresses6[i]`). Distinct IPs keep Chromium from pooling connections across
+modes, TLS versions or origins (h2 coalescing needs a shared IP). The browser reaches a
+condition through `ServerPlan.host_resolver_rules(mode, tls)` (name the site when two
+sites of the plan share a hostname, as the seed000 family does). The certificate
+(`certs.Leaf`) is only needed to render; `lab.nginx.NginxServer` issues it when the plan
+has none. Every connection does a full handshake (no session cache, no tickets, no
+early data). The modes a plan serves are the origin modes of `modes.MODES`: a mode
+served by another's bindings (pipelining, by keep-alive's) is not planned itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from pagebench.core import modes as modes_table
+from pagebench.core.certs import Leaf
+from pagebench.core.layout import MAX_SERVER_IPS, Layout
+from pagebench.core.sites import Site
+
+QUIC_PORT = 443
+
+
+# Addresses depend only on the index, not on the run's prefix.
+_ADDRESSES = Layout("pbplan", server_ips=MAX_SERVER_IPS)
+SERVER_ADDRESSES = _ADDRESSES.server_addresses
+SERVER_ADDRESSES6 = _ADDRESSES.server_addresses6
+
+HTML_CACHE_CONTROL = "no-cache"
+STATIC_CACHE_CONTROL = "max-age=86400"
+#: Sent with every response besides its Cache-Control (HTML or static, above): cross-origin
+#: resource timing (else sizes and protocols read as 0 and ""), and CORS for fonts.
+COMMON_HEADERS = (("Timing-Allow-Origin", "*"), ("Access-Control-Allow-Origin", "*"))
+MIME_TYPES = (
+    ("text/html", "html htm"), ("text/css", "css"), ("text/javascript", "js mjs"),
+    ("application/json", "json"), ("text/plain", "txt"), ("image/png", "png"), ("image/jpeg", "jpg jpeg"),
+    ("image/gif", "gif"), ("image/svg+xml", "svg"), ("image/webp", "webp"), ("image/avif", "avif"),
+    ("image/x-icon", "ico"), ("font/woff", "woff"), ("font/woff2", "woff2"), ("font/ttf", "ttf"),
+    ("font/otf", "otf"),
+)
+
+
+class PlanError(ValueError):
+    """One line: which mode, TLS version, site or host is at fault, and why."""
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One nginx server block: a site's origin under one mode and TLS version."""
+
+    tls: str
+    mode: str
+    site: str
+    origin: str
+    index: int  # into Layout.server_addresses / server_addresses6
+
+    @property
+    def server(self) -> str:
+        """Which server program serves it: "nginx" or "caddy"."""
+        return modes_table.get(self.mode).server
+
+    @property
+    def ip(self) -> str:
+        return SERVER_ADDRESSES[self.index]
+
+    @property
+    def ip6(self) -> str:
+        return SERVER_ADDRESSES6[self.index]
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    """Every binding of a run's sites, modes and TLS versions, and how the browser reaches them."""
+
+    sites: tuple[Site, ...]
+    modes: tuple[str, ...]
+    tls_versions: tuple[str, ...]
+    bindings: tuple[Binding, ...]
+    leaf: Leaf | None = None  # the certificate; `servers` supplies it when the plan has none
+
+    @property
+    def ip_count(self) -> int:
+        """How many server IPs the topology needs: `Layout(prefix, server_ips=this)`."""
+        return len(self.bindings)
+
+    def served_by(self, server: str) -> tuple[Binding, ...]:
+        """The bindings one program serves: "nginx" or "caddy"."""
+        return tuple(b for b in self.bindings if b.server == server)
+
+    @property
+    def hostnames(self) -> tuple[str, ...]:
+        """Every origin served (what the certificate must name)."""
+        return tuple(sorted({b.origin for b in self.bindings}))
+
+    def select(self, mode: str, tls: str, site: str | None = None) -> tuple[Binding, ...]:
+        """The bindings of one condition (mode, TLS, optionally the site), checked to be servable."""
+        if mode not in self.modes:
+            raise PlanError(f"mode {mode!r}: not in this plan (has {', '.join(self.modes)})")
+        if tls not in self.tls_versions:
+            raise PlanError(f"tls {tls!r}: not in this plan (has {', '.join(self.tls_versions)})")
+        if tls not in modes_table.get(mode).tls_versions:
+            raise PlanError(f"mode {mode} with tls {tls}: QUIC always uses TLS {modes_table.QUIC_TLS}")
+        if site is not None and site not in {s.name for s in self.sites}:
+            raise PlanError(f"site {site!r}: not in this plan (has {', '.join(s.name for s in self.sites)})")
+        chosen = tuple(b for b in self.bindings if b.mode == mode and b.tls == tls and site in (None, b.site))
+        hosts = [b.origin for b in chosen]
+        shared = sorted({host for host in hosts if hosts.count(host) > 1})
+        if shared:
+            owners = sorted({b.site for b in chosen if b.origin == shared[0]})
+            raise PlanError(f"host {shared[0]} is served for several sites ({', '.join(owners)}): name the site")
+        return chosen
+
+    def addresses(self, mode: str, tls: str, site: str | None = None) -> dict[str, str]:
+        """host -> IPv4 address for one condition (e.g. for curl --resolve host:443:ip)."""
+        return {b.origin: b.ip for b in self.select(mode, tls, site)}
+
+    def address(self, mode: str, tls: str, host: str, site: str | None = None) -> Binding:
+        """The binding serving `host` in one condition."""
+        for binding in self.select(mode, tls, site):
+            if binding.origin == host:
+                return binding
+        raise PlanError(f"host {host!r}: not served under mode {mode}, tls {tls}")
+
+    def host_resolver_rules(self, mode: str, tls: str, site: str | None = None, block_others: bool = False) -> str:
+        """Chromium's --host-resolver-rules value: `MAP host ip, MAP host2 ip2`.
+        `block_others` adds `MAP * ~NOTFOUND` so no other name is ever looked up."""
+        rules = [f"MAP {b.origin} {b.ip}" for b in self.select(mode, tls, site)]
+        return ", ".join(rules + (["MAP * ~NOTFOUND"] if block_others else []))
+
+    def force_quic_on(self, mode: str, tls: str, site: str | None = None) -> str:
+        """Chromium's --origin-to-force-quic-on value for a QUIC mode's origins:
+        `host:443,host2:443` (QUIC from the first request, no TCP and no Alt-Svc discovery)."""
+        return ",".join(f"{b.origin}:{QUIC_PORT}" for b in self.select(mode, tls, site))
+
+
+
+def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str],
+         leaf: Leaf | None = None) -> ServerPlan:
+    """Allocate one server IP per (TLS version, mode, site, origin), in that order; QUIC
+    cells exist for TLS 1.3 only (QUIC has no other)."""
+    modes, tls_versions = tuple(dict.fromkeys(modes)), tuple(dict.fromkeys(tls_versions))
+    served = [mode.name for mode in modes_table.MODES if mode.origin == mode.name]
+    for mode in modes:
+        if mode not in modes_table.BY_NAME:
+            raise PlanError(f"mode {mode!r}: unknown; served are {', '.join(served)}")
+        if mode not in served:
+            raise PlanError(f"mode {mode}: not served in the direct topology: "
+                            f"{modes_table.NOT_IN.get((mode, 'direct'), 'served by ' + modes_table.get(mode).origin)}")
+    for tls in tls_versions:
+        if tls not in modes_table.TLS_VERSIONS:
+            raise PlanError(f"tls {tls!r}: must be one of {', '.join(modes_table.TLS_VERSIONS)}")
+    if not sites or not modes or not tls_versions:
+        raise PlanError("plan: needs at least one site, one mode and one TLS version")
+    for mode in modes:
+        if not set(modes_table.get(mode).tls_versions) & set(tls_versions):
+            raise PlanError(f"mode {mode}: QUIC always uses TLS {modes_table.QUIC_TLS}, and the plan has tls "
+                            f"{', '.join(tls_versions)} only")
+    names = [site.name for site in sites]
+    if len(set(names)) != len(names):
+        raise PlanError(f"sites: {sorted({n for n in names if names.count(n) > 1})[0]} is listed twice")
+    cells = [(tls, mode, site.name, origin)
+             for tls in tls_versions for mode in modes for site in sites for origin in site.origins
+             if tls in modes_table.get(mode).tls_versions]
+    if len(cells) > MAX_SERVER_IPS:
+        raise PlanError(f"plan: needs {len(cells)} server IPs (one per TLS version x mode x origin), at most "
+                        f"{MAX_SERVER_IPS}: split it into several plans")
+    bindings = tuple(Binding(*cell, index=i) for i, cell in enumerate(cells))
+    return ServerPlan(tuple(sites), modes, tls_versions, bindings, leaf)
+
+
+def glob_regex(glob: str) -> str:
+    """A site's path glob as an anchored nginx (PCRE) regex: `*` stays within one path
+    segment, `**` crosses segments, `?` is one character."""
+    out, i = ["^"], 0
+    while i < len(glob):
+        if glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        ch = glob[i]
+        out.append("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch))
+        i += 1
+    return "".join(out) + "$"
+
+
+def binding_rows(server_plan: ServerPlan) -> list[list[object]]:
+    """The plan's bindings as JSON rows (tls, mode, site, origin, index): what the harness
+    and a split lab's sites role compare to know they serve the same plan."""
+    return [[b.tls, b.mode, b.site, b.origin, b.index] for b in server_plan.bindings]

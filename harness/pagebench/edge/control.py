@@ -1,0 +1,60 @@
+"""The edge proxy's control socket: one JSON object per line on a Unix socket, answered
+by the `EdgeAddon` it is given. A mitmproxy addon only for its `running` and `done`
+hooks (the socket opens with the proxy and closes with it).
+
+    {"cmd": "configure", "mode": MODE, "connections": 1, "depth": 4,
+     "addresses": {"a.test": "198.18.1.2"}}     new pool (every connection closed first)
+    {"cmd": "reset"}                            close every connection, clear the record
+    {"cmd": "stats"}                            connections and exchanges since then
+    {"cmd": "ping"}                             {"ok": true, "scheduling": "SCHED_FIFO 20"}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from pagebench.edge.addon import EdgeAddon
+from pagebench.edge.upstream import Strategy
+
+COMMANDS = ("ping", "configure", "reset", "stats")
+
+
+class ControlSocket:
+    def __init__(self, path: str, addon: EdgeAddon) -> None:
+        self.path = path
+        self.addon = addon
+        self.server: asyncio.AbstractServer | None = None
+
+    async def running(self) -> None:
+        self.server = await asyncio.start_unix_server(self._serve, self.path)
+
+    async def done(self) -> None:
+        if self.server is not None:
+            self.server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while line := await reader.readline():
+            try:
+                reply = await self.command(json.loads(line))
+            except Exception as error:  # noqa: BLE001 - every failure goes back to the caller
+                reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
+            writer.write(json.dumps(reply).encode() + b"\n")
+            await writer.drain()
+        writer.close()
+
+    async def command(self, message: dict[str, Any]) -> dict[str, Any]:
+        cmd = message.get("cmd")
+        if cmd == "ping":
+            return {"ok": True, "scheduling": self.addon.scheduling}
+        if cmd == "configure":
+            strategy = Strategy(message["mode"], int(message["connections"]), int(message["depth"]))
+            await self.addon.use(strategy, dict(message["addresses"]))
+            return {"ok": True}
+        if cmd == "reset":
+            await self.addon.reset()
+            return {"ok": True}
+        if cmd == "stats":
+            return {"ok": True, **self.addon.stats()}
+        return {"ok": False, "error": f"unknown command {cmd!r}; allowed: {', '.join(COMMANDS)}"}

@@ -1,0 +1,120 @@
+"""The harness's side of a split lab: the router's link and the sites' servers, driven
+over the control channel with the interfaces the runner uses natively (`Link`'s
+apply/profile/backend/counters/wait_settled; `NginxServer`'s log_offset and
+connections_since). The harness is the client: its own namespace is the client side.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pagebench.core.accesslog import ServerLog, parse_both
+from pagebench.core.layout import Command
+from pagebench.core.profiles import Profile
+from pagebench.core.serverplan import ServerPlan, binding_rows
+from pagebench.lab import tls
+from pagebench.lab.nginx import with_certificate
+from pagebench.lab.origins import Offset
+from pagebench.lab.split.control import Client, ControlError
+from pagebench.lab.split.endpoint import SERVER_SIDE, apply_here
+from pagebench.lab.split.local import LocalBed
+from pagebench.link.check import PROBE_PORT, Step, probe_link
+from pagebench.link.counters import LinkCounters
+from pagebench.system import LabError
+
+
+def counters_from(data: dict[str, Any]) -> LinkCounters:
+    return LinkCounters(**{key: tuple(value) if key == "lateness_hist" else value for key, value in data.items()})
+
+
+class RemoteLink:
+    """The router role's link. `apply` sets all three parts of a profile, as `Link` does
+    natively: the router's (delay, rate, queue, firewall), the client's TCP knobs (here,
+    in the harness's own namespace) and the server's (by the sites role)."""
+
+    def __init__(self, router: Client, sites: Client, backend: str | None, seed: int) -> None:
+        self.router, self.sites = router, sites
+        self.backend: str = router.post("/link/open", {"backend": backend, "seed": seed})["backend"]
+        self.profile: Profile | None = None
+
+    def apply(self, profile: Profile) -> None:
+        self.profile = None  # until all three parts are set
+        self.router.post("/link/apply", {"profile": profile.fields()})
+        apply_here(profile, SERVER_SIDE)
+        self.sites.post("/endpoint/apply", {"profile": profile.fields()})
+        self.profile = profile
+
+    def counters(self) -> LinkCounters:
+        return counters_from(self.router.get("/link/counters")["counters"])
+
+    def wait_settled(self, timeout: float = 2.0) -> None:
+        self.router.post("/link/wait_settled", {"timeout": timeout})
+
+    def reset(self) -> None:
+        self.router.post("/link/reset")
+        self.profile = None
+
+
+class RemoteSites:
+    """The sites role's origin servers, serving the harness's own server plan (checked on start)."""
+
+    def __init__(self, sites: Client, refs: list[Any], server_plan: ServerPlan) -> None:
+        self.client = sites
+        answer = sites.post("/sites/start", {"sites": refs, "modes": list(server_plan.modes),
+                                             "tls": list(server_plan.tls_versions)})
+        if answer["bindings"] != binding_rows(server_plan):
+            sites.post("/sites/stop")
+            raise LabError(f"sites {sites.url}: serves a different plan than this harness computed "
+                               f"(another pagebench version, or other site files?)")
+        if answer["spki"] != tls.spki_list():
+            sites.post("/sites/stop")
+            raise LabError(f"sites {sites.url}: its TLS leaf key is not this harness's: share the "
+                               f"directory {tls.data_dir() / 'tls'} between them (compose: the `pki` volume)")
+        # The certificate files here name the same hosts with the same key (the edge proxy uses them).
+        self.plan = with_certificate(server_plan)
+        self.nginx_version: str = answer["nginx_version"]
+
+    def log_offset(self) -> Offset:
+        nginx, caddy = self.client.get("/sites/log/offset")["offset"]
+        return int(nginx), int(caddy)
+
+    def connections_since(self, offset: Offset, hosts: Any = None, addresses: Any = None) -> ServerLog:
+        texts = self.client.get("/sites/log", nginx=offset[0], caddy=offset[1])
+        return parse_both((texts["nginx"], texts["caddy"]), hosts, addresses)
+
+    @contextmanager
+    def probe_server(self, host: str, port: int = PROBE_PORT) -> Iterator[None]:
+        self.client.post("/probe/start", {"host": host, "port": port})
+        try:
+            yield
+        finally:
+            self.client.post("/probe/stop")
+
+    def stop(self) -> None:
+        self.client.post("/sites/stop")
+
+
+def measure(bed: LocalBed, link: RemoteLink, sites: RemoteSites, profile: Profile, me: str,
+            step: Step = lambda _: None) -> dict[str, object]:
+    """The link check across the split lab: probe server in the sites role, probe client
+    here (the harness is the client, at address `me`)."""
+    host = sites.plan.bindings[0].ip
+
+    def client(*args: str) -> object:
+        argv: Command = (sys.executable, "-m", "pagebench.link.probe", *args)
+        return json.loads(bed.run(argv).stdout)
+
+    with sites.probe_server(host):
+        return probe_link(link, profile, host, me, client, step)
+
+
+def health(client: Client, role: str) -> dict[str, Any]:
+    """Is the role there, and is it the role we think?"""
+    answer = client.get("/health")
+    if answer.get("role") != role:
+        raise ControlError(f"{role} {client.url}: answers as {answer.get('role')!r}, not {role!r}")
+    return answer

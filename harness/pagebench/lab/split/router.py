@@ -1,0 +1,133 @@
+"""The router role of a split lab (`pagebench serve router`): owns the emulated link of
+the network namespace it runs in and changes it when the harness asks over the control
+channel. The link is the native `Link`, its commands run here (`hostbed`).
+
+When it stops (normally, on SIGTERM or SIGINT) it leaves the namespace as it found it:
+no delay program, no root qdiscs on its two interfaces, and the firewall tables the link
+rewrites (raw, mangle, filter) put back as they were.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from pagebench.lab.split.control import Routes
+from pagebench.lab.split.local import LocalBed, LocalLayout
+from pagebench.lab.split.local import interface_with
+from pagebench.link.emulator import Link
+from pagebench.lab.split.endpoint import PROC_SYS, set_sysctl
+from pagebench.core.profiles import make_profile
+from pagebench.system import LabError
+from pagebench.core.layout import Layout, new_prefix
+
+#: The tables the link's rule sets replace, with their built-in chains (both families).
+TABLES = {
+    "raw": ("PREROUTING", "OUTPUT"),
+    "mangle": ("PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"),
+    "filter": ("INPUT", "FORWARD", "OUTPUT"),
+}
+FORWARDING = ("net.ipv4.ip_forward", "net.ipv6.conf.all.forwarding")
+
+
+def restore_document(saved: str) -> str:
+    """An iptables-restore document putting back the tables the link rewrites as `saved`
+    (`iptables-save` from before) had them; a table it lacks gets empty ACCEPT chains."""
+    sections = {m.group(1): m.group(0) for m in re.finditer(r"^\*(\w+)\n.*?^COMMIT\n", saved, re.M | re.S)}
+    parts = []
+    for table, chains in TABLES.items():
+        parts.append(sections.get(table) or "\n".join(
+            [f"*{table}", *(f":{chain} ACCEPT [0:0]" for chain in chains), "COMMIT"]) + "\n")
+    return "".join(parts)
+
+
+class RouterService:
+    """Context manager: checks the namespace can route, finds the two link interfaces by
+    the router's addresses, and restores everything on exit. `routes()` are its endpoints."""
+
+    def __init__(self, client_if: str | None = None, server_if: str | None = None) -> None:
+        self.layout = LocalLayout(
+            new_prefix(),
+            router_client_if=interface_with(Layout.router_client_ip, client_if),
+            router_server_if=interface_with(Layout.router_server_ip, server_if),
+        )
+        self.bed = LocalBed(self.layout, roles=("router",))
+        self.link: Link | None = None
+        self.saved: dict[str, str] = {}
+
+    def __enter__(self) -> RouterService:
+        for name in FORWARDING:
+            if (PROC_SYS / name.replace(".", "/")).exists():
+                set_sysctl(name, "1", "the router")
+        self.bed.__enter__()
+        try:
+            for dev in (self.layout.router_client_if, self.layout.router_server_if):
+                # One skb must be one wire packet, or rate and delay act on 64 KB super-packets.
+                self.bed.run(("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"))
+            self.saved = {tool: self.bed.run((f"{tool}-save",)).stdout for tool in ("iptables", "ip6tables")}
+        except BaseException:
+            self.bed.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def reset(self) -> None:
+        if self.link is not None:
+            self.link.reset()
+        for tool, saved in self.saved.items():
+            self.bed.run((f"{tool}-restore",), input=restore_document(saved), check=False)
+
+    def close(self) -> None:
+        try:
+            self.reset()
+        finally:
+            self.bed.close()
+
+    # Endpoints
+
+    def _link(self) -> Link:
+        if self.link is None:
+            raise LabError("no link yet: POST /link/open first")
+        return self.link
+
+    def health(self, _: dict[str, Any]) -> dict[str, Any]:
+        return {"role": "router", "client_if": self.layout.router_client_if,
+                "server_if": self.layout.router_server_if,
+                "backend": self.link.backend if self.link else None}
+
+    def open(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A link with the run's backend (as recorded; None: this kernel's best) and seed."""
+        self.reset()
+        self.link = Link(self.bed, args.get("backend"), int(args.get("seed", 1)), endpoints=False)
+        return {"backend": self.link.backend}
+
+    def apply(self, args: dict[str, Any]) -> dict[str, Any]:
+        profile = make_profile(args["profile"], "control: profile")
+        link = self._link()
+        link.apply(profile)
+        return {"backend": link.backend, "profile": profile.name, "notes": link.plan.notes if link.plan else []}
+
+    def counters(self, _: dict[str, Any]) -> dict[str, Any]:
+        return {"counters": dataclasses.asdict(self._link().counters())}
+
+    def wait_settled(self, args: dict[str, Any]) -> dict[str, Any]:
+        self._link().wait_settled(float(args.get("timeout", 2.0)))
+        return {}
+
+    def reset_link(self, _: dict[str, Any]) -> dict[str, Any]:
+        self.reset()
+        return {}
+
+    def routes(self) -> Routes:
+        return {
+            "GET /health": self.health,
+            "POST /link/open": self.open,
+            "POST /link/apply": self.apply,
+            "GET /link/counters": self.counters,
+            "POST /link/wait_settled": self.wait_settled,
+            "POST /link/reset": self.reset_link,
+        }
+

@@ -1,0 +1,161 @@
+"""The sites role of a split lab (`pagebench serve sites`): serves the test sites from
+the network namespace it runs in, as the harness asks over the control channel.
+
+The harness sends the spec's site references, modes and TLS versions, not files: sites
+are generated deterministically (or read from the same directory in the image), so
+this role builds the very same `ServerPlan` the harness computes, and answers with its
+bindings so the harness can check they agree. It adds the plan's server addresses to
+its interface (and removes the ones it added when it stops), runs nginx for the plan,
+serves the access log since an offset, applies the server side's TCP knobs, and runs
+the link check's probe server.
+"""
+
+from __future__ import annotations
+
+import select
+import subprocess
+import sys
+from typing import Any
+
+from pagebench.core import serverplan
+from pagebench.core.layout import MAX_SERVER_IPS, Layout, new_prefix
+from pagebench.core.profiles import make_profile
+from pagebench.lab import sitefiles, tls
+from pagebench.lab.nginx import nginx_version
+from pagebench.lab.origins import OriginServers
+from pagebench.lab.split.control import Routes
+from pagebench.lab.split.endpoint import CLIENT_SIDE, apply_here
+from pagebench.lab.split.local import LocalBed, addresses, interface_in
+from pagebench.system import LabError, stop_process
+
+SERVER_NETWORK = "198.18.1.0/24"
+
+
+def address_commands(server_plan: serverplan.ServerPlan, dev: str, present: set[str],
+                     verb: str = "add") -> list[tuple[str, ...]]:
+    """`ip addr add|del` for each of the plan's server addresses not in `present`."""
+    cmds = []
+    for binding in server_plan.bindings:
+        if binding.ip not in present:
+            cmds.append(("ip", "addr", verb, f"{binding.ip}/24", "dev", dev))
+        if binding.ip6 not in present:
+            cmds.append(("ip", "-6", "addr", verb, f"{binding.ip6}/64", "dev", dev)
+                        + (("nodad",) if verb == "add" else ()))
+    return cmds
+
+
+class SitesService:
+    """Context manager: origin servers, probe server and added addresses are gone on exit."""
+
+    def __init__(self, interface: str | None = None) -> None:
+        self.interface = interface_in(SERVER_NETWORK, interface)
+        self.bed = LocalBed(Layout(new_prefix(), server_ips=MAX_SERVER_IPS), roles=("server",))
+        self.origins: OriginServers | None = None
+        self.added: list[tuple[str, ...]] = []
+        self.probe: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> SitesService:
+        self.bed.__enter__()
+        try:
+            # One skb must be one wire packet, on the server's end too.
+            self.bed.run(("ethtool", "-K", self.interface, "tso", "off", "gso", "off", "gro", "off"))
+        except BaseException:
+            self.bed.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._stop_probe()
+            self._stop_sites()
+        finally:
+            self.bed.close()
+
+    def _stop_sites(self) -> None:
+        if self.origins is not None:
+            self.origins.stop()
+            self.origins = None
+        for cmd in self.added:
+            self.bed.run(cmd, check=False)
+        self.added = []
+
+    def _stop_probe(self) -> None:
+        if self.probe is not None:
+            stop_process(self.probe)
+            self.bed.processes.remove(self.probe)
+            self.probe = None
+
+    def _origins(self) -> OriginServers:
+        if self.origins is None:
+            raise LabError("no sites served yet: POST /sites/start first")
+        return self.origins
+
+    # Endpoints
+
+    def health(self, _: dict[str, Any]) -> dict[str, Any]:
+        return {"role": "sites", "interface": self.interface, "serving": self.origins is not None}
+
+    def start(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Serve these sites (spec references) under these modes and TLS versions."""
+        self._stop_sites()
+        found = []
+        for index, ref in enumerate(args["sites"]):
+            try:
+                found.append(sitefiles.materialize(sitefiles.resolve(ref)))
+            except ValueError as error:
+                raise ValueError(f"sites[{index}]: {error}") from None
+        server_plan = serverplan.plan(found, args["modes"], args["tls"])
+        present = {entry.address for entry in addresses()}
+        self.added = address_commands(server_plan, self.interface, present, "del")  # the undo, first
+        for cmd in address_commands(server_plan, self.interface, present):
+            self.bed.run(cmd)
+        origins = OriginServers(self.bed, server_plan, self.bed.state_dir)
+        origins.__enter__()
+        self.origins = origins
+        return {"bindings": serverplan.binding_rows(server_plan), "spki": tls.spki_list(), "nginx_version": nginx_version()}
+
+    def stop(self, _: dict[str, Any]) -> dict[str, Any]:
+        self._stop_sites()
+        return {}
+
+    def log_offset(self, _: dict[str, Any]) -> dict[str, Any]:
+        return {"offset": list(self._origins().log_offset())}
+
+    def log(self, args: dict[str, Any]) -> dict[str, Any]:
+        nginx, caddy = self._origins().log_since((int(args.get("nginx", 0)), int(args.get("caddy", 0))))
+        return {"nginx": nginx, "caddy": caddy}
+
+    def endpoint(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The server side's TCP knobs for a profile (the harness sets the client's)."""
+        apply_here(make_profile(args["profile"], "control: profile"), CLIENT_SIDE)
+        return {}
+
+    def probe_start(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The link check's probe server on one of the served addresses."""
+        self._stop_probe()
+        argv = [sys.executable, "-m", "pagebench.link.probe", "serve", "--host", str(args["host"]),
+                "--port", str(int(args["port"]))]
+        proc = self.bed.spawn(self.bed.exec_argv(self.bed.layout.server, argv), stdout=subprocess.PIPE)
+        self.probe = proc
+        assert proc.stdout is not None
+        ready, _, _ = select.select([proc.stdout], [], [], 10)
+        if not ready or proc.stdout.readline().strip() != "ready":
+            self._stop_probe()
+            raise LabError("link check: the probe server did not start")
+        return {}
+
+    def probe_stop(self, _: dict[str, Any]) -> dict[str, Any]:
+        self._stop_probe()
+        return {}
+
+    def routes(self) -> Routes:
+        return {
+            "GET /health": self.health,
+            "POST /sites/start": self.start,
+            "POST /sites/stop": self.stop,
+            "GET /sites/log/offset": self.log_offset,
+            "GET /sites/log": self.log,
+            "POST /endpoint/apply": self.endpoint,
+            "POST /probe/start": self.probe_start,
+            "POST /probe/stop": self.probe_stop,
+        }

@@ -1,0 +1,46 @@
+"""Reading the YAML files pagebench is given: experiment specs, network profiles (the
+built-in catalogue in `netem/profiles.yaml` and users' own) and compare's budgets. The
+one place that opens them; parsing and validation are `core`'s and `analysis`'s, and
+every error is one line naming the file (and the field)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from . import REPO_ROOT
+from pagebench.analysis.compare import Budget, CompareError, parse_budgets
+from pagebench.core.profiles import Profile, ProfileError, parse_profiles, yaml_document
+from pagebench.core.spec import SpecError
+
+#: The built-in profiles, kept with the link emulation.
+CATALOGUE = REPO_ROOT / "netem" / "profiles.yaml"
+
+
+def read_yaml_file(path: Path, error: type[ValueError]) -> Any:
+    """The YAML document in `path`; unreadable or invalid YAML is `error`, naming the file."""
+    try:
+        text = path.read_text()
+    except OSError as problem:
+        raise error(f"{path}: cannot read: {problem.strerror}") from None
+    return yaml_document(text, str(path), error)
+
+
+def spec_document(path: Path) -> Any:
+    """The YAML of an experiment spec, or a one-line SpecError naming the file."""
+    return read_yaml_file(path, SpecError)
+
+
+def load_profile_file(path: Path, known: dict[str, Profile] | None = None) -> list[Profile]:
+    """A profiles file, sweeps expanded; `base:` may name `known` profiles."""
+    return parse_profiles(read_yaml_file(path, ProfileError), str(path), known)
+
+
+def builtin_profiles() -> dict[str, Profile]:
+    """The built-in catalogue by name."""
+    return {profile.name: profile for profile in load_profile_file(CATALOGUE)}
+
+
+def load_budgets(path: Path) -> list[Budget]:
+    """compare's `--budget` file."""
+    return parse_budgets(read_yaml_file(path, CompareError), str(path))

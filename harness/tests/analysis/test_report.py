@@ -1,0 +1,78 @@
+"""The report: JSON and the terminal table, read from a store filled with loads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+
+from pagebench.analysis.report import human_bytes, report_json, report_table
+from pagebench.results.store import Store, StoreError
+from tests.helpers import fill
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(f"sqlite:///{tmp_path / 'pb.sqlite'}") as opened:
+        yield opened
+
+
+def test_report_json(store):
+    fill(store)
+    store.set_status("r1", "complete")
+    report = report_json(store, "r1")
+    json.dumps(report, allow_nan=False)
+    assert report["run"] == "r1" and report["status"] == "complete"
+    assert report["created_at"].endswith("+00:00")
+    assert (report["backend"], report["chromium_version"], report["nginx_version"], report["seed"]) == (
+        "userspace", "131.0.6778.33", "1.22.1", 42)
+    assert (report["planned"], report["recorded"]) == (28, 28)
+    [check] = report["link_checks"]
+    assert (check["profile"], check["valid"], check["rtt_median_ms"], check["problems"]) == ("3g", True, 300.4, [])
+    keys = [(c["mode"], c["profile"]) for c in report["conditions"]]
+    assert keys == [("keepalive", "3g"), ("keepalive", "cable"), ("h2", "3g"), ("h2", "cable")]
+    keepalive_3g, _, h2_3g, _ = report["conditions"]
+    assert (keepalive_3g["n"], keepalive_3g["flagged"], keepalive_3g["planned"]) == (6, 0, 6)
+    assert (h2_3g["n"], h2_3g["flagged"], h2_3g["planned"]) == (5, 1, 6)  # seq 6 was flagged
+    # repetitions 0..5 -> 2000..2050 ms: median 2025, p90 2045; warm-ups (9000 ms) left out
+    assert keepalive_3g["metrics"]["load_ms"] == {"median": 2025.0, "p90": pytest.approx(2045.0),
+                                                  "min": 2000.0, "max": 2050.0}
+    assert h2_3g["metrics"]["connections_browser"]["median"] == 2
+    assert keepalive_3g["metrics"]["connections_link"]["median"] == 5
+    assert h2_3g["metrics"]["bytes"]["median"] == 327_105
+    assert report["warnings"] == []
+
+
+def test_report_warns_about_incomplete_runs_and_small_n(store):
+    fill(store, reps=6, record=12)  # 4 warm-ups and 8 measured loads of 24
+    report = report_json(store, "r1")
+    assert report["status"] == "running" and report["recorded"] == 12
+    assert len(report["warnings"]) == 4
+    assert report["warnings"][2] == (
+        "demo h2 direct 3g cold tls1.3: 2 of 6 planned loads recorded: resume the run; "
+        "n=1 (1 flagged or failed left out): can't tell: n too small (want at least 5)"
+    )
+
+
+def test_report_table_renders(store):
+    fill(store, reps=6, record=12)
+    console = Console(record=True, width=200)
+    console.print(report_table(store, "r1"))
+    text = console.export_text()
+    assert "run r1: running, 12/28 loads (backend userspace, chromium 131.0.6778.33, nginx 1.22.1)" in text
+    assert "demo keepalive direct 3g cold tls1.3" in text and "demo h2 direct cable cold tls1.3" in text
+    assert "1 (+1 flagged)" in text
+    assert "5/5/5" in text and "2/2/2" in text  # connections browser/link/server
+    assert "319.4 KiB" in text  # 327 105 bytes
+    assert "warning: demo keepalive direct cable cold tls1.3: 2 of 6 planned loads recorded" in text
+    assert "can't tell: n too small" in text
+
+
+def test_report_of_an_unknown_run(store):
+    with pytest.raises(StoreError, match="unknown run 'nope'"):
+        report_json(store, "nope")
+
+
+def test_human_bytes():
+    assert [human_bytes(v) for v in (None, 812, 14_540, 1_373_000, 3 << 30)] == [
+        "–", "812 B", "14.2 KiB", "1.31 MiB", "3.00 GiB"]

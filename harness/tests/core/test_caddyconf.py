@@ -1,0 +1,128 @@
+"""Caddy configuration for the h3 bindings (pure): what is served where, and the
+headers each path gets, evaluated the way Caddy runs its routes."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pagebench.core import caddyconf
+from pagebench.core.certs import Leaf
+from pagebench.core.serverplan import PlanError, plan
+from pagebench.core.sites import Site, SiteManifest
+
+LEAF = Leaf(Path("/data/tls/leaf-1.pem"), Path("/data/tls/leaf.key"), Path("/data/tls/leaf-1-chain.pem"), "SPKI=")
+RUN = Path("/run/pagebench/pbx/caddy")
+RULES = {"/fonts/*.woff": {"Cache-Control": "max-age=31536000, immutable", "X-Extra": "1"},
+         "/img/**": {"X-Img": "any"}, "/img/0003.png": {"X-Img": "never: the earlier rule wins"}}
+
+
+def site(name: str, origins: list[str], headers: dict | None = None) -> Site:
+    manifest = SiteManifest(name=name, entry=f"https://{origins[0]}/", origins=tuple(origins), headers=headers or {})
+    return Site(manifest, Path("/data/sites") / name)
+
+
+A = site("a", ["www.a.test", "img.a.test"], RULES)
+B = site("b", ["www.b.test"])
+
+
+def config(*modes: str) -> dict:
+    return json.loads(caddyconf.render(plan([A, B], modes or ("h2", "h3"), ["1.3", "1.2"], LEAF), RUN))
+
+
+def headers_for(routes: list[dict], path: str) -> dict[str, str]:
+    """Run the routes for one request path: every matching route's headers handler sets
+    its headers in order; within a group only the first matching route runs."""
+    result: dict[str, str] = {}
+    groups_done: set[str] = set()
+    for route in routes:
+        if route.get("group") in groups_done:
+            continue
+        matchers = route.get("match")
+        if matchers and not any(re.search(m["path_regexp"]["pattern"], path) for m in matchers):
+            continue
+        if "group" in route:
+            groups_done.add(route["group"])
+        for handler in route["handle"]:
+            if handler["handler"] == "headers":
+                result.update({name: values[0] for name, values in handler["response"]["set"].items()})
+    return result
+
+
+def test_one_server_per_h3_binding_on_its_own_addresses():
+    servers = config()["apps"]["http"]["servers"]
+    assert list(servers) == ["pb3", "pb4", "pb5"]  # the h3 cells of tls 1.3; h2 is nginx's, h3 has no tls 1.2
+    www_a = servers["pb3"]
+    assert www_a["listen"] == ["198.18.1.5:443", "[2001:2:0:1::5]:443"]
+    assert www_a["protocols"] == ["h3"]
+    assert www_a["automatic_https"] == {"disable": True}
+    assert www_a["tls_connection_policies"] == [{"certificate_selection": {"any_tag": ["pagebench"]},
+                                                 "protocol_min": "tls1.3", "protocol_max": "tls1.3"}]
+    assert www_a["logs"] == {"default_logger_name": "pb3"}
+    assert www_a["routes"][-1]["handle"] == [{"handler": "file_server", "root": "/data/sites/a/www.a.test",
+                                              "index_names": ["index.html"]}]
+    assert servers["pb4"]["routes"][-1]["handle"][0]["root"] == "/data/sites/a/img.a.test"
+    assert servers["pb5"]["listen"][0] == "198.18.1.7:443"
+
+
+def test_nothing_implicit_and_nothing_written_outside_the_run_directory():
+    conf = config()
+    assert conf["admin"] == {"disabled": True, "config": {"persist": False}}
+    assert conf["storage"] == {"module": "file_system", "root": f"{RUN}/storage"}
+    logs = conf["logging"]["logs"]
+    assert logs["access"]["writer"] == {"output": "file", "filename": f"{RUN}/access.log", "roll": False}
+    assert logs["access"]["encoder"] == {"format": "json"} and logs["access"]["include"] == ["http.log.access"]
+    assert logs["default"]["exclude"] == ["http.log.access"] and logs["default"]["writer"] == {"output": "stderr"}
+    tls = conf["apps"]["tls"]
+    assert tls["certificates"] == {"load_files": [{"certificate": "/data/tls/leaf-1.pem", "key": "/data/tls/leaf.key",
+                                                   "format": "pem", "tags": ["pagebench"]}]}
+    assert tls["session_tickets"] == {"disabled": True}  # every connection a full handshake, as with nginx
+    assert tls["disable_ocsp_stapling"] is True
+
+
+@pytest.mark.parametrize("path,expected", [
+    ("/", {"Cache-Control": "no-cache", "Content-Type": "text/html"}),
+    ("/index.html", {"Cache-Control": "no-cache", "Content-Type": "text/html"}),
+    ("/about.htm", {"Cache-Control": "no-cache", "Content-Type": "text/html"}),
+    ("/css/01.css", {"Cache-Control": "max-age=86400", "Content-Type": "text/css"}),
+    ("/js/01.js", {"Cache-Control": "max-age=86400", "Content-Type": "text/javascript"}),
+    ("/a.JPG", {"Cache-Control": "max-age=86400", "Content-Type": "image/jpeg"}),
+    ("/font.woff2", {"Cache-Control": "max-age=86400", "Content-Type": "font/woff2"}),
+    ("/data.bin", {"Cache-Control": "max-age=86400", "Content-Type": "application/octet-stream"}),
+    ("/fonts/x.woff", {"Cache-Control": "max-age=31536000, immutable", "Content-Type": "font/woff", "X-Extra": "1"}),
+    ("/img/0003.png", {"Cache-Control": "max-age=86400", "Content-Type": "image/png", "X-Img": "any"}),
+])
+def test_each_path_gets_nginx_s_headers(path: str, expected: dict[str, str]):
+    routes = config()["apps"]["http"]["servers"]["pb3"]["routes"]
+    assert headers_for(routes, path) == {"Timing-Allow-Origin": "*", "Access-Control-Allow-Origin": "*", **expected}
+
+
+def test_every_nginx_mime_type_is_set():
+    from pagebench.core.serverplan import MIME_TYPES
+    routes = config()["apps"]["http"]["servers"]["pb5"]["routes"]
+    for mime, extensions in MIME_TYPES:
+        for ext in extensions.split():
+            assert headers_for(routes, f"/x/file.{ext}")["Content-Type"] == mime, ext
+
+
+def test_refusals_are_one_line():
+    with pytest.raises(PlanError, match="no certificate"):
+        caddyconf.render(plan([A], ["h3"], ["1.3"]), RUN)
+    with pytest.raises(PlanError, match=r"caddy: the plan has no h3 bindings"):
+        caddyconf.render(plan([A], ["h2"], ["1.3"], LEAF), RUN)
+    with pytest.raises(PlanError, match=r"path '/run/\{x\}': must not contain braces"):
+        caddyconf.render(plan([A], ["h3"], ["1.3"], LEAF), Path("/run/{x}"))
+    evil = Site(A.manifest, Path("/data/{env.HOME}"))
+    with pytest.raises(PlanError, match="must not contain braces"):
+        caddyconf.render(plan([evil], ["h3"], ["1.3"], LEAF), RUN)
+
+
+def test_rendering_is_deterministic_json():
+    p = plan([A, B], ["h3"], ["1.3"], LEAF)
+    text = caddyconf.render(p, RUN)
+    assert text == caddyconf.render(plan([A, B], ["h3"], ["1.3"], LEAF), RUN)
+    assert json.loads(text) == caddyconf.render_config(p, RUN) and text.endswith("}\n")
+    assert caddyconf.render(plan([A, B], ["h3"], ["1.3"]), RUN, LEAF) == text

@@ -1,0 +1,113 @@
+"""Metrics: a raw browser record becomes a verified load; broken promises are flagged."""
+
+from pagebench.core.metrics import LinkView, ServerView, evaluate, resources
+from pagebench.core.records import Condition, RawLoad
+from pagebench.link.counters import LinkCounters
+
+PAGE = "https://www.s.test/index.html"
+
+
+def raw_load(n_images=3, protocol="h2", connections=None, disk_cache=False, error=None):
+    connections = connections or [1] * (n_images + 1)
+    requests = {"doc": {"url": PAGE, "type": "Document", "sent": 10.0, "status": 200, "protocol": protocol,
+                        "connection_id": connections[0], "encoded_bytes": 900, "finished": 10.2}}
+    resources_rt = []
+    for i in range(n_images):
+        url = f"https://www.s.test/i{i}.png"
+        requests[f"r{i}"] = {"url": url, "type": "Image", "sent": 10.1 + i / 100, "status": 200,
+                             "protocol": protocol, "connection_id": 0 if disk_cache else connections[i + 1],
+                             "from_disk_cache": disk_cache, "encoded_bytes": 0 if disk_cache else 2700}
+        resources_rt.append({"name": url, "startTime": 100.0 + i, "responseStart": 150.0 + i,
+                             "responseEnd": 160.0 + i, "nextHopProtocol": protocol, "decodedBodySize": 2544})
+    requests["fav"] = {"url": "data:,", "type": "Other", "sent": 10.05}
+    page = {"nav": {"responseStart": 151.0, "domContentLoadedEventStart": 200.0, "loadEventStart": 320.0,
+                    "startTime": 0, "nextHopProtocol": protocol, "decodedBodySize": 500},
+            "paints": {"first-contentful-paint": 250.0}, "lcp": 260.0, "resources": resources_rt}
+    return RawLoad(url=PAGE, started_at=0.0, error=error, page=page, requests=requests)
+
+
+def link(**counters) -> LinkView:
+    """What the router counted, as evaluate takes it (from a LinkCounters)."""
+    c = LinkCounters(**counters)
+    return LinkView(c.tcp_conns, c.udp_flows, c.as_dict())
+
+
+def cond(mode="h2", cache="cold"):
+    return Condition("site", mode, "direct", "cable", cache)
+
+
+def test_cold_h2_load_metrics():
+    result = evaluate(cond(), raw_load(), link(tcp_conns=1), ServerView(1, 4, (200,)))
+    assert (result.ttfb_ms, result.dcl_ms, result.load_ms, result.fcp_ms, result.lcp_ms) == (
+        151.0, 200.0, 320.0, 250.0, 260.0)
+    assert result.requests == 4  # data: URLs are not requests
+    assert result.bytes == 900 + 3 * 2700
+    assert (result.connections_browser, result.connections_link, result.connections_server) == (1, 1, 1)
+    assert not result.flagged and result.ok and result.notes == ()
+    assert [r.protocol for r in result.resources] == ["h2"] * 4
+    assert result.resources[0].url == PAGE and result.resources[1].start_ms == 100.0
+
+
+def test_http10_needs_a_connection_per_request():
+    good = evaluate(cond("http1.0"), raw_load(protocol="http/1.1", connections=[1, 2, 3, 4]),
+                    link(tcp_conns=4), ServerView(4, 4, (200,)))
+    assert not good.flagged and good.connections_browser == 4
+    bad = evaluate(cond("http1.0"), raw_load(protocol="http/1.1", connections=[1, 1, 2, 2]),
+                   link(tcp_conns=2), ServerView(2, 4, (200,)))
+    assert bad.flagged and "http1.0 load used 2 connection(s) for 4 request(s)" in bad.flags
+
+
+def test_protocol_mismatch_is_flagged():
+    result = evaluate(cond("h2"), raw_load(protocol="http/1.1"), link(tcp_conns=1), ServerView(1, 4, (200,)))
+    assert result.flagged and "4 resource(s) used http/1.1 instead of h2" in result.flags
+
+
+def test_cold_load_with_cache_hits_is_flagged():
+    result = evaluate(cond(), raw_load(disk_cache=True), link(tcp_conns=1), ServerView(1, 1, (200,)))
+    assert result.cache_hits == 3 and "cold load had 3 cache hit(s)" in result.flags
+
+
+def test_warm_load_must_use_the_cache_and_revalidate_the_html():
+    good = evaluate(cond(cache="warm"), raw_load(disk_cache=True), link(tcp_conns=1),
+                    ServerView(1, 1, (304,)))
+    assert not good.flagged and good.cache_hits == 3 and good.bytes == 900
+    missed = evaluate(cond(cache="warm"), raw_load(), link(tcp_conns=1), ServerView(1, 4, (304,)))
+    assert missed.flagged and missed.flags[0].startswith("warm load fetched 3 cacheable subresource(s)")
+    stale = evaluate(cond(cache="warm"), raw_load(disk_cache=True), link(tcp_conns=1),
+                     ServerView(1, 1, (200,)))
+    assert "warm load did not revalidate the HTML (no 304 at the server)" in stale.flags
+
+
+def test_connection_count_differences_are_explained_not_hidden():
+    result = evaluate(cond(), raw_load(), link(tcp_conns=2), ServerView(1, 4, (200,)))
+    assert not result.flagged
+    assert any("carried no request" in note for note in result.notes)
+    assert any("reached the server without completing a request" in note for note in result.notes)
+
+
+def test_navigation_error_is_flagged_and_recorded():
+    result = evaluate(cond(), raw_load(error="net::ERR_CONNECTION_REFUSED"), link(), ServerView(0, 0, ()))
+    assert not result.ok and result.errors == ("net::ERR_CONNECTION_REFUSED",)
+    assert result.flags[0] == "error: net::ERR_CONNECTION_REFUSED"
+
+
+def test_resources_skip_non_http_urls_and_keep_request_order():
+    urls = [r.url for r in resources(raw_load(n_images=2))]
+    assert urls == [PAGE, "https://www.s.test/i0.png", "https://www.s.test/i1.png"]
+
+
+def test_what_the_server_answered_304_is_stored_as_revalidated():
+    """Chromium reports the cached 200 of a revalidated response (CDP and Resource Timing
+    alike: measured on warm loads), so the server's 304 says which resource it was."""
+    result = evaluate(cond(cache="warm"), raw_load(disk_cache=True), link(tcp_conns=1),
+                      ServerView(1, 1, (304,), frozenset({"www.s.test/index.html"})))
+    assert not result.flagged
+    assert [r.revalidated for r in result.resources] == [True, False, False, False]
+
+
+def test_a_resource_the_server_did_not_answer_304_is_not_revalidated():
+    raw = raw_load(disk_cache=True)
+    raw.requests["doc"]["status"] = 200
+    result = evaluate(cond(cache="warm"), raw, link(tcp_conns=1), ServerView(1, 1, (200,), frozenset()))
+    assert not any(r.revalidated for r in result.resources)
+    assert "did not revalidate the HTML" in " ".join(result.flags)

@@ -1,0 +1,391 @@
+"""Sites as data: manifests, exact and valid media, the built-in compositions, the writer."""
+
+from __future__ import annotations
+
+import io
+import re
+import stat
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+import yaml
+from fontTools.ttLib import TTFont
+
+from pagebench.core import sitegen
+from pagebench.core import sites as site_model
+from pagebench.core.sitegen import GenParams
+from pagebench.core.sites import SiteError
+from pagebench.lab import sitefiles
+
+
+# Decoders used as validity checks -----------------------------------------------------------
+
+
+def png_info(data: bytes) -> tuple[int, int]:
+    """Walk the chunks (CRC-checked), inflate IDAT and check every scanline; (width, height)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, chunks, idat = 8, [], b""
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        assert zlib.crc32(kind + body) == crc, kind
+        chunks.append(kind)
+        idat += body if kind == b"IDAT" else b""
+        pos += 12 + length
+    assert pos == len(data) and chunks[0] == b"IHDR" and chunks[-1] == b"IEND" and b"IDAT" in chunks
+    width, height, depth, colour_type = struct.unpack(">IIBB", data[16:26])
+    assert (depth, colour_type) == (8, 2)
+    raw = zlib.decompress(idat)
+    assert len(raw) == height * (1 + 3 * width)
+    assert all(raw[row * (1 + 3 * width)] == 0 for row in range(height))  # filter type "none"
+    return width, height
+
+
+def jpeg_info(data: bytes) -> tuple[int, int]:
+    """Walk the marker segments to the scan; (width, height) from SOF0."""
+    assert data[:2] == b"\xff\xd8" and data[-2:] == b"\xff\xd9"
+    pos, seen, size = 2, [], None
+    while True:
+        assert data[pos] == 0xFF
+        marker = data[pos + 1]
+        (length,) = struct.unpack(">H", data[pos + 2:pos + 4])
+        seen.append(marker)
+        if marker == 0xC0:
+            height, width = struct.unpack(">HH", data[pos + 5:pos + 9])
+            size = (width, height)
+        pos += 2 + length
+        if marker == 0xDA:
+            break
+    scan = data[pos:-2]
+    assert re.search(rb"\xff[^\x00]", scan) is None  # 0xFF in entropy data is always stuffed
+    assert {0xE0, 0xDB, 0xC0, 0xC4, 0xDA} <= set(seen)
+    assert size is not None
+    return size
+
+
+def gif_info(data: bytes) -> tuple[int, int]:
+    assert data[:6] == b"GIF89a" and data[-1:] == b"\x3b"
+    width, height, flags = struct.unpack("<HHB", data[6:11])
+    pos = 13 + ((3 << ((flags & 7) + 1)) if flags & 0x80 else 0)
+    while data[pos] == 0x21:  # extensions: label, sub-blocks, terminator
+        pos += 2
+        while data[pos]:
+            pos += data[pos] + 1
+        pos += 1
+    assert data[pos] == 0x2C  # image descriptor
+    pos += 10 + 1  # descriptor, LZW minimum code size
+    while data[pos]:
+        pos += data[pos] + 1
+    assert pos + 2 == len(data)
+    return width, height
+
+
+def font_info(data: bytes) -> TTFont:
+    font = TTFont(io.BytesIO(data))
+    for tag in ("head", "hhea", "maxp", "OS/2", "hmtx", "cmap", "glyf", "loca", "name", "post"):
+        assert tag in font, tag
+    assert ord("A") in font.getBestCmap()
+    return font
+
+
+def check_media(path: str, body: bytes) -> None:
+    ext = path.rsplit(".", 1)[-1]
+    if ext == "png":
+        png_info(body)
+    elif ext == "jpg":
+        jpeg_info(body)
+    elif ext == "gif":
+        gif_info(body)
+    elif ext in ("woff", "ttf"):
+        font_info(body)
+    elif ext == "svg":
+        assert body.startswith(b"<svg ") and b"</svg>" in body
+    elif ext == "html":
+        assert b'<link rel="icon" href="data:,">' in body and body.rstrip().endswith(b"</html>")
+
+
+# Media ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [137 + 14, 137 + 19, 137 + 20, 2544, 45566, 1_000_000])
+def test_png_is_valid_and_exactly_sized(size: int):
+    body = sitegen.png(size, 64, 48, f"t{size}")
+    assert len(body) == size and png_info(body) == (64, 48)
+
+
+def test_png_too_small_is_one_line_error():
+    with pytest.raises(SiteError, match=r"image_bytes: 100 is too small .* \(at least \d+\)"):
+        sitegen.png(100, 64, 48, "x")
+
+
+@pytest.mark.parametrize("size", [8_000, 65_541 + 7_600, 65_542 + 7_600, 1_184_000, 7_000_000])
+def test_jpeg_is_valid_and_exactly_sized(size: int):
+    body = sitegen.jpeg(size, 1600, 1200, f"t{size}")
+    assert len(body) == size and jpeg_info(body) == (1600, 1200)
+
+
+@pytest.mark.parametrize("size", [35, 38, 40, 300, 6250])
+def test_gif_is_valid_and_exactly_sized(size: int):
+    body = sitegen.gif(size, "g")
+    assert len(body) == size and gif_info(body) == (1, 1)
+
+
+@pytest.mark.parametrize("flavor", [None, "woff"])
+def test_fonts_load_with_fonttools_and_are_about_the_asked_size(flavor):
+    body = sitegen.font("PB Sans", "Regular", 30_000, flavor, "f")
+    font = font_info(body)
+    assert font.flavor == flavor
+    assert font["name"].getDebugName(1) == "PB Sans"
+    assert 30_000 <= len(body) <= 30_100
+
+
+def test_same_seed_same_bytes_different_seed_different_content():
+    assert sitegen.png(2544, 64, 48, "a") == sitegen.png(2544, 64, 48, "a")
+    assert sitegen.png(2544, 64, 48, "a") != sitegen.png(2544, 64, 48, "b")
+    assert sitegen.jpeg(9000, 64, 64, "a") != sitegen.jpeg(9000, 64, 64, "b")
+
+
+# seed000 -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind,size", [("small", 2544), ("large", 45566)])
+@pytest.mark.parametrize("n", [1, 7, 40])
+def test_seed000_has_n_distinct_valid_images_of_the_exact_size(kind: str, n: int, size: int):
+    site = sitegen.builtin(f"seed000-{kind}-n{n}")
+    assert site.manifest.origins == ("www.seed000.test",)
+    assert site.manifest.entry == "https://www.seed000.test/"
+    html = site.files["www.seed000.test/index.html"].decode()
+    images = {path: body for path, body in site.files.items() if path.endswith(".png")}
+    assert len(images) == n and site.requests == n + 1
+    assert {len(body) for body in images.values()} == {size}
+    assert len(set(images.values())) == n  # distinct content
+    for path, body in images.items():
+        png_info(body)
+        assert f'src="{path.removeprefix("www.seed000.test")}"' in html
+    assert html.count("<img ") == n
+
+
+def test_seed000_images_agree_across_documents():
+    """The same URL holds the same image in every document of the family."""
+    small5, small40 = sitegen.builtin("seed000-small-n5"), sitegen.builtin("seed000-small-n40")
+    for path, body in small5.files.items():
+        if path.endswith(".png"):
+            assert small40.files[path] == body
+
+
+# seed002 and modern ----------------------------------------------------------------------------
+
+
+def test_seed002_two_origins_about_9_5_megabytes_of_photos():
+    site = sitegen.builtin("seed002")
+    assert site.manifest.origins == ("www.seed002.test", "images.seed002.test")
+    assert site.total_bytes == sitegen.SEED002_TOTAL
+    assert abs(site.total_bytes - 9_500_000) < 300_000
+    assert site.requests == 6
+    photos = {p: b for p, b in site.files.items() if p.endswith(".jpg")}
+    assert len(photos) == 3 and sum(map(len, photos.values())) > 9_000_000
+    for path, body in site.files.items():
+        check_media(path, body)
+    assert len(site.files["images.seed002.test/images/srpr/logo11w.png"]) == 14_022
+    html = site.files["www.seed002.test/index.html"].decode()
+    assert "https://images.seed002.test/images/srpr/logo11w.png" in html
+    for name in ("soe.gif", "a_flores.jpg", "mypic_afs.jpg", "nikon.jpg"):
+        assert f'src="img/{name}"' in html
+
+
+def _origin(path: str) -> str:
+    return path.split("/", 1)[0]
+
+
+def test_modern_is_seventy_requests_over_ten_origins_and_two_megabytes():
+    site = sitegen.builtin("modern")
+    assert len(site.manifest.origins) == 10
+    assert {_origin(p) for p in site.files} == set(site.manifest.origins)
+    assert 65 <= site.requests <= 75
+    assert 1_900_000 <= site.total_bytes <= 2_150_000
+    for path, body in site.files.items():
+        check_media(path, body)
+    kinds = {p.rsplit(".", 1)[-1] for p in site.files}
+    assert {"html", "css", "js", "woff", "ttf", "png", "jpg", "gif", "svg"} <= kinds
+
+
+def test_modern_has_blocking_head_resources_cross_origin_fonts_and_late_waves():
+    site = sitegen.builtin("modern")
+    html = site.files["www.modern.test/index.html"].decode()
+    head = html.split("</head>")[0]
+    assert '<link rel="stylesheet" href="https://static.modern.test/css/main.css">' in head
+    assert '<script src="https://cdn.modern.test/lib/framework.js"></script>' in head  # sync: no async/defer
+    css = site.files["static.modern.test/css/main.css"].decode()
+    fonts = re.findall(r"url\((https://[^)]+)\)", css)
+    assert len(fonts) == 4 and all(u.startswith("https://fonts.modern.test/") for u in fonts)
+    # second wave: app.js -> late.js -> thumbs + ads.js -> ad images (third wave)
+    late = site.files["static.modern.test/js/late.js"].decode()
+    assert "https://static.modern.test/js/late.js" in site.files["static.modern.test/js/app.js"].decode()
+    thumbs = [p for p in site.files if p.startswith("thumbs.")]
+    assert len(thumbs) == 12
+    for path in thumbs:
+        assert f"https://{path}" in late and f"https://{path}" not in html
+    assert "https://ads.modern.test/ads.js" in late
+    assert "https://ads.modern.test/creative/1.png" in site.files["ads.modern.test/ads.js"].decode()
+
+
+def test_every_file_of_every_builtin_kind_is_referenced():
+    """A cold load fetches every file: each URL appears in the HTML, a CSS or a script."""
+    for name in ("seed002", "modern", "seed000-large-n3"):
+        site = sitegen.builtin(name)
+        texts = b"".join(b for p, b in site.files.items() if p.endswith((".html", ".css", ".js"))).decode()
+        entry_path = site.manifest.entry.split("/", 3)[-1]
+        for path in site.files:
+            host, rel = path.split("/", 1)
+            if rel in ("index.html", entry_path):
+                continue
+            assert f"https://{path}" in texts or f'"/{rel}"' in texts or f'"{rel}"' in texts, (name, path)
+
+
+# generate -------------------------------------------------------------------------------------
+
+
+def test_generated_site_is_named_from_its_parameters_and_deterministic():
+    params = GenParams(images=20, image_bytes=2544, origins=3, css=1, js=2, late=5, html_bytes=30_000)
+    assert params.name == "gen-i20-b2544-o3-c1-j2-l5-h30000"
+    assert GenParams(images=20, image_bytes=2544).name == "gen-i20-b2544-o1"
+    site = sitegen.generate(params)
+    assert site.digest() == sitegen.generate(params).digest()
+    assert site.manifest.origins == ("www.gen.test", "o2.gen.test", "o3.gen.test")
+    assert site.manifest.entry == "https://www.gen.test/"
+    images = sorted(p for p in site.files if p.endswith(".png"))
+    assert len(images) == 25 and {len(site.files[p]) for p in images} == {2544}
+    per_origin = {host: sum(1 for p in images if p.startswith(host + "/")) for host in site.manifest.origins}
+    assert per_origin == {"www.gen.test": 9, "o2.gen.test": 8, "o3.gen.test": 8}  # round-robin
+    html = site.files["www.gen.test/index.html"]
+    assert len(html) == 30_000
+    assert html.decode().count('<link rel="stylesheet"') == 1 and html.decode().count("<script src=") == 2
+    late = site.files["www.gen.test/late.js"].decode()
+    assert late.count("https://") == 5 and site.requests == 1 + 25 + 1 + 2 + 1
+    for path, body in site.files.items():
+        check_media(path, body)
+
+
+def test_generate_rejects_bad_parameters_in_one_line():
+    with pytest.raises(SiteError, match=r"^generate: pictures: unknown field$"):
+        sitegen.parse_generate({"pictures": 3})
+    with pytest.raises(SiteError, match=r"^generate: origins: "):
+        sitegen.parse_generate({"origins": 0})
+    with pytest.raises(SiteError, match=r"^generate: image_bytes: "):
+        sitegen.parse_generate({"image_bytes": 50})
+    with pytest.raises(SiteError, match=r"html_bytes: at least \d+"):
+        sitegen.generate(GenParams(images=5, html_bytes=100))
+    with pytest.raises(SiteError, match=r"^generate: \(images \+ late\) x image_bytes must be at most"):
+        sitegen.parse_generate({"images": 1000, "image_bytes": 50_000_000})
+    assert sitegen.parse_generate({"images": 4}) == GenParams(images=4)
+
+
+# Built-in names ---------------------------------------------------------------------------------
+
+
+def test_builtin_names():
+    names = sitegen.builtin_sites()
+    assert len(names) == 82 and "seed000-small-n1" in names and "seed000-large-n40" in names
+    assert {"seed002", "modern"} <= set(names)
+
+
+@pytest.mark.parametrize("name", ["nope", "seed000-small-n41", "seed000-small-n0", "seed000-small-n05", "seed000-x-n1"])
+def test_unknown_site_is_one_line_listing_known(name: str):
+    with pytest.raises(SiteError) as error:
+        sitegen.builtin(name)
+    message = str(error.value)
+    assert repr(name) in message and "seed000-{small,large}-n1..40" in message and "modern" in message
+    assert "\n" not in message
+
+
+# Manifests ------------------------------------------------------------------------------------
+
+
+GOOD = {"name": "mine", "entry": "https://www.mine.test/index.html", "origins": ["www.mine.test", "img.mine.test"],
+        "headers": {"/img/*.png": {"Cache-Control": "max-age=60"}}}
+
+
+def test_manifest_round_trips_through_yaml():
+    manifest = site_model.parse_manifest(yaml.safe_dump(GOOD))
+    assert manifest.origins == ("www.mine.test", "img.mine.test")
+    assert site_model.parse_manifest(site_model.manifest_yaml(manifest)) == manifest
+
+
+@pytest.mark.parametrize("change,fragment", [
+    ({"extra": 1}, "extra: unknown field"),
+    ({"origins": ["www.mine.com"]}, "origins: host 'www.mine.com'"),
+    ({"origins": ["www.mine.test", "www.mine.test"]}, "origins: must not repeat"),
+    ({"entry": "https://img.mine.test/"}, "entry 'https://img.mine.test/': must be https://www.mine.test/"),
+    ({"entry": "http://www.mine.test/"}, "must be https://www.mine.test/"),
+    ({"name": "Bad Name"}, "name: must match"),
+    ({"headers": {"img/*.png": {}}}, "headers: 'img/*.png': a path glob must start with /"),
+    ({"headers": {"/a": {"X-Y": "$host"}}}, "headers: /a: X-Y: value must be printable ASCII"),
+    ({"headers": {"/a": {"X Y": "1"}}}, "header name 'X Y'"),
+])
+def test_manifest_errors_are_one_line_naming_the_field(change: dict, fragment: str):
+    with pytest.raises(SiteError) as error:
+        site_model.parse_manifest(yaml.safe_dump({**GOOD, **change}), "mine/site.yaml")
+    message = str(error.value)
+    assert message.startswith("mine/site.yaml: ") and fragment in message and "\n" not in message
+
+
+# On disk ---------------------------------------------------------------------------------------
+
+
+def test_write_site_is_world_readable_and_loadable(tmp_path: Path):
+    generated = sitegen.generate(GenParams(images=3, origins=2))
+    site = sitefiles.write_site(generated, tmp_path)
+    assert site.root == tmp_path / "sites" / generated.name
+    for rel, body in generated.files.items():
+        path = site.root / rel
+        assert path.read_bytes() == body
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o755
+    assert stat.S_IMODE(site.root.stat().st_mode) == 0o755
+    loaded = sitefiles.load_site(site.root)
+    assert loaded == site and loaded.origin_root("o2.gen.test") == site.root / "o2.gen.test"
+    assert not [p for p in (tmp_path / "sites").iterdir() if p.name.endswith((".tmp", ".old"))]
+
+
+def test_write_site_only_when_missing_or_changed(tmp_path: Path):
+    generated = sitegen.generate(GenParams(images=2))
+    site = sitefiles.write_site(generated, tmp_path)
+    html = site.root / "www.gen.test" / "index.html"
+    stamp = html.stat().st_mtime_ns
+    sitefiles.write_site(generated, tmp_path)
+    assert html.stat().st_mtime_ns == stamp  # reused: ETags and Last-Modified stay put
+    (site.root / ".digest").write_text("stale")
+    html.write_bytes(b"tampered")
+    sitefiles.write_site(generated, tmp_path)
+    assert html.read_bytes() == generated.files["www.gen.test/index.html"]
+
+
+def test_resolve_is_pure_and_materialize_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PAGEBENCH_DATA_DIR", str(tmp_path))
+    small = sitefiles.resolve("seed000-small-n2")
+    assert isinstance(small, site_model.GeneratedSite) and small.entry == "https://www.seed000.test/"
+    assert not (tmp_path / "sites").exists()  # nothing written yet
+    on_disk = sitefiles.materialize(small)
+    assert on_disk.root == tmp_path / "sites" / "seed000-small-n2" and on_disk.entry == small.entry
+    generated = sitefiles.resolve({"generate": {"images": 2, "origins": 2}})
+    assert generated.name == "gen-i2-b2544-o2" and generated.origins == ("www.gen.test", "o2.gen.test")
+    from_dir = sitefiles.resolve(str(on_disk.root))
+    assert from_dir == on_disk and sitefiles.materialize(from_dir) is from_dir
+    with pytest.raises(SiteError, match="unknown site 'nowhere'"):
+        sitefiles.resolve("nowhere")
+    with pytest.raises(SiteError, match=r"generate: images: "):
+        sitefiles.resolve({"generate": {"images": -1}})
+    with pytest.raises(SiteError, match="a mapping must be"):
+        sitefiles.resolve({"generated": {}})
+
+
+def test_load_site_names_the_missing_origin_directory(tmp_path: Path):
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump(GOOD))
+    (tmp_path / "www.mine.test").mkdir()
+    with pytest.raises(SiteError, match=r"origins: no content directory .*img\.mine\.test"):
+        sitefiles.load_site(tmp_path)
+    with pytest.raises(SiteError, match="cannot read"):
+        sitefiles.load_site(tmp_path / "absent")

@@ -1,0 +1,339 @@
+"""nginx serving every mode and TLS version at once, checked with real curl from the
+client namespace; the access-log parser; and that nothing outlives the testbed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from pagebench.core import sitegen
+from pagebench.core.accesslog import ServerLog, parse_nginx_log, summarize
+from pagebench.core.certs import Leaf
+from pagebench.core.layout import Layout, new_prefix
+from pagebench.core.serverplan import ServerPlan, plan
+from pagebench.core.sites import Site
+from pagebench.lab import nginx, sitefiles
+from pagebench.lab.netns import NamespaceBed, existing_namespaces
+from pagebench.lab.nginx import NginxServer, ServerError
+from pagebench.lab.tls import Authority
+from tests.helpers import needs_root
+
+# The access log (pure) ---------------------------------------------------------------------
+
+LINES = [
+    "1763780000.101\t0.002\t198.18.1.2\t7\t1\tHTTP/1.1\tTLSv1.3\t200\t527\twww.gen.test\t/\tGET\t801",
+    "1763780000.105\t0.001\t198.18.1.2\t7\t2\tHTTP/1.1\tTLSv1.3\t200\t2544\twww.gen.test\t/img/0001.png\tGET\t2811",
+    "1763780000.107\t0.001\t198.18.1.3\t8\t1\tHTTP/1.1\tTLSv1.3\t200\t2544\to2.gen.test\t/img/0002.png\tGET\t2811",
+    "1763780000.109\t0.001\t2001:2:0:1::2\t7\t3\tHTTP/2.0\tTLSv1.2\t304\t0\twww.gen.test\t/\tGET\t180",
+]
+
+
+def test_parser_reads_every_field():
+    records, malformed = parse_nginx_log("\n".join(LINES) + "\n")
+    assert malformed == 0 and len(records) == 4
+    first = records[0]
+    assert (first.end, first.request_time, first.server_addr, first.connection, first.connection_requests) == \
+        (1763780000.101, 0.002, "198.18.1.2", 7, 1)
+    assert (first.protocol, first.tls, first.status, first.body_bytes, first.host, first.uri, first.method,
+            first.bytes_sent) == ("HTTP/1.1", "TLSv1.3", 200, 527, "www.gen.test", "/", "GET", 801)
+    assert records[3].server_addr == "2001:2:0:1::2" and records[3].status == 304
+
+
+def test_parser_leaves_a_partial_last_line_and_counts_garbage():
+    text = "\n".join(LINES[:2]) + "\nnot a log line\n" + LINES[2][:20]
+    records, malformed = parse_nginx_log(text)
+    assert len(records) == 2 and malformed == 1
+    assert parse_nginx_log("") == ([], 0)
+
+
+def test_connections_are_distinct_address_and_connection_pairs():
+    records, _ = parse_nginx_log("\n".join(LINES) + "\n")
+    log = summarize(records)
+    assert log.connections == 3  # (.2, 7), (.3, 8), (::2, 7): same serial on another address counts apart
+    assert log.connections_by_host() == {"o2.gen.test": 1, "www.gen.test": 2}
+    assert summarize(records, hosts={"www.gen.test"}).connections == 2
+    assert summarize(records, addresses={"198.18.1.2"}).connections == 1
+    assert summarize(records, hosts={"www.gen.test"}, addresses={"198.18.1.2"}).requests == 2
+    assert log.requests == 4 and len(log.records) == 4
+
+
+def test_statuses_for_the_document():
+    records, _ = parse_nginx_log("\n".join(LINES) + "\n")
+    log = summarize(records)
+    assert log.statuses_for("/") == (200, 304)
+    assert log.statuses_for("/", host="o2.gen.test") == ()
+    assert log.statuses_for("/img/0001.png") == (200,)
+    query = LINES[0].replace("\t/\tGET", "\t/?v=1\tGET")
+    assert summarize(parse_nginx_log(query + "\n")[0]).statuses_for("/") == (200,)
+
+
+def test_unreadable_site_directories_are_named(tmp_path: Path):
+    generated = sitegen.generate(sitegen.GenParams(images=1))
+    site = sitefiles.write_site(generated, tmp_path / "data")
+    leaf = Leaf(tmp_path / "c.pem", tmp_path / "k.pem", tmp_path / "ch.pem", "x")
+    server_plan = plan([site], ["h2"], ["1.3"], leaf)
+    os.chmod(tmp_path / "data" / "sites", 0o700)
+    with pytest.raises(ServerError, match=r"sites is not searchable by nginx's workers .*chmod o\+x"):
+        nginx.check_readable(server_plan)
+
+
+def test_nginx_version():
+    if shutil.which("nginx") is None and not Path(nginx.NGINX).exists():
+        pytest.skip("nginx not installed")
+    version = nginx.nginx_version()
+    assert version.count(".") == 2 and all(part.isdigit() for part in version.split("."))
+
+
+# Integration: one nginx, three modes x two TLS versions ------------------------------------------
+
+MODES = ("http1.0", "keepalive", "h2")
+VERSIONS = ("1.2", "1.3")
+RULE = {"/img/0003.png": {"Cache-Control": "max-age=60", "X-Pagebench": "rule"}}
+
+
+@dataclass
+class Served:
+    bed: NamespaceBed
+    plan: ServerPlan
+    server: NginxServer
+    ca: Path
+    authority: Authority
+    data: Path
+
+
+@pytest.fixture(scope="module")
+def data_dir() -> Iterator[Path]:
+    """A data directory nginx's workers (user nobody) can read: not under pytest's 0700 tmp."""
+    path = Path(tempfile.mkdtemp(prefix="pagebench-test-"))
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def served(data_dir: Path) -> Iterator[Served]:
+    if os.geteuid() != 0:
+        pytest.skip("builds network namespaces: run as root")
+    site = sitefiles.write_site(sitegen.generate(sitegen.GenParams(images=3, origins=2)), data_dir)
+    site = Site(site.manifest.model_copy(update={"headers": RULE}), site.root)
+    authority = Authority(data_dir / "tls")
+    server_plan = nginx.prepare([site], MODES, VERSIONS, authority)
+    assert server_plan.ip_count == 12
+    with NamespaceBed(Layout(new_prefix(), server_ips=server_plan.ip_count)) as bed:
+        with NginxServer(bed, server_plan, bed.state_dir / "nginx") as server:
+            yield Served(bed, server_plan, server, authority.ca_path, authority, data_dir)
+
+
+@dataclass
+class Transfer:
+    info: dict
+    headers: dict
+
+    @property
+    def version(self) -> str:
+        return self.info["http_version"]
+
+    @property
+    def status(self) -> int:
+        return self.info["response_code"]
+
+    def header(self, name: str) -> str | None:
+        values = self.headers.get(name.lower())
+        return values[0] if values else None
+
+
+def curl(served: Served, mode: str, tls: str, host: str, *paths: str, args: tuple[str, ...] = (),
+         ipv6: bool = False, check: bool = True) -> tuple[list[Transfer], subprocess.CompletedProcess[str]]:
+    """One curl invocation (one process, so it may reuse connections) from the client namespace."""
+    binding = served.plan.address(mode, tls, host)
+    address = f"[{binding.ip6}]" if ipv6 else binding.ip
+    argv = ["curl", "-sS", "--max-time", "20", "--resolve", f"{host}:443:{address}", "--cacert", str(served.ca),
+            "-w", "%{json}%{header_json}", *args]
+    for path in paths:
+        argv += [f"https://{host}{path}", "-o", "/dev/null"]
+    result = subprocess.run(served.bed.exec_argv(served.bed.layout.client, argv), capture_output=True,
+                            text=True, timeout=60)
+    if check:
+        assert result.returncode == 0, result.stderr
+    decoder, out, pos, objects = json.JSONDecoder(), result.stdout, 0, []
+    while pos < len(out.rstrip()):
+        obj, pos = decoder.raw_decode(out, pos)
+        objects.append(obj)
+        while pos < len(out) and out[pos].isspace():
+            pos += 1
+    return [Transfer(objects[i], objects[i + 1]) for i in range(0, len(objects), 2)], result
+
+
+def logged(served: Served, offset: int, count: int) -> ServerLog:
+    """The server log after a transfer: nginx logs when the response is done; allow a moment."""
+    for _ in range(100):
+        log = served.server.connections_since(offset)
+        if log.requests >= count:
+            return log
+        time.sleep(0.02)
+    return log
+
+
+@pytest.mark.integration
+@needs_root
+@pytest.mark.parametrize("tls", VERSIONS)
+@pytest.mark.parametrize("mode", MODES)
+def test_protocol_and_tls_version_per_listen(served: Served, mode: str, tls: str):
+    offset = served.server.log_offset()
+    transfers, _ = curl(served, mode, tls, "www.gen.test", "/", "/img/0001.png", args=("--http2",))
+    expected = "2" if mode == "h2" else "1.1"  # keepalive and http1.0 listens refuse h2 in ALPN
+    assert [t.version for t in transfers] == [expected, expected]
+    assert [t.status for t in transfers] == [200, 200]
+    log = logged(served, offset, 2)
+    assert log.requests == 2
+    assert {r.tls for r in log.records} == {f"TLSv{tls}"}
+    assert {r.protocol for r in log.records} == {"HTTP/2.0" if mode == "h2" else "HTTP/1.1"}
+    assert {r.server_addr for r in log.records} == {served.plan.address(mode, tls, "www.gen.test").ip}
+    # http1.0: a connection per request; keepalive and h2: one connection for both
+    assert log.connections == (2 if mode == "http1.0" else 1)
+    if mode == "http1.0":
+        assert all(t.header("connection") == "close" for t in transfers)
+    else:
+        assert all(t.header("connection") != "close" for t in transfers)
+
+
+@pytest.mark.integration
+@needs_root
+def test_http1_0_opens_a_connection_per_request_on_every_origin(served: Served):
+    offset = served.server.log_offset()
+    transfers, _ = curl(served, "http1.0", "1.3", "o2.gen.test", "/img/0002.png", "/img/0002.png", "/img/0002.png")
+    assert [t.info["num_connects"] for t in transfers] == [1, 1, 1]
+    assert logged(served, offset, 3).connections == 3
+    offset = served.server.log_offset()
+    transfers, _ = curl(served, "keepalive", "1.3", "o2.gen.test", "/img/0002.png", "/img/0002.png", "/img/0002.png")
+    assert [t.info["num_connects"] for t in transfers] == [1, 0, 0]
+    assert logged(served, offset, 3).connections == 1
+
+
+@pytest.mark.integration
+@needs_root
+@pytest.mark.parametrize("tls,wrong", [("1.3", "--tls-max 1.2"), ("1.2", "--tlsv1.3")])
+def test_only_the_configured_tls_version_is_offered(served: Served, tls: str, wrong: str):
+    _, result = curl(served, "keepalive", tls, "www.gen.test", "/", args=tuple(wrong.split()), check=False)
+    assert result.returncode == 35, result.stderr  # TLS handshake failure
+
+
+@pytest.mark.integration
+@needs_root
+def test_headers_html_no_cache_static_max_age_everything_cross_origin(served: Served):
+    html, image, rule = curl(served, "h2", "1.3", "www.gen.test", "/", "/img/0001.png", "/img/0003.png")[0]
+    assert [html.status, image.status, rule.status] == [200, 200, 200]
+    assert html.header("cache-control") == "no-cache" and html.header("content-type") == "text/html"
+    assert image.header("cache-control") == "max-age=86400" and image.header("content-type") == "image/png"
+    assert rule.header("cache-control") == "max-age=60" and rule.header("x-pagebench") == "rule"
+    for transfer in (html, image, rule):
+        assert transfer.header("timing-allow-origin") == "*"
+        assert transfer.header("access-control-allow-origin") == "*"
+        assert transfer.header("etag") and transfer.header("last-modified")
+    assert int(image.header("content-length")) == 2544
+
+
+@pytest.mark.integration
+@needs_root
+@pytest.mark.parametrize("mode", MODES)
+def test_revalidation_answers_304(served: Served, mode: str):
+    (first,), _ = curl(served, mode, "1.2", "www.gen.test", "/")
+    etag = first.header("etag")
+    offset = served.server.log_offset()
+    (second,), _ = curl(served, mode, "1.2", "www.gen.test", "/", args=("-H", f"If-None-Match: {etag}"))
+    assert second.status == 304
+    assert logged(served, offset, 1).statuses_for("/") == (304,)  # what the runner checks on warm loads
+    assert second.header("cache-control") == "no-cache" and second.header("timing-allow-origin") == "*"
+
+
+@pytest.mark.integration
+@needs_root
+def test_ipv6_listens_too(served: Served):
+    offset = served.server.log_offset()
+    (transfer,), _ = curl(served, "h2", "1.3", "o2.gen.test", "/img/0002.png", ipv6=True, args=("--http2",))
+    assert transfer.version == "2" and transfer.status == 200
+    (record,) = logged(served, offset, 1).records
+    assert record.server_addr == served.plan.address("h2", "1.3", "o2.gen.test").ip6
+
+
+@pytest.mark.integration
+@needs_root
+@pytest.mark.parametrize("tls", VERSIONS)
+def test_every_connection_is_a_full_handshake(served: Served, tls: str, tmp_path: Path):
+    binding = served.plan.address("keepalive", tls, "www.gen.test")
+    session = tmp_path / "session.pem"
+    base = ["openssl", "s_client", "-connect", f"{binding.ip}:443", "-servername", "www.gen.test",
+            "-CAfile", str(served.ca)]
+    request = "GET / HTTP/1.1\r\nHost: www.gen.test\r\nConnection: close\r\n\r\n"
+
+    def s_client(*extra: str) -> str:
+        result = subprocess.run(served.bed.exec_argv(served.bed.layout.client, [*base, *extra]), input=request,
+                                capture_output=True, text=True, timeout=30)
+        return result.stdout
+
+    first = s_client("-sess_out", str(session))
+    assert "Verify return code: 0 (ok)" in first and f"New, TLSv{tls}" in first
+    if session.exists():
+        assert f"New, TLSv{tls}" in s_client("-sess_in", str(session))  # never "Reused"
+    else:
+        assert "TLS session ticket:" not in first  # TLS 1.2: no ticket and no session id to resume
+
+
+@pytest.mark.integration
+@needs_root
+def test_the_ca_verifies_the_served_leaf_and_refuses_others(served: Served):
+    # Without -k: curl verified the chain in every test above; a wrong CA fails.
+    other = Authority(served.data / "other-tls").ca_path
+    binding = served.plan.address("h2", "1.3", "www.gen.test")
+    argv = ["curl", "-sS", "--resolve", f"www.gen.test:443:{binding.ip}", "--cacert", str(other),
+            "https://www.gen.test/", "-o", "/dev/null"]
+    result = subprocess.run(served.bed.exec_argv(served.bed.layout.client, argv), capture_output=True, text=True)
+    assert result.returncode == 60, result.stderr  # peer certificate cannot be authenticated
+    with pytest.raises(ValueError, match="'www.example.com'"):
+        served.authority.leaf(["www.gen.test", "www.example.com"])
+
+
+@pytest.mark.integration
+@needs_root
+def test_bad_config_is_one_line_and_leaves_nothing(data_dir: Path):
+    site = sitefiles.write_site(sitegen.generate(sitegen.GenParams(images=1)), data_dir)
+    leaf = Leaf(data_dir / "missing.pem", data_dir / "missing.key", data_dir / "missing-chain.pem", "x")
+    bad = plan([site], ["h2"], ["1.3"], leaf)
+    with NamespaceBed(Layout(new_prefix(), server_ips=1)) as bed:
+        with pytest.raises(ServerError) as error:
+            with NginxServer(bed, bad, bed.state_dir / "nginx"):
+                pass
+        message = str(error.value)
+        assert message.startswith("nginx config ") and "missing.pem" in message and "\n" not in message
+        with pytest.raises(ServerError, match=r"plan needs 2 server IPs, the topology has 1"):
+            NginxServer(bed, plan([site], ["h2", "keepalive"], ["1.3"], leaf), bed.state_dir / "nginx")
+
+
+@pytest.mark.integration
+@needs_root
+def test_nothing_outlives_the_server_or_the_testbed(data_dir: Path):
+    site = sitefiles.materialize(sitefiles.resolve({"generate": {"images": 1}}), data_dir)
+    server_plan = plan([site], ["h2"], ["1.3"])  # no certificate yet: the server issues it
+    topology = Layout(new_prefix(), server_ips=1)
+    with pytest.raises(RuntimeError, match="boom"):
+        with NamespaceBed(topology) as bed:
+            authority = Authority(data_dir / "tls")
+            with NginxServer(bed, server_plan, bed.state_dir / "nginx", authority=authority) as server:
+                assert server.running and server.plan.leaf is not None
+                master = server.process.pid
+                workers = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True).stdout.split()
+                assert workers, "nginx started no worker"
+                raise RuntimeError("boom")
+    for pid in [master, *map(int, workers)]:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+    assert not any(ns.startswith(topology.prefix) for ns in existing_namespaces())
+    assert not (bed.state_dir).exists()

@@ -1,0 +1,393 @@
+"""The results store: migrations match the tables, append-only writes, round trips.
+Behaviour is tested on SQLite and on PostgreSQL (the session's throwaway server), each
+test on a database of its own; so are shards writing one run from separate processes."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+
+from pagebench.core.records import PlannedLoad
+from pagebench.results.store import (
+    MIGRATIONS,
+    Store,
+    StoreError,
+    UnknownRun,
+    alembic_config,
+    load_columns,
+    metadata,
+    resource_columns,
+)
+from tests.helpers import HARNESS, META, PROFILES, SPEC, drop_database, fake_load, fresh_database, make_plan
+
+BACKENDS = ["sqlite", "postgresql"]
+
+_database_numbers = itertools.count()
+
+
+@pytest.fixture(params=BACKENDS)
+def empty_database(request, tmp_path):
+    """Makes empty databases of the back end the test runs on: SQLite files in tmp_path,
+    or databases on the session's PostgreSQL server (dropped when the test ends)."""
+    if request.param == "sqlite":
+        yield lambda name: f"sqlite:///{tmp_path / name}.sqlite"
+        return
+    admin = request.getfixturevalue("postgres_url")
+    made: list[str] = []
+
+    def make(name: str) -> str:
+        made.append(f"{name}_{next(_database_numbers)}")
+        return fresh_database(admin, made[-1])
+
+    yield make
+    for name in made:
+        drop_database(admin, name)
+
+
+@pytest.fixture
+def url(empty_database):
+    return empty_database("pb")
+
+
+@pytest.fixture
+def sqlite_url(tmp_path):
+    return f"sqlite:///{tmp_path / 'nested' / 'dir' / 'pb.sqlite'}"
+
+
+@pytest.fixture
+def store(url):
+    with Store(url) as opened:
+        yield opened
+
+
+def _schema(engine: sa.Engine) -> dict:
+    inspector = sa.inspect(engine)
+    tables = {}
+    for name in sorted(set(inspector.get_table_names()) - {"alembic_version"}):
+        tables[name] = {
+            "columns": [(c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns(name)],
+            "pk": inspector.get_pk_constraint(name)["constrained_columns"],
+            "fks": sorted((fk["name"], tuple(fk["constrained_columns"]), fk["referred_table"],
+                           tuple(fk["referred_columns"]), fk["options"].get("ondelete"))
+                          for fk in inspector.get_foreign_keys(name)),
+            "unique": sorted((u["name"], tuple(u["column_names"])) for u in inspector.get_unique_constraints(name)),
+            "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                              for i in inspector.get_indexes(name)),
+            "checks": sorted((c["name"], c["sqltext"]) for c in inspector.get_check_constraints(name)),
+        }
+    return tables
+
+
+def test_migrations_folder_is_at_the_repo_root():
+    assert MIGRATIONS.name == "migrations" and MIGRATIONS.parent.name == "results"
+    assert (MIGRATIONS / "env.py").is_file() and (MIGRATIONS / "versions" / "0001_initial.py").is_file()
+
+
+def test_migration_to_head_matches_the_table_definitions(empty_database):
+    migrated = sa.create_engine(empty_database("migrated"))
+    created = sa.create_engine(empty_database("created"))
+    try:
+        with migrated.begin() as conn:
+            command.upgrade(alembic_config(conn), "head")
+        metadata.create_all(created)
+        assert set(_schema(migrated)) == {"experiments", "run_status", "conditions", "planned_loads", "loads",
+                                          "resources", "link_checks", "proxy_overheads"}
+        assert _schema(migrated) == _schema(created)
+        with migrated.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+            assert MigrationContext.configure(conn).get_current_revision() == "0004"
+    finally:
+        migrated.dispose()
+        created.dispose()
+
+
+def test_migration_renders_for_postgresql(capsys):
+    command.upgrade(alembic_config(url="postgresql+psycopg://u@localhost/db"), "head", sql=True)
+    sql = capsys.readouterr().out
+    assert "CREATE TABLE loads" in sql and "JSON NOT NULL" in sql and "SERIAL" in sql
+    assert "ADD CONSTRAINT uq_loads_experiment_seq_client UNIQUE (experiment_id, seq, client)" in sql
+
+
+def test_open_creates_parent_dirs_uses_wal_and_foreign_keys(sqlite_url, tmp_path):
+    with Store(sqlite_url) as store:
+        with store.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    assert (tmp_path / "nested" / "dir" / "pb.sqlite").is_file()
+    Store(sqlite_url).close()  # reopening an up-to-date store is a no-op
+
+
+def test_default_url_is_in_results():
+    assert Store.default_url() == f"sqlite:///{MIGRATIONS.parent / 'pagebench.sqlite'}"
+
+
+def test_bad_urls_give_one_line_errors():
+    with pytest.raises(StoreError, match="'nonsense': not a database URL"):
+        Store("nonsense")
+    with pytest.raises(StoreError, match="unknown database kind 'foo'"):
+        Store("foo://x")
+
+
+def test_a_schema_newer_than_the_code_is_refused(url):
+    Store(url).close()
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0099'")
+    engine.dispose()
+    with pytest.raises(StoreError) as error:
+        Store(url)
+    message = str(error.value)
+    assert "'0099' is newer than this pagebench" in message and "\n" not in message
+
+
+def test_create_experiment_stores_meta_conditions_and_plan(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    experiment = store.experiment("r1")
+    assert experiment["run_id"] == "r1" and experiment["status"] == "running"
+    assert experiment["planned"] == len(plan) == 16 and experiment["recorded"] == 0
+    assert (experiment["seed"], experiment["backend"], experiment["git_commit"], experiment["host"]) == (
+        42, "userspace", "875bf20", "bench-1")
+    assert experiment["chromium_version"] == "131.0.6778.33" and experiment["nginx_version"] == "1.22.1"
+    assert experiment["spec"] == SPEC and experiment["meta"] == META
+    conditions = store.conditions("r1")
+    assert [c["key"] for c in conditions] == list(dict.fromkeys(p.condition.key for p in plan))
+    assert conditions[0]["profile_fields"] == PROFILES["3g"]
+    assert store.plan("r1") == plan
+
+
+def test_plan_must_be_consistent(store):
+    plan = make_plan()
+    with pytest.raises(StoreError, match="seq 0 twice"):
+        store.create_experiment("r1", SPEC, META, plan + [plan[0]], PROFILES)
+    with pytest.raises(StoreError, match="profile 'cable', not given in profiles"):
+        store.create_experiment("r1", SPEC, META, plan, {"3g": PROFILES["3g"]})
+    assert store.runs() == []
+
+
+def test_an_existing_run_is_refused_unless_exist_ok_with_the_same_plan(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    with pytest.raises(StoreError, match="run 'r1' already exists"):
+        store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    store.create_experiment("r1", SPEC, META, plan, PROFILES, exist_ok=True)
+    with pytest.raises(StoreError, match="different plan"):
+        store.create_experiment("r1", SPEC, META, plan[:-1], PROFILES, exist_ok=True)
+    assert len(store.runs()) == 1
+
+
+def test_record_load_round_trip(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    results = {}
+    for planned in plan[:7]:
+        results[planned.seq] = fake_load(planned, 1500.0 + 10 * planned.seq, flagged=planned.seq == 5)
+        [load_id] = store.record_loads("r1", planned, [results[planned.seq]],
+                                       started_at=1_790_000_000.0 + planned.seq)
+        assert isinstance(load_id, int)
+    assert store.done_seqs("r1") == set(range(7))
+    measured = store.loads("r1")
+    assert [row["seq"] for row in measured] == [4, 5, 6]  # seqs 0-3 are the warm-ups
+    assert len(store.loads("r1", include_warmup=True)) == 7
+    row = measured[1]
+    assert (row["condition"], row["site"], row["mode"], row["profile"], row["cache"], row["tls"]) == (
+        plan[5].condition.key, "demo", "keepalive", "cable", "cold", "1.3")
+    assert (row["repetition"], row["warmup"], row["flagged"], row["started_at"]) == (0, False, True, 1_790_000_005.0)
+    assert row["flags"] == ["connections: server 6 != browser 5"]
+    assert row["link"]["lateness_us"] == {"p50": None, "p99": None, "max": None, "n": 0}
+    expected = load_columns(results[5])  # the stored columns are what was recorded
+    assert {key: row[key] for key in expected} == expected
+    expected_resources = [resource_columns(resource) for resource in results[5].resources]
+    assert [{key: r[key] for key in expected_resources[0]} for r in store.resources(row["id"])] == expected_resources
+    resources = store.resources(row["id"])
+    assert [r["position"] for r in resources] == list(range(6))
+    assert resources[3]["origin"] == "https://img.demo.test" and resources[3]["timing"]["sslStart"] == 0.9
+    assert store.experiment("r1")["recorded"] == 7
+
+
+def test_a_seq_is_recorded_once(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    store.record_loads("r1", plan[4], [fake_load(plan[4])], started_at=1.0)
+    with pytest.raises(StoreError, match="load seq 4 is already recorded"):
+        store.record_loads("r1", plan[4], [fake_load(plan[4], 999.0)], started_at=2.0)
+    assert len(store.loads("r1")) == 1 and store.loads("r1")[0]["load_ms"] == 1800.0
+    with store.engine.connect() as conn:  # the refused load left no resources behind
+        assert conn.exec_driver_sql("SELECT count(*) FROM resources").scalar() == 6
+
+
+def test_a_load_must_match_the_stored_plan(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    stray = PlannedLoad(99, plan[4].condition, 7, False)
+    with pytest.raises(StoreError, match="seq 99 is not in the stored plan"):
+        store.record_loads("r1", stray, [fake_load(stray)], started_at=1.0)
+    wrong = PlannedLoad(4, plan[5].condition, 0, False)
+    expected = f"seq 4 is planned as {plan[4].condition.key} repetition 0, not {plan[5].condition.key}"
+    with pytest.raises(StoreError, match=re.escape(expected)):
+        store.record_loads("r1", wrong, [fake_load(wrong)], started_at=1.0)
+    assert store.done_seqs("r1") == set()
+
+
+def test_a_recorded_load_is_visible_to_another_store_at_once(url):
+    plan = make_plan()
+    writer = Store(url)
+    reader = Store(url)
+    try:
+        writer.create_experiment("r1", SPEC, META, plan, PROFILES)
+        assert reader.done_seqs("r1") == set()
+        writer.record_loads("r1", plan[4], [fake_load(plan[4])], started_at=1.0)
+        assert reader.done_seqs("r1") == {4}
+        assert reader.loads("r1")[0]["requests"] == 6
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_unknown_run_names_the_latest_runs(store):
+    with pytest.raises(UnknownRun, match="the store has no runs yet"):
+        store.experiment("nope")
+    for i in range(7):
+        store.create_experiment(f"run-{i}", SPEC, META, make_plan(reps=1), PROFILES)
+    with pytest.raises(StoreError) as error:
+        store.done_seqs("nope")
+    assert str(error.value) == "unknown run 'nope'; known: run-6, run-5, run-4, run-3, run-2, ..."
+
+
+def test_status_runs_and_link_checks(store):
+    store.create_experiment("a", SPEC, META, make_plan(reps=1), PROFILES)
+    store.create_experiment("b", SPEC, {**META, "backend": "netem"}, make_plan(reps=1), PROFILES)
+    store.set_status("a", "interrupted")
+    store.set_status("a", "running")
+    store.set_status("b", "complete")
+    with pytest.raises(StoreError, match="must be one of running, complete, interrupted"):
+        store.set_status("a", "done")
+    runs = store.runs()
+    assert [(r["run_id"], r["status"], r["backend"]) for r in runs] == [
+        ("b", "complete", "netem"), ("a", "running", "userspace")]
+    assert "spec" not in runs[0]
+    check = {
+        "backend": "userspace", "configured": PROFILES["3g"],
+        "measured": {"rtt_ms": {"median": 300.412, "p95": 301.2, "n": 50}, "down_mbit": 1.571,
+                     "up_mbit": 0.755, "loss_pct": 0.0, "loss": {}},
+        "lateness_us": {"p50": 61, "p99": 412, "max": 980}, "drops": {}, "counters": {},
+        "valid": True, "problems": [],
+    }
+    store.add_link_check("a", "3g", check)
+    [stored] = store.link_checks("a")
+    assert (stored["profile"], stored["backend"], stored["valid"], stored["rtt_median_ms"], stored["down_mbit"],
+            stored["up_mbit"], stored["loss_pct"], stored["lateness_p99_us"]) == (
+        "3g", "userspace", True, 300.412, 1.571, 0.755, 0.0, 412.0)
+    assert stored["result"] == check
+    assert store.link_checks("b") == []
+
+
+def test_a_postgresql_url_without_a_driver_uses_psycopg(postgres_url):
+    url = fresh_database(postgres_url, "plain_url")
+    plain = url.replace("postgresql+psycopg://", "postgresql://")
+    try:
+        with Store(plain) as store:
+            assert store.engine.dialect.driver == "psycopg" and store.url == plain
+            store.create_experiment("r1", SPEC, META, make_plan(), PROFILES)
+        with Store(url) as store:
+            assert [run["run_id"] for run in store.runs()] == ["r1"]
+    finally:
+        drop_database(postgres_url, "plain_url")
+
+
+def test_an_unreachable_server_is_a_one_line_error(tmp_path):
+    for url, reason in [
+        ("postgresql://bench:secret@127.0.0.1:1/results", "Connection refused"),
+        (f"postgresql+psycopg://bench@/results?host={tmp_path}", "No such file or directory"),
+    ]:
+        with pytest.raises(StoreError) as error:
+            Store(url)
+        message = str(error.value)
+        assert message.startswith("cannot connect to postgresql") and reason in message, message
+        assert "\n" not in message and "secret" not in message
+
+
+# -- shards: separate processes writing one run at once -------------------------------
+
+SHARDS = 3
+SHARD_PLAN = make_plan(reps=11)  # 4 warm-ups + 44 loads
+CONTESTED = range(9)  # every shard records these, at the same moment, in the same order
+
+
+def shard_attempts(index: int) -> list[PlannedLoad]:
+    """Shard `index`'s loads: the contested ones, its own slice, then the first three of
+    the next shard's slice again (late duplicates, racing or not)."""
+    def own(i: int) -> list[PlannedLoad]:
+        return [p for p in SHARD_PLAN if p.seq not in CONTESTED and p.seq % SHARDS == i]
+    return [SHARD_PLAN[seq] for seq in CONTESTED] + own(index) + own((index + 1) % SHARDS)[:3]
+
+
+def _barrier(workdir: Path, phase: str, index: int) -> None:
+    (workdir / f"{phase}.{index}").touch()
+    deadline = time.monotonic() + 60
+    while len(list(workdir.glob(f"{phase}.*"))) < SHARDS:
+        assert time.monotonic() < deadline, f"shards never all reached {phase!r}"
+        time.sleep(0.001)
+
+
+def shard_main(url: str, index_text: str, workdir_text: str) -> None:
+    """One shard (run in its own process): open the store and create the run together with
+    the others, then record its loads; prints which seqs it recorded and which were refused."""
+    index, workdir = int(index_text), Path(workdir_text)
+    _barrier(workdir, "started", index)
+    store = Store(url)  # the shards migrate the empty database at once
+    _barrier(workdir, "opened", index)
+    store.create_experiment("shared", SPEC, META, SHARD_PLAN, PROFILES, exist_ok=True)
+    _barrier(workdir, "created", index)
+    recorded, refused = [], []
+    for planned in shard_attempts(index):
+        try:
+            store.record_loads("shared", planned, [fake_load(planned)], started_at=float(index))
+            recorded.append(planned.seq)
+        except StoreError as error:
+            assert "is already recorded" in str(error), error
+            refused.append(planned.seq)
+    store.close()
+    print(json.dumps({"recorded": recorded, "refused": refused}))
+
+
+def test_concurrent_shards_record_each_planned_load_once(url, tmp_path):
+    code = "import sys; from tests.results.test_store import shard_main; shard_main(*sys.argv[1:])"
+    shards = [subprocess.Popen([sys.executable, "-c", code, url, str(i), str(tmp_path)], cwd=HARNESS,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+              for i in range(SHARDS)]
+    outcomes = []
+    for shard in shards:
+        stdout, stderr = shard.communicate(timeout=120)
+        assert shard.returncode == 0, stderr[-3000:]
+        outcomes.append(json.loads(stdout))
+    attempts = [[p.seq for p in shard_attempts(i)] for i in range(SHARDS)]
+    for seq in range(len(SHARD_PLAN)):
+        winners = [i for i, outcome in enumerate(outcomes) if seq in outcome["recorded"]]
+        assert len(winners) == 1, (seq, outcomes)
+        tries = sum(a.count(seq) for a in attempts)
+        assert sum(outcome["refused"].count(seq) for outcome in outcomes) == tries - 1, (seq, outcomes)
+
+    with Store(url) as store:
+        loads = store.loads("shared", include_warmup=True)
+        assert [row["seq"] for row in loads] == list(range(len(SHARD_PLAN)))  # each planned load once
+        for row in loads:  # the stored load is the one its winner wrote
+            assert row["seq"] in outcomes[int(row["started_at"])]["recorded"]
+        assert store.experiment("shared")["recorded"] == store.experiment("shared")["planned"] == len(SHARD_PLAN)
+        assert store.plan("shared") == SHARD_PLAN and store.runs()[0]["status"] == "running"
+        with store.engine.connect() as conn:  # one experiment, one "running", no refused load's resources
+            counts = {table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()
+                      for table in ("experiments", "run_status", "conditions", "planned_loads", "resources")}
+        assert counts == {"experiments": 1, "run_status": 1, "conditions": 4, "planned_loads": len(SHARD_PLAN),
+                          "resources": 6 * len(SHARD_PLAN)}
