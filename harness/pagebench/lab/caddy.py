@@ -64,7 +64,7 @@ def caddy_version(caddy: str = CADDY) -> str:
 
 class CaddyServer(AccessLogReader):
     """Context manager: Caddy serving the plan's h3 bindings in the bed's server
-    namespace; stopped on exit. The same interface as `servers.NginxServer` (and, like it,
+    namespace; stopped on exit. The same interface as `nginx.NginxServer` (and, like it,
     it needs only the bed's `layout`, `exec_argv` and `spawn`):
 
         with CaddyServer(bed, plan, bed.state_dir / "caddy") as server:

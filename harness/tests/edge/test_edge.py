@@ -39,12 +39,12 @@ def _starts_after_previous_end(records: list[AccessRecord]) -> list[float]:
     return [((r.end - r.request_time) - previous.end) * 1000 for previous, r in zip(ordered, ordered[1:])]
 
 
-def test_pipelined_requests_reach_nginx_before_the_previous_response_could_have_arrived(topology, tmp_path):
+def test_pipelined_requests_reach_nginx_before_the_previous_response_could_have_arrived(layout, tmp_path):
     site = sitefiles.materialize(sitefiles.resolve("seed000-small-n20"))
     plan = with_certificate(serverplan.plan([site], ["keepalive"], ["1.3"]))
     addresses = {b.origin: b.ip for b in plan.select("keepalive", "1.3", site.name)}
     gaps: dict[str, list[float]] = {}
-    with NamespaceBed(topology) as bed, sync_playwright() as pw:
+    with NamespaceBed(layout) as bed, sync_playwright() as pw:
         link = Link(bed, "userspace")
         link.apply(Profile.model_validate(T1))
         with NginxServer(bed, plan, bed.state_dir / "nginx") as nginx, \
@@ -53,7 +53,7 @@ def test_pipelined_requests_reach_nginx_before_the_previous_response_could_have_
             assert proxy.process is not None and os.sched_getscheduler(proxy.process.pid) == os.SCHED_FIFO
             assert os.sched_getparam(proxy.process.pid).sched_priority == RT_PRIORITY < 50
             assert proxy.scheduling == f"SCHED_FIFO {RT_PRIORITY}"
-            driver = Driver(pw, bed.state_dir / "browser", topology.client)
+            driver = Driver(pw, bed.state_dir / "browser", layout.client)
             setup = Setup("MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", tls.spki_list(), proxies=proxy.servers)
             try:
                 for mode in ("pipelining", "keepalive"):

@@ -26,50 +26,50 @@ def _gone(prefix: str) -> bool:
     return not any(ns.startswith(prefix) for ns in existing_namespaces()) and not (STATE_ROOT / prefix).exists()
 
 
-def test_builds_three_namespaces_wired_through_the_router(topology: Layout):
-    with NamespaceBed(topology) as bed:
-        assert set(topology.namespaces) <= set(existing_namespaces())
+def test_builds_three_namespaces_wired_through_the_router(layout: Layout):
+    with NamespaceBed(layout) as bed:
+        assert set(layout.namespaces) <= set(existing_namespaces())
         owner = json.loads((bed.state_dir / "owner.json").read_text())
         assert owner["pid"] == os.getpid()
         # offloads off on every veth: one skb is one wire packet
-        for ns, dev in ((topology.client, "pb0"), (topology.router, "rc"), (topology.router, "rs"),
-                        (topology.server, "pb0")):
+        for ns, dev in ((layout.client, "pb0"), (layout.router, "rc"), (layout.router, "rs"),
+                        (layout.server, "pb0")):
             features = run(("ip", "netns", "exec", ns, "ethtool", "-k", dev)).stdout
             for feature in ("tcp-segmentation-offload", "generic-segmentation-offload",
                             "generic-receive-offload"):
                 assert f"{feature}: off" in features, (ns, dev, feature)
         # every address valid at once: one turning valid later is a network change to Chromium
-        for ns in topology.namespaces:
+        for ns in layout.namespaces:
             addresses = run(("ip", "-n", ns, "-6", "addr", "show")).stdout
             assert "inet6" in addresses and "tentative" not in addresses, (ns, addresses)
         # every origin IP answers across the router, over IPv4 and IPv6
-        server = bed.spawn(bed.exec_argv(topology.server, [
+        server = bed.spawn(bed.exec_argv(layout.server, [
             sys.executable, "-m", "pagebench.link.probe", "serve", "--host", "::", "--port", "7000"]),
             stdout=subprocess.PIPE)
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"
-        for address in topology.server_addresses + topology.server_addresses6:
-            samples = json.loads(probe(topology.client, "rtt", "--host", address, "--port", "7000",
+        for address in layout.server_addresses + layout.server_addresses6:
+            samples = json.loads(probe(layout.client, "rtt", "--host", address, "--port", "7000",
                                        "--count", "3"))
             assert len(samples) == 3 and max(samples) < 20
-    assert _gone(topology.prefix)
+    assert _gone(layout.prefix)
     assert server.poll() is not None
 
 
-def test_exception_inside_tears_everything_down(topology: Layout):
+def test_exception_inside_tears_everything_down(layout: Layout):
     with pytest.raises(RuntimeError, match="boom"):
-        with NamespaceBed(topology) as bed:
-            sleeper = bed.spawn(bed.exec_argv(topology.server, ["sleep", "300"]))
+        with NamespaceBed(layout) as bed:
+            sleeper = bed.spawn(bed.exec_argv(layout.server, ["sleep", "300"]))
             raise RuntimeError("boom")
     assert sleeper.poll() is not None
-    assert _gone(topology.prefix)
+    assert _gone(layout.prefix)
 
 
-def test_processes_started_behind_our_back_are_killed(topology: Layout):
-    with NamespaceBed(topology):
-        stray = subprocess.Popen(["ip", "netns", "exec", topology.router, "sleep", "300"], start_new_session=True)
+def test_processes_started_behind_our_back_are_killed(layout: Layout):
+    with NamespaceBed(layout):
+        stray = subprocess.Popen(["ip", "netns", "exec", layout.router, "sleep", "300"], start_new_session=True)
         time.sleep(0.2)
     assert stray.wait(timeout=5) is not None
-    assert _gone(topology.prefix)
+    assert _gone(layout.prefix)
 
 
 def test_a_failing_test_leaves_nothing(tmp_path: Path):
@@ -122,19 +122,19 @@ def test_sigterm_mid_check_tears_down():
     assert not leftovers()["processes"]
 
 
-def test_kill9_leaves_a_lab_that_cleanup_removes_and_live_labs_are_kept(topology: Layout):
+def test_kill9_leaves_a_lab_that_cleanup_removes_and_live_labs_are_kept(layout: Layout):
     tag = SESSION_TAG + "k"
     proc = _start_link_check(tag)
     prefix = _wait_for_lab(f"pb{tag}")
     proc.kill()
     proc.wait()
     assert not _gone(prefix)  # SIGKILL cannot be caught: the lab is still there
-    with NamespaceBed(topology):  # a live run that cleanup must not touch
+    with NamespaceBed(layout):  # a live run that cleanup must not touch
         removed = cleanup()
         assert prefix in {left.prefix for left in removed}
-        assert topology.prefix not in {left.prefix for left in removed}
-        assert set(topology.namespaces) <= set(existing_namespaces())
-    assert _gone(prefix) and _gone(topology.prefix)
+        assert layout.prefix not in {left.prefix for left in removed}
+        assert set(layout.namespaces) <= set(existing_namespaces())
+    assert _gone(prefix) and _gone(layout.prefix)
     ps = subprocess.run(["ps", "-eo", "args="], capture_output=True, text=True).stdout
     assert prefix not in ps
     assert nothing_left()

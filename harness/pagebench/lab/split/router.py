@@ -1,6 +1,6 @@
 """The router role of a split lab (`pagebench serve router`): owns the emulated link of
 the network namespace it runs in and changes it when the harness asks over the control
-channel. The link is the native `Link`, its commands run here (`hostbed`).
+channel. The link is the native `Link`, its commands run here (`local.LocalBed`).
 
 When it stops (normally, on SIGTERM or SIGINT) it leaves the namespace as it found it:
 no delay program, no root qdiscs on its two interfaces, and the firewall tables the link
