@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -68,6 +69,38 @@ MssOpt = Annotated[Optional[int], typer.Option(help="Clamp TCP MSS, bytes.")]
 InitcwndOpt = Annotated[Optional[int], typer.Option(help="Initial congestion window, segments.")]
 CongctlOpt = Annotated[Optional[str], typer.Option(help="Congestion control: cubic, reno, bbr.")]
 BackendOpt = Annotated[Optional[str], typer.Option(help="netem or userspace (default: netem if the kernel has it).")]
+WaitOpt = Annotated[bool, typer.Option("--wait", help=(
+    "If another measuring command holds this machine, wait for it instead of refusing."))]
+
+
+@contextmanager
+def _machine(command: str, wait: bool):
+    """The machine-wide lock of a measuring command (lab.machine), with a status line while
+    it waits; a busy machine without --wait is a one-line error."""
+    from pagebench.lab.machine import MachineBusy, MachineLock
+
+    status = err.status("")
+    shown: list[bool] = []
+
+    def waiting(holder) -> None:
+        if not shown:
+            shown.append(True)
+            status.start()
+        who = holder.describe() if holder else "another pagebench command"
+        status.update(f"waiting for this machine: {who} is measuring")
+
+    try:
+        lock = MachineLock(command, wait, waiting).__enter__()
+    except MachineBusy as error:
+        raise fail(str(error), 1) from None
+    finally:
+        if shown:
+            status.stop()
+            err.print(f"{command}: the machine is free, starting", highlight=False)
+    try:
+        yield lock
+    finally:
+        lock.__exit__(None, None, None)
 
 
 @link_app.command("check")
@@ -87,6 +120,7 @@ def link_check_cmd(
     backend: BackendOpt = None,
     seed: Annotated[int, typer.Option(help="Seed of the emulated loss and jitter.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    wait: WaitOpt = False,
 ) -> None:
     """Measure the emulated link in a throwaway lab: RTT, goodput, loss, lateness, drops."""
     from pagebench.lab.build import link_check
@@ -99,7 +133,7 @@ def link_check_cmd(
     except ProfileError as error:
         raise fail(str(error)) from None
     try:
-        with signals_raise(), err.status("link check") as status:
+        with signals_raise(), _machine("link check", wait), err.status("link check") as status:
             result = link_check(chosen, backend, seed, step=lambda text: status.update(f"link check: {text}"))
     except LabError as error:
         raise fail(str(error), 1) from None
@@ -217,6 +251,7 @@ def run(
         "Default: build the lab here."))] = None,
     sites: Annotated[Optional[str], typer.Option(envvar="PAGEBENCH_SITES", help=(
         "Control URL of a split lab's sites role (`pagebench serve sites`); with --router."))] = None,
+    wait: WaitOpt = False,
 ) -> None:
     """Run an experiment: every planned page load, committed as it finishes."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -252,28 +287,36 @@ def run(
     run_id = resume
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loads"),
                TimeRemainingColumn())
-    with Progress(*columns, console=err, transient=False) as bar:
-        task = bar.add_task("starting", total=len(prepared.plan) if prepared else None)
+    created: list[str] = [resume] if resume else []
+    kept = "loads so far are kept: pagebench run --resume {}"
+    try:
+        # The error, if any, is printed after the progress bar's last line: the lock first,
+        # the bar inside it.
+        with signals_raise(), _machine("run", wait) as lock, \
+                Progress(*columns, console=err, transient=False) as bar:
+            task = bar.add_task("starting", total=len(prepared.plan) if prepared else None)
 
-        def progress(done, total, planned, result, status):
-            c = planned.condition
-            label = status or f"{c.site} {c.mode} {c.profile} {c.cache}" + (
-                f"  [{result.load_ms:.0f} ms]" if result and result.load_ms else "")
-            bar.update(task, completed=done, total=total, description=label)
+            def progress(done, total, planned, result, status):
+                c = planned.condition
+                label = status or f"{c.site} {c.mode} {c.profile} {c.cache}" + (
+                    f"  [{result.load_ms:.0f} ms]" if result and result.load_ms else "")
+                bar.update(task, completed=done, total=total, description=label)
 
-        try:
-            with signals_raise():
-                if prepared is not None:
-                    run_id = runner.start(store, prepared, progress, roles)
-                else:
-                    assert run_id is not None
-                    runner.resume(store, run_id, progress, roles)
-        except (SpecError, LabError, ServerError, ProxyError, StoreError) as error:
-            raise fail(str(error), 1) from None
-        except (Interrupted, KeyboardInterrupt):
-            if run_id:
-                store.set_status(run_id, "interrupted")
-            raise fail(f"interrupted; loads so far are kept: pagebench run --resume {run_id}", 130) from None
+            if prepared is not None:
+                def named(new_id: str) -> None:
+                    created.append(new_id)
+                    lock.note_run(new_id)
+
+                run_id = runner.start(store, prepared, progress, roles, created=named)
+            else:
+                assert run_id is not None
+                lock.note_run(run_id)
+                runner.resume(store, run_id, progress, roles)
+    except (SpecError, LabError, ServerError, ProxyError, StoreError) as error:
+        hint = f"; {kept.format(created[0])}" if created and not isinstance(error, SpecError) else ""
+        raise fail(f"{error}{hint}", 1) from None
+    except (Interrupted, KeyboardInterrupt):
+        raise fail("interrupted" + (f"; {kept.format(created[0])}" if created else ""), 130) from None
     out.print(f"run [bold]{run_id}[/] complete: pagebench report {run_id}")
 
 
@@ -422,6 +465,7 @@ def shell(
                                            "(the direct topology's modes).")] = modes.DEFAULT_SHELL_MODE.name,
     tls_version: Annotated[str, typer.Option("--tls", help="1.2 or 1.3.")] = "1.3",
     backend: BackendOpt = None,
+    wait: WaitOpt = False,
 ) -> None:
     """Run `-- CMD` inside the client namespace of a live lab (sites served, link applied);
     the lab is torn down when CMD exits, and CMD's exit status is returned."""
@@ -449,7 +493,7 @@ def shell(
     except (ProfileError, ValueError) as error:
         raise fail(str(error)) from None
     try:
-        with signals_raise():
+        with signals_raise(), _machine("shell", wait):
             status = run_shell(command, site_list, mode, tls_version, chosen, backend)
     except LabError as error:
         raise fail(str(error), 1) from None

@@ -8,13 +8,17 @@ profile runs first and is stored with the run. Interrupted runs resume from the 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import platform
 import secrets
+import signal
 import statistics
 import subprocess
+import threading
 import time
-from collections.abc import Callable
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -35,12 +39,13 @@ from pagebench.lab import build, sitefiles, tls
 from pagebench.lab.browser import CHROMIUM, Driver, Setup
 from pagebench.lab.build import Origins, Roles
 from pagebench.lab.caddy import CADDY
+from pagebench.lab.split.remote import RemoteSites
 from pagebench.lab.nginx import nginx_version
 from pagebench.link.counters import LinkCounters
 from pagebench.link.emulator import LinkControl, choose_backend
 from pagebench.link.plan import SPIN_US
 from pagebench.results.store import Store
-from pagebench.system import Bed
+from pagebench.system import Bed, Interrupted, LabError
 from pagebench.yamlfiles import builtin_profiles
 
 
@@ -118,8 +123,28 @@ class Runner:
         self.run_id = run_id
         self.p = prepared
         self.progress = progress
+        self._watchdog = _Watchdog([])  # the lab's, once it is up
 
     def run(self) -> None:
+        """The remaining loads; the run ends in a stated state whatever happens: complete,
+        interrupted (a signal: its name) or failed (the one-line error)."""
+        try:
+            self._run()
+        except (Interrupted, KeyboardInterrupt) as stop:
+            self._end("interrupted", f"signal {stop}" if isinstance(stop, Interrupted) else "signal SIGINT")
+            raise
+        except Exception as error:
+            self._end("failed", _one_line(error))
+            raise
+
+    def _end(self, status: str, reason: str) -> None:
+        """Best effort: when the store itself is what failed, the error to show is that one."""
+        try:
+            self.store.set_status(self.run_id, status, reason)
+        except Exception:  # noqa: BLE001 - the original error is the one the user must see
+            pass
+
+    def _run(self) -> None:
         done = self.store.done_seqs(self.run_id)
         remaining = [load for load in self.p.plan if load.seq not in done]
         if not remaining:
@@ -135,19 +160,27 @@ class Runner:
         self.store.set_status(self.run_id, "running")
         from playwright.sync_api import sync_playwright
 
-        with lab as parts, sync_playwright() as pw:
-            bed, link, origins = parts.bed, parts.link, parts.origins
-            driver = Driver(pw, bed.state_dir / "browser", parts.client_namespace)
-            try:
-                if spec.timeouts.link_check:
-                    self._link_checks(link, parts.measure)
-                with self._edge_proxy(bed, origins) as proxy:
-                    if proxy is not None and not self.store.proxy_overheads(self.run_id):
-                        self._proxy_overhead(link, origins, driver, server_plan, proxy)
-                    self._loads(remaining, len(self.p.plan) - len(remaining), link, origins, driver,
-                                server_plan, proxy)
-            finally:
-                driver.close()
+        try:
+            with lab as parts, sync_playwright() as pw:
+                bed, link, origins = parts.bed, parts.link, parts.origins
+                driver = Driver(pw, bed.state_dir / "browser", parts.client_namespace)
+                try:
+                    if spec.timeouts.link_check:
+                        self._link_checks(link, parts.measure)
+                    with self._edge_proxy(bed, origins) as proxy, \
+                            _Watchdog(_local_checks(link, origins, proxy)) as self._watchdog:
+                        if proxy is not None and not self.store.proxy_overheads(self.run_id):
+                            self._proxy_overhead(link, origins, driver, server_plan, proxy)
+                        self._loads(remaining, len(self.p.plan) - len(remaining), link, origins, driver,
+                                    server_plan, proxy)
+                finally:
+                    driver.close()
+        except Exception as error:
+            # Once the watchdog has fired, Playwright's own complaints on the way out (its
+            # driver is gone) are consequences: the part that died is the error.
+            if self._watchdog.error is not None and error is not self._watchdog.error:
+                raise self._watchdog.error from None
+            raise
         self.store.set_status(self.run_id, "complete")
 
     def _link_checks(self, link: LinkControl, measure: Callable[[Profile], dict[str, object]]) -> None:
@@ -206,10 +239,16 @@ class Runner:
         link.wait_settled()
         before, offset = link.counters(), origins.log_offset()
         started = time.time()
-        raws = (driver.cold(setup, url, spec.timeouts.load_s, clients) if c.cache == "cold"
-                else [driver.warm(setup, warm_profile, url, spec.timeouts.load_s)])
+        self._watchdog.raise_if_fired()
+        with self._watchdog.deadline(spec.timeouts.load_s + LOAD_GRACE_S):
+            raws = (driver.cold(setup, url, spec.timeouts.load_s, clients) if c.cache == "cold"
+                    else [driver.warm(setup, warm_profile, url, spec.timeouts.load_s)])
+        self._watchdog.raise_if_fired()  # a part died under the load: its error, not the load
         link.wait_settled()
-        delta = link.counters() - before
+        delta = link.counters() - before  # raises if the delay program died: the link is down
+        origins.check_alive()  # a load measured against dead servers is not kept
+        if proxy is not None:
+            proxy.check_alive()
         log = origins.connections_since(offset)
         stats = proxy.stats() if c.topology == "proxy" and proxy is not None else None
         document_path = url.split("/", 3)[3] if url.count("/") >= 3 else ""
@@ -273,6 +312,105 @@ class Runner:
             "scheduling": proxy.scheduling})
 
 
+#: How long past its own timeout a load may take before the run gives up on the browser.
+LOAD_GRACE_S = 30.0
+
+
+class _Watchdog:
+    """Watches the lab's local processes while loads run. When one dies (the delay
+    program, nginx, Caddy, the edge proxy), or a load overruns its deadline (a browser
+    Playwright did not see die), the load in flight must end now, not at its timeout:
+    the watchdog kills this process's Playwright driver, so every pending browser call
+    fails at once, and the runner raises the watchdog's one-line error (`raise_if_fired`).
+    (A signal handler raising the error was tried: Playwright's event loop swallows what
+    is raised inside it.)"""
+
+    PERIOD_S = 0.25
+
+    def __init__(self, checks: list[Callable[[], None]]) -> None:
+        self.checks = checks
+        self.error: Exception | None = None
+        self.until: float | None = None  # a load's hard deadline (monotonic)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="pagebench-watchdog", daemon=True)
+
+    def __enter__(self) -> _Watchdog:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @contextmanager
+    def deadline(self, seconds: float) -> Iterator[None]:
+        """The block must end within `seconds` (then the run fails, one line)."""
+        self.until = time.monotonic() + seconds
+        try:
+            yield
+        finally:
+            self.until = None
+
+    def raise_if_fired(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.PERIOD_S):
+            until = self.until
+            if until is not None and time.monotonic() > until:
+                self._fire(LabError(f"the browser stopped answering: a load ran {LOAD_GRACE_S:g} s past its "
+                                    "timeout (its process killed or crashed?)"))
+                return
+            for check in self.checks:
+                try:
+                    check()
+                except Exception as error:  # noqa: BLE001 - the part's own one-line error, raised by the runner
+                    self._fire(error)
+                    return
+
+    def _fire(self, error: Exception) -> None:
+        self.error = error
+        # The driver's pending futures die with it, unread: asyncio would log each one (with a
+        # traceback) at exit, after the one line that says what happened.
+        logging.getLogger("asyncio").disabled = True
+        for pid in _playwright_drivers():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _playwright_drivers() -> list[int]:
+    """This process's children that run Playwright's driver."""
+    me, found = os.getpid(), []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if parent == me and b"playwright" in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def _local_checks(link: LinkControl, origins: Origins, proxy: EdgeProxy | None) -> list[Callable[[], None]]:
+    """What the watchdog can ask without a network call: processes of this machine."""
+    checks: list[Callable[[], None]] = []
+    for part in (link, origins, proxy):
+        check = getattr(part, "check_alive", None)
+        if check is not None and not isinstance(part, RemoteSites):
+            checks.append(check)
+    return checks
+
+
+def _one_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
 def _link_view(counters: LinkCounters) -> LinkView:
     return LinkView(counters.tcp_conns, counters.udp_flows, counters.as_dict())
 
@@ -281,15 +419,17 @@ def _proxy_view(stats: ProxyStats, client: int) -> ProxyView:
     return ProxyView(stats.connection_count, len(stats.exchanges), stats.for_client(client).exchanges)
 
 
-def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None) -> str:
-    """Create the run in the store, then run it (in a split lab's `roles`, else natively).
-    Returns the run id."""
+def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None,
+          created: Callable[[str], None] = lambda _: None) -> str:
+    """Create the run in the store (`created` hears its id), then run it (in a split lab's
+    `roles`, else natively). Returns the run id."""
     run_id = new_run_id()
     backend = choose_backend(prepared.spec.backend)
     meta = environment() | {"seed": prepared.spec.seed, "notes": prepared.spec.notes, "backend": backend,
                             "delay_spin_us": SPIN_US if backend == "userspace" else None}
     store.create_experiment(run_id, prepared.document, meta, prepared.plan,
                             {name: p.fields() for name, p in prepared.profiles.items()})
+    created(run_id)
     Runner(store, run_id, prepared, progress, roles).run()
     return run_id
 

@@ -9,10 +9,12 @@ lets the bed decide how to run them, so the same link and servers work in both.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -92,3 +94,27 @@ def probe_in_throwaway_namespace(*commands: Sequence[str]) -> bool:
         return all(run(("ip", "netns", "exec", ns, *cmd), check=False).returncode == 0 for cmd in commands)
     finally:
         run(("ip", "netns", "del", ns), check=False)
+
+
+def _start_time(pid: int) -> str | None:
+    """Kernel start time of a process, to tell a live owner from a reused pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+@dataclass(frozen=True)
+class Owner:
+    """A process, told apart from a later one that reuses its pid by its kernel start time."""
+
+    pid: int
+    start: str | None
+
+    @classmethod
+    def me(cls) -> Owner:
+        return cls(os.getpid(), _start_time(os.getpid()))
+
+    def alive(self) -> bool:
+        return self.start is not None and _start_time(self.pid) == self.start

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def _sweep_session() -> Iterator[None]:
 
 
 @pytest.fixture
-def topology() -> Layout:
+def layout() -> Layout:
     return Layout(new_prefix(), server_ips=2)
 
 
@@ -41,8 +42,26 @@ def _postgres_bin() -> Path:
     return found[-1].parent
 
 
+@dataclass(frozen=True)
+class Postgres:
+    """The session's PostgreSQL server: its URL, and a restart (the fault matrix's)."""
+
+    url: str
+    bindir: Path
+    data: Path
+
+    def restart(self) -> None:
+        subprocess.run(["runuser", "-u", "postgres", "--", str(self.bindir / "pg_ctl"), "-D", str(self.data),
+                        "-l", str(self.data.parent / "log"), "-m", "fast", "-w", "restart"], check=True, capture_output=True, text=True, timeout=120)
+
+
 @pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
+def postgres_url(postgres: Postgres) -> str:
+    return postgres.url
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Postgres]:
     """A throwaway PostgreSQL server for this session: its own cluster in a temp dir, run
     as the `postgres` user (it refuses root), reachable on a unix socket only, fsync off;
     stopped and deleted at the end, whatever the tests did."""
@@ -63,7 +82,7 @@ def postgres_url() -> Iterator[str]:
         as_postgres(str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "pagebench", "--no-sync")
         as_postgres(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "start", "-o",
                     f"-k {sock} -c listen_addresses='' -c fsync=off -c full_page_writes=off")
-        yield f"postgresql+psycopg://pagebench@/postgres?host={sock}"
+        yield Postgres(f"postgresql+psycopg://pagebench@/postgres?host={sock}", bindir, data)
     finally:
         if (data / "postmaster.pid").exists():
             subprocess.run(["runuser", "-u", "postgres", "--", str(bindir / "pg_ctl"), "-D", str(data), "-m",

@@ -197,7 +197,9 @@ def _n_label(condition: _Condition) -> str:
 
 def _header(experiment: Mapping[str, Any], varying: Sequence[str], summary: Mapping[str, Any]) -> str:
     status = str(experiment["status"])
-    facts = [("status", f'<span class="status {escape(status)}">{escape(status)}</span>'),
+    reason = experiment.get("reason")
+    facts = [("status", f'<span class="status {escape(status)}">{escape(status)}</span>'
+                        + (f" {escape(str(reason))}" if reason else "")),
              ("loads recorded / planned", f"{experiment['recorded']} / {experiment['planned']} (warm-ups included)"),
              ("created", escape(_utc(experiment["created_at"])))]
     constant = [f"{f} {summary['conditions'][0][f]}" for f in CONDITION_FIELDS
@@ -497,7 +499,7 @@ h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8p
             overflow-wrap: anywhere; }
 .status { padding: 1px 8px; border-radius: 9px; background: #eee; }
 .status.complete { background: #d8f0dc; color: #11561f; } .status.running { background: #fff1c7; color: var(--warn); }
-.status.interrupted { background: #fbd9dd; color: var(--bad); }
+.status.interrupted, .status.failed { background: #fbd9dd; color: var(--bad); }
 .spec { background: #f6f6f6; padding: 8px 10px; font-size: 12px; overflow-x: auto; }
 .warnings li { color: var(--warn); } .ok { color: #11561f; } .bad { color: var(--bad); font-weight: bold; }
 .scroll { overflow-x: auto; }

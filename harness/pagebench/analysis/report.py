@@ -31,6 +31,7 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
         "run": run_id,
         "created_at": _iso(experiment["created_at"]),
         "status": experiment["status"],
+        "reason": experiment.get("reason"),  # interrupted: the signal; failed: the error
         **{key: experiment[key] for key in META_COLUMNS},
         "planned": experiment["planned"],
         "recorded": experiment["recorded"],
@@ -88,7 +89,8 @@ def report_table(store: Store, run_id: str) -> Table:
     fields = ("site", "mode", "topology", "profile", "cache", "tls")
     varying = [f for f in fields if len({str(c[f]) for c in data["conditions"]}) > 1] or ["mode"]
     constant = [f"{f} {data['conditions'][0][f]}" for f in fields if f not in varying and data["conditions"]]
-    table = Table(title=f"run {run_id}: {data['status']}, {data['recorded']}/{data['planned']} loads"
+    state = data["status"] + (f" ({data['reason']})" if data.get("reason") else "")
+    table = Table(title=f"run {run_id}: {state}, {data['recorded']}/{data['planned']} loads"
                         + (f" ({versions})" if versions else "")
                         + (f"\n{', '.join(constant)}" if constant else ""),
                   caption="\n".join([f"warning: {line}" for line in data["warnings"]]

@@ -155,7 +155,7 @@ def expand(
     fields = dict(entry)
     base_name = fields.pop("base", None)
     if base_name is not None:
-        if base_name not in known:
+        if not isinstance(base_name, str) or base_name not in known:
             raise ProfileError(
                 f"{origin}: {_join(where, 'base')}: unknown profile {base_name!r}; "
                 f"known: {', '.join(sorted(known))}"

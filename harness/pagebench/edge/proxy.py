@@ -150,14 +150,23 @@ class EdgeProxy:
     def _call(self, message: dict[str, Any]) -> dict[str, Any]:
         if self._control is None:
             raise ProxyError("the edge proxy is not running")
-        self._control.sendall(json.dumps(message).encode() + b"\n")
-        line = self._reader.readline()
+        try:
+            self._control.sendall(json.dumps(message).encode() + b"\n")
+            line = self._reader.readline()
+        except OSError as error:
+            raise ProxyError(f"the edge proxy closed its control channel ({error.strerror or error}): "
+                             f"{self._why()}") from None
         if not line:
             raise ProxyError(f"the edge proxy closed its control channel: {self._why()}")
         reply = json.loads(line)
         if not reply.get("ok"):
             raise ProxyError(f"edge proxy: {message.get('cmd')}: {reply.get('error')}")
         return reply
+
+    def check_alive(self) -> None:
+        """A proxy that died ends the run: every proxied load would fail."""
+        if self.process is not None and self.process.poll() is not None:
+            raise ProxyError(f"the edge proxy exited with status {self.process.returncode}: {self._why()}")
 
     def configure(self, strategy: Strategy, addresses: dict[str, str]) -> None:
         """The strategy and origins for the next load; every upstream connection is closed."""

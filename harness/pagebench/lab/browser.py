@@ -18,6 +18,7 @@ from typing import Any
 
 from playwright.sync_api import Browser as PWBrowser
 from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright
+from playwright.sync_api import Error as PlaywrightError
 
 from pagebench.core.records import RawLoad
 
@@ -187,8 +188,26 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
                 raw.error = str(error).splitlines()[0]
     finally:
         for session in sessions:
-            session.detach()  # or it collects the next load's events
+            _quietly(session.detach)  # or it collects the next load's events
     return raws
+
+
+def _lost(url: str, started: float, error: BaseException) -> RawLoad:
+    return RawLoad(url=url, started_at=started,
+                   error=f"the browser was lost during the load ({_first_line(error)}); the next load relaunches it")
+
+
+def _quietly(close: Any) -> None:
+    """Close what a dead browser may already have taken with it."""
+    try:
+        close()
+    except PlaywrightError:
+        pass
+
+
+def _first_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
 
 
 class Driver:
@@ -206,19 +225,30 @@ class Driver:
                     args=setup.args())
 
     def _browsers_for(self, setup: Setup) -> PWBrowser:
-        if setup not in self._browsers:
-            self._browsers[setup] = self.pw.chromium.launch(**self._launch_options(setup))
-        return self._browsers[setup]
+        """The long-lived browser of a Setup; one that died (killed, crashed) is relaunched."""
+        browser = self._browsers.get(setup)
+        if browser is None or not browser.is_connected():
+            browser = self._browsers[setup] = self.pw.chromium.launch(**self._launch_options(setup))
+        return browser
 
     def cold(self, setup: Setup, url: str, timeout_s: float, clients: int = 1) -> list[RawLoad]:
-        """One load per client, each in a fresh context; several clients load together."""
+        """One load per client, each in a fresh context; several clients load together. A
+        browser lost during the load (killed, crashed: Playwright tells it from any other
+        failure only later) makes it a failed load, recorded and counted as such; the next
+        load launches a new browser."""
         browser = self._browsers_for(setup)
-        contexts = [browser.new_context(**setup.context_options(k)) for k in range(clients)]
+        started = time.time()
+        contexts: list[BrowserContext] = []
         try:
+            contexts = [browser.new_context(**setup.context_options(k)) for k in range(clients)]
             return _measure([context.new_page() for context in contexts], contexts, url, timeout_s)
+        except PlaywrightError as error:
+            self._browsers.pop(setup, None)
+            _quietly(browser.close)
+            return [_lost(url, started, error) for _ in range(clients)]
         finally:
             for context in contexts:
-                context.close()
+                _quietly(context.close)
 
     def _profile(self, name: str) -> Path:
         return self.workdir / "profiles" / name
@@ -233,11 +263,14 @@ class Driver:
     def warm(self, setup: Setup, profile: str, url: str, timeout_s: float) -> RawLoad:
         context = self.pw.chromium.launch_persistent_context(str(self._profile(profile)),
                                                             **self._launch_options(setup))
+        started = time.time()
         try:
             page = context.pages[0] if context.pages else context.new_page()
             return _measure([page], [context], url, timeout_s)[0]
+        except PlaywrightError as error:
+            return _lost(url, started, error)
         finally:
-            context.close()
+            _quietly(context.close)
 
     def close(self) -> None:
         for browser in self._browsers.values():

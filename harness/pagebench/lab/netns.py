@@ -18,38 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pagebench.core.layout import NAMESPACE_PATTERN, Command, Layout
-from pagebench.system import LabError, run, stop_process
+from pagebench.system import LabError, Owner, run, stop_process
 
 STATE_ROOT = Path(os.environ.get("PAGEBENCH_STATE_DIR", "/run/pagebench"))
 NETNS_DIR = Path("/run/netns")
 
 
-def _start_time(pid: int) -> str | None:
-    """Kernel start time of a process, to tell a live owner from a reused pid."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return stat.rsplit(")", 1)[1].split()[19]
-
-
-@dataclass
-class Owner:
-    pid: int
-    start: str | None
-
-    @classmethod
-    def me(cls) -> Owner:
-        return cls(os.getpid(), _start_time(os.getpid()))
-
-    def alive(self) -> bool:
-        return self.start is not None and _start_time(self.pid) == self.start
-
-
 class NamespaceBed:
     """Context manager: namespaces up on enter; processes, namespaces and state gone on exit."""
-
-    __test__ = False  # not a pytest test class
 
     def __init__(self, layout: Layout) -> None:
         self.layout = layout

@@ -11,7 +11,7 @@ from pathlib import Path
 from pagebench.core.accesslog import ServerLog, parse_both
 from pagebench.core.serverplan import ServerPlan
 from pagebench.lab.caddy import CaddyServer
-from pagebench.lab.nginx import NginxServer
+from pagebench.lab.nginx import NginxServer, ServerError
 from pagebench.system import Bed
 
 #: A position in both access logs: (nginx, caddy).
@@ -50,6 +50,19 @@ class OriginServers:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+    def check_alive(self) -> None:
+        """A server that died (killed, crashed) ends the run: its loads would measure nothing."""
+        for name, server in (("nginx", self.nginx), ("caddy", self.caddy)):
+            if server is not None and server.process is not None and server.process.poll() is not None:
+                raise ServerError(f"{name} exited with status {server.process.returncode}: the sites are down")
+
+    def alive(self) -> bool:
+        try:
+            self.check_alive()
+        except ServerError:
+            return False
+        return True
 
     def stop(self) -> None:
         if self.caddy is not None:

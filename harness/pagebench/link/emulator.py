@@ -123,10 +123,12 @@ class Link:
         self.delay = proc
 
     def _stop_delay(self) -> None:
-        if self.delay is not None:
-            stop_process(self.delay)
-            self.bed.processes.remove(self.delay)
-            self.delay = None
+        # Forget it before stopping it: `check_alive` (the runner's watchdog calls it from
+        # another thread) must not take a program we stop for one that died.
+        proc, self.delay = self.delay, None
+        if proc is not None:
+            stop_process(proc)
+            self.bed.processes.remove(proc)
 
     def check_alive(self) -> None:
         """The userspace link fails closed: if the program died, nothing crosses. Say so."""

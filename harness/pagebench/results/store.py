@@ -9,11 +9,13 @@ a run's status is the latest row of `run_status`. Times are float epoch seconds 
 from __future__ import annotations
 
 import json
+import os
+import platform
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from alembic import command
@@ -26,15 +28,21 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from pagebench import REPO_ROOT
 from pagebench.core.records import Condition, LoadResult, PlannedLoad, Resource
+from pagebench.system import Owner
 
 MIGRATIONS = REPO_ROOT / "results" / "migrations"
-STATUSES = ("running", "complete", "interrupted")
+#: A run is running, or ended complete, interrupted (a signal) or failed (an error); the
+#: last two carry the reason and resume.
+STATUSES = ("running", "complete", "interrupted", "failed")
 #: `meta` keys that also get a column of their own (all of `meta` is kept as JSON).
 META_COLUMNS = ("seed", "backend", "git_commit", "host", "kernel", "chromium_version",
                 "nginx_version", "pagebench_version")
 _PG_MIGRATION_LOCK = 0x70616765  # advisory lock id: concurrent shards migrate one at a time
 _PG_CONNECT_TIMEOUT_S = 10  # an unreachable server is an error in seconds, not minutes
+#: How long a write waits for a PostgreSQL server that went away (a restart) to come back.
+_PG_RECONNECT_S = 60
 
+T = TypeVar("T")
 metadata = sa.MetaData()
 
 experiments = sa.Table(
@@ -64,7 +72,11 @@ run_status = sa.Table(
               nullable=False),
     sa.Column("at", sa.Float, nullable=False),
     sa.Column("status", sa.Text, nullable=False),
-    sa.CheckConstraint("status IN ('running', 'complete', 'interrupted')", name="ck_run_status_status"),
+    sa.Column("reason", sa.Text),  # interrupted: the signal; failed: the one-line error
+    sa.Column("host", sa.Text),  # running: the process running it (host, pid, its kernel start time)
+    sa.Column("pid", sa.Integer),
+    sa.Column("pid_start", sa.Text),
+    sa.CheckConstraint("status IN ('running', 'complete', 'interrupted', 'failed')", name="ck_run_status_status"),
     sa.Index("ix_run_status_experiment_id", "experiment_id"),
 )
 
@@ -203,6 +215,10 @@ class StoreError(Exception):
     """A one-line, user-facing description of a store problem."""
 
 
+class _Lost(StoreError):
+    """The database server went away mid-transaction (PostgreSQL restarting): retried."""
+
+
 class UnknownRun(StoreError):
     """No run with that id; the message lists the latest known runs."""
 
@@ -257,7 +273,11 @@ class Store:
         try:
             if parsed.get_backend_name() == "sqlite":
                 if parsed.database and parsed.database != ":memory:" and not parsed.database.startswith("file:"):
-                    Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+                    directory = Path(parsed.database).parent
+                    directory.mkdir(parents=True, exist_ok=True)
+                    if os.statvfs(directory).f_flag & os.ST_RDONLY:
+                        raise StoreError(f"{self._shown}: {directory} is on a read-only filesystem; the store "
+                                         "writes there, and SQLite's journal too even to read it")
                 self.engine: Engine = sa.create_engine(url, json_serializer=_dumps, connect_args={"timeout": 30})
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
                 sa.event.listen(self.engine, "begin", _sqlite_begin)
@@ -297,7 +317,7 @@ class Store:
         except SQLAlchemyError as error:
             raise StoreError(f"cannot connect to {self._shown}: {_first_line(error)}") from None
         try:
-            with self._write() as conn:
+            with self.engine.connect() as conn, conn.execution_options(pagebench_write=True).begin():
                 if conn.dialect.name == "postgresql":
                     conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": _PG_MIGRATION_LOCK})
                 config = alembic_config(conn)
@@ -316,10 +336,42 @@ class Store:
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
+        """A write transaction; a failure of the database (full disk, read-only file,
+        server gone) is one StoreError line. A broken constraint stays IntegrityError:
+        the writers tell a duplicate from a bug by it."""
+        with self._failures("cannot write"), self.engine.connect() as conn:
             conn.execution_options(pagebench_write=True)
             with conn.begin():
                 yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self._failures("cannot read"), self.engine.connect() as conn:
+            yield conn
+
+    @contextmanager
+    def _failures(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except IntegrityError:
+            raise
+        except (sa.exc.OperationalError, sa.exc.InterfaceError) as error:
+            cls = _Lost if self.engine.dialect.name == "postgresql" else StoreError
+            raise cls(f"{self._shown}: {doing}: {_first_line(error)}") from None
+        except SQLAlchemyError as error:
+            raise StoreError(f"{self._shown}: {doing}: {_first_line(error)}") from None
+
+    def _retrying(self, write: Callable[[], T]) -> T:
+        """`write()`, again while a PostgreSQL server is away (up to _PG_RECONNECT_S): a
+        restart under a run costs it a pause, not the run."""
+        deadline = time.monotonic() + _PG_RECONNECT_S
+        while True:
+            try:
+                return write()
+            except _Lost:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
 
     # -- writes (inserts only) ---------------------------------------------------
 
@@ -347,7 +399,8 @@ class Store:
                 experiment_id = conn.execute(sa.insert(experiments).values(
                     run_id=run_id, created_at=now, planned=len(plan), spec=spec, meta=meta, **columns,
                 )).inserted_primary_key[0]
-                conn.execute(sa.insert(run_status).values(experiment_id=experiment_id, at=now, status="running"))
+                conn.execute(sa.insert(run_status).values(experiment_id=experiment_id, at=now,
+                                                          **_status_row("running", None)))
                 conn.execute(sa.insert(conditions), [
                     {"experiment_id": experiment_id, "key": key, "site": c.site, "mode": c.mode,
                      "topology": c.topology, "profile": c.profile, "profile_fields": profiles[c.profile],
@@ -371,12 +424,17 @@ class Store:
             if self.plan(run_id) != sorted(plan, key=lambda p: p.seq):
                 raise StoreError(f"run {run_id!r} already exists with a different plan") from None
 
-    def set_status(self, run_id: str, status: str) -> None:
+    def set_status(self, run_id: str, status: str, reason: str | None = None) -> None:
+        """A new status row; 'running' records this process as the one running the run."""
         if status not in STATUSES:
             raise StoreError(f"status {status!r}: must be one of {', '.join(STATUSES)}")
+        self._retrying(lambda: self._set_status(run_id, status, reason))
+
+    def _set_status(self, run_id: str, status: str, reason: str | None) -> None:
         with self._write() as conn:
             experiment_id = self._experiment_id(conn, run_id)
-            conn.execute(sa.insert(run_status).values(experiment_id=experiment_id, at=time.time(), status=status))
+            conn.execute(sa.insert(run_status).values(experiment_id=experiment_id, at=time.time(),
+                                                      **_status_row(status, reason)))
 
     def add_link_check(self, run_id: str, profile_name: str, result: dict[str, Any]) -> None:
         """Store a `pagebench link check --json` result taken for this run."""
@@ -402,7 +460,7 @@ class Store:
 
     def proxy_overheads(self, run_id: str) -> list[dict[str, Any]]:
         query = sa.select(*[c for c in proxy_overheads.c if c.name not in ("id", "experiment_id")])
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             rows = conn.execute(query.where(proxy_overheads.c.experiment_id == experiment_id)
                                 .order_by(proxy_overheads.c.id))
@@ -413,6 +471,10 @@ class Store:
         """Insert the loads of one planned load (client k is `results[k]`) and their
         resources in one transaction: a seq is done with all its clients or not at all.
         A seq can be recorded once only."""
+        return self._retrying(lambda: self._record_loads(run_id, planned, results, started_at))
+
+    def _record_loads(self, run_id: str, planned: PlannedLoad, results: list[LoadResult],
+                      started_at: float) -> list[int]:
         ids = []
         try:
             with self._write() as conn:
@@ -441,7 +503,7 @@ class Store:
     # -- reads ---------------------------------------------------------------------
 
     def done_seqs(self, run_id: str) -> set[int]:
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             return set(conn.scalars(sa.select(loads.c.seq).where(loads.c.experiment_id == experiment_id)))
 
@@ -453,14 +515,14 @@ class Store:
             .join(conditions, conditions.c.id == planned_loads.c.condition_id)
             .order_by(planned_loads.c.seq)
         )
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             rows = conn.execute(query.where(planned_loads.c.experiment_id == experiment_id)).mappings()
             return [PlannedLoad(row["seq"], _condition(row), row["repetition"], bool(row["warmup"])) for row in rows]
 
     def experiment(self, run_id: str) -> dict[str, Any]:
         """The experiment row (without the internal id) plus `status` and `recorded` (loads)."""
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             row = conn.execute(self._runs_query().where(experiments.c.run_id == run_id)).mappings().first()
             if row is None:
                 raise self._unknown(conn, run_id)
@@ -469,13 +531,13 @@ class Store:
     def runs(self) -> list[dict[str, Any]]:
         """Every run, latest first (experiment rows without spec/meta, plus status and recorded)."""
         query = self._runs_query().order_by(experiments.c.created_at.desc(), experiments.c.id.desc())
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             return [{k: v for k, v in _public(row).items() if k not in ("spec", "meta")}
                     for row in conn.execute(query).mappings()]
 
     def conditions(self, run_id: str) -> list[dict[str, Any]]:
         """The run's conditions (key, site, mode, topology, profile, profile_fields, cache, tls)."""
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             query = (sa.select(*[c for c in conditions.c if c.name not in ("id", "experiment_id")])
                      .where(conditions.c.experiment_id == experiment_id).order_by(conditions.c.id))
@@ -490,13 +552,13 @@ class Store:
         )
         if not include_warmup:
             query = query.where(sa.not_(loads.c.warmup))
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             return [dict(row) for row in conn.execute(query.where(loads.c.experiment_id == experiment_id)).mappings()]
 
     def resources(self, load_id: int) -> list[dict[str, Any]]:
         query = sa.select(*[c for c in resources.c if c.name != "id"]).where(resources.c.load_id == load_id)
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             return [dict(row) for row in conn.execute(query.order_by(resources.c.position)).mappings()]
 
     def run_resources(self, run_id: str) -> list[dict[str, Any]]:
@@ -505,13 +567,13 @@ class Store:
         query = (sa.select(loads.c.seq, loads.c.client, *[c for c in resources.c if c.name != "id"])
                  .join(loads, loads.c.id == resources.c.load_id)
                  .order_by(loads.c.seq, loads.c.client, resources.c.position))
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             return [dict(row) for row in conn.execute(query.where(loads.c.experiment_id == experiment_id)).mappings()]
 
     def link_checks(self, run_id: str) -> list[dict[str, Any]]:
         query = sa.select(*[c for c in link_checks.c if c.name not in ("id", "experiment_id")])
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             rows = conn.execute(query.where(link_checks.c.experiment_id == experiment_id).order_by(link_checks.c.id))
             return [dict(row) for row in rows.mappings()]
@@ -519,7 +581,7 @@ class Store:
     # -- helpers -------------------------------------------------------------------
 
     def _run_ids(self) -> list[str]:
-        with self.engine.connect() as conn:
+        with self._read() as conn:
             return list(conn.scalars(sa.select(experiments.c.run_id)))
 
     def _experiment_id(self, conn: Connection, run_id: str) -> int:
@@ -557,11 +619,15 @@ class Store:
 
     @staticmethod
     def _runs_query() -> sa.Select:
-        status = (sa.select(run_status.c.status).where(run_status.c.experiment_id == experiments.c.id)
-                  .order_by(run_status.c.id.desc()).limit(1).scalar_subquery())
+        newer = run_status.alias("newer")
+        latest = (sa.select(newer.c.id).where(newer.c.experiment_id == experiments.c.id)
+                  .order_by(newer.c.id.desc()).limit(1).correlate(experiments).scalar_subquery())
         recorded = (sa.select(sa.func.count(sa.distinct(loads.c.seq))).select_from(loads)
                     .where(loads.c.experiment_id == experiments.c.id).scalar_subquery())
-        return sa.select(experiments, status.label("status"), recorded.label("recorded"))
+        return (sa.select(experiments, run_status.c.status, run_status.c.reason.label("status_reason"),
+                          run_status.c.host.label("status_host"), run_status.c.pid.label("status_pid"),
+                          run_status.c.pid_start.label("status_pid_start"), recorded.label("recorded"))
+                .select_from(experiments.join(run_status, run_status.c.id == latest)))
 
 
 def _check_plan(run_id: str, plan: list[PlannedLoad], profiles: dict[str, dict[str, Any]]) -> None:
@@ -587,7 +653,28 @@ def _condition(row: Any) -> Condition:
 
 
 def _public(row: Any) -> dict[str, Any]:
-    return {key: value for key, value in row.items() if key != "id"}
+    public = {key: value for key, value in row.items() if key != "id" and not key.startswith("status_")}
+    public["status"], public["reason"] = _effective_status(row)
+    return public
+
+
+def _status_row(status: str, reason: str | None) -> dict[str, Any]:
+    if status != "running":
+        return {"status": status, "reason": reason}
+    me = Owner.me()
+    return {"status": status, "reason": reason, "host": platform.node(), "pid": me.pid, "pid_start": me.start}
+
+
+def _effective_status(row: Any) -> tuple[str, str | None]:
+    """The run's status as it is: a run 'running' on this host whose process is gone was
+    interrupted (a SIGKILL, a crash or a reboot leaves no one to say so)."""
+    status, reason = row["status"], row["status_reason"]
+    pid = row["status_pid"]
+    if status == "running" and pid is not None and row["status_host"] == platform.node() \
+            and not Owner(int(pid), row["status_pid_start"]).alive():
+        return "interrupted", (f"the process running it (pid {pid}) is gone: killed, or the machine restarted; "
+                               "resume it")
+    return status, reason
 
 
 def load_columns(result: LoadResult) -> dict[str, Any]:

@@ -116,7 +116,7 @@ def test_kill9_then_cleanup_and_resume_completes_exactly_the_plan(postgres_url, 
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         done_before = store.done_seqs(run)
-        assert 3 <= len(done_before) < 12 and store.experiment(run)["status"] == "running"
+        assert 3 <= len(done_before) < 12 and store.experiment(run)["status"] == "interrupted"
         assert pagebench("cleanup").returncode == 0
         assert nothing_left()
         result = pagebench("run", "--resume", run, "--db", url)

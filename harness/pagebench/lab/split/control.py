@@ -25,6 +25,9 @@ Handler = Callable[[dict[str, Any]], dict[str, Any]]
 #: "POST /link/apply" -> handler; GET handlers get the query string's values.
 Routes = dict[str, Handler]
 TIMEOUT_S = 120.0
+#: The largest request body a role reads: a profile or a list of site references is a few
+#: KB; anything near this is not the harness talking.
+MAX_BODY = 1 << 20
 
 
 class ControlError(LabError):
@@ -69,11 +72,21 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(404, {"error": f"no endpoint {method} {url.path}; endpoints: {known}"})
             return
         if method == "POST":
-            length = int(self.headers.get("Content-Length") or 0)
+            text = self.headers.get("Content-Length") or "0"
+            if not text.isdigit():
+                self._answer(400, {"error": f"{url.path}: Content-Length {text!r} is not a byte count"})
+                return
+            if int(text) > MAX_BODY:
+                self._answer(413, {"error": f"{url.path}: a body of {int(text)} bytes; at most {MAX_BODY}"})
+                self.close_connection = True
+                return
             try:
-                args = json.loads(self.rfile.read(length) or b"{}")
-            except ValueError:
+                args = json.loads(self.rfile.read(int(text)) or b"{}")
+            except (ValueError, RecursionError):
                 self._answer(400, {"error": f"{url.path}: the body is not JSON"})
+                return
+            if not isinstance(args, dict):
+                self._answer(400, {"error": f"{url.path}: the body must be a JSON object"})
                 return
         else:
             args = dict(urllib.parse.parse_qsl(url.query))

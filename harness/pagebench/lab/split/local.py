@@ -19,8 +19,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from pagebench.core.layout import Command, Layout
-from pagebench.lab.netns import STATE_ROOT, Owner
-from pagebench.system import LabError, run, stop_process
+from pagebench.lab.netns import STATE_ROOT
+from pagebench.system import LabError, Owner, run, stop_process
 
 ROLES = ("client", "router", "server")
 
@@ -54,8 +54,6 @@ class LocalBed:
     """The `Bed` interface (layout, state_dir, run, spawn, exec_argv, processes) for
     the given roles in this network namespace. Creates no namespace; on exit stops its
     processes and removes its state directory."""
-
-    __test__ = False  # not a pytest test class
 
     def __init__(self, layout: Layout, roles: Collection[str]) -> None:
         unknown = set(roles) - set(ROLES)

@@ -94,6 +94,11 @@ class RemoteSites:
         finally:
             self.client.post("/probe/stop")
 
+    def check_alive(self) -> None:
+        """The sites role's servers still serve (a crashed nginx there ends the run as here)."""
+        if not self.client.get("/health").get("alive"):
+            raise LabError(f"sites {self.client.url}: its origin servers exited: the sites are down")
+
     def stop(self) -> None:
         self.client.post("/sites/stop")
 

@@ -93,7 +93,8 @@ class SitesService:
     # Endpoints
 
     def health(self, _: dict[str, Any]) -> dict[str, Any]:
-        return {"role": "sites", "interface": self.interface, "serving": self.origins is not None}
+        return {"role": "sites", "interface": self.interface, "serving": self.origins is not None,
+                "alive": self.origins is not None and self.origins.alive()}
 
     def start(self, args: dict[str, Any]) -> dict[str, Any]:
         """Serve these sites (spec references) under these modes and TLS versions."""
@@ -131,10 +132,16 @@ class SitesService:
         return {}
 
     def probe_start(self, args: dict[str, Any]) -> dict[str, Any]:
-        """The link check's probe server on one of the served addresses."""
+        """The link check's probe server on one of the served addresses (nothing else: the
+        arguments become a command line)."""
+        host, port = str(args.get("host")), args.get("port")
+        served = {b.ip for b in self._origins().plan.bindings}
+        if host not in served:
+            raise ValueError(f"host {host!r}: not one of the served addresses")
+        if not isinstance(port, int) or not 1024 <= port < 65536:
+            raise ValueError(f"port {port!r}: want an unprivileged port number")
         self._stop_probe()
-        argv = [sys.executable, "-m", "pagebench.link.probe", "serve", "--host", str(args["host"]),
-                "--port", str(int(args["port"]))]
+        argv = [sys.executable, "-m", "pagebench.link.probe", "serve", "--host", host, "--port", str(port)]
         proc = self.bed.spawn(self.bed.exec_argv(self.bed.layout.server, argv), stdout=subprocess.PIPE)
         self.probe = proc
         assert proc.stdout is not None
