@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pagebench.analysis import stats
 from pagebench.analysis.summary import CONDITION_FIELDS, METRICS, counts, label, order
+from pagebench.core.messages import shown
 
 #: Fewer usable loads than this on either side: no test, the verdict says so.
 MIN_LOADS = 5
@@ -66,7 +67,7 @@ def parse_budgets(document: Any, origin: str) -> list[Budget]:
         budgets = BudgetFile.model_validate(document).budgets
     except ValidationError as error:
         first = error.errors()[0]
-        where = ".".join(str(part) for part in first["loc"])
+        where = ".".join(shown(part) for part in first["loc"])
         raise CompareError(f"{origin}: {where}: {first['msg']}") from None
     for i, budget in enumerate(budgets):
         if budget.metric not in METRICS:

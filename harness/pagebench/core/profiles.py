@@ -13,6 +13,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from pagebench.core.messages import shown
+
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
 #: Full-size Ethernet frame on the wire as htb counts it (MTU 1500 + 14 byte header).
 FRAME_BYTES = 1514
@@ -119,7 +121,7 @@ def _num(value: float | None) -> str:
 def _format_error(origin: str, prefix: str, error: ValidationError) -> ProfileError:
     """Turn pydantic's multi-line report into one line naming the field and the rule."""
     first = error.errors()[0]
-    loc = ".".join(str(part) for part in first["loc"])
+    loc = ".".join(shown(part) for part in first["loc"])
     where = ".".join(part for part in (prefix, loc) if part)
     if first["type"] == "extra_forbidden":
         message = f"unknown field; allowed: {', '.join(('base',) + tuple(Profile.model_fields))}"
@@ -197,8 +199,8 @@ def _label(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _join(*parts: str) -> str:
-    return ".".join(part for part in parts if part)
+def _join(where: str, key: object) -> str:
+    return ".".join(part for part in (where, shown(key)) if part)
 
 
 def parse_profiles(

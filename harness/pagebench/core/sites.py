@@ -27,6 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pagebench.core.certs import check_hostname
+from pagebench.core.messages import shown
 
 
 class SiteError(ValueError):
@@ -125,7 +126,7 @@ class Site(_Described):
 def one_line(where: str, error: ValidationError) -> SiteError:
     """pydantic's report as one line naming the field."""
     first = error.errors()[0]
-    loc = ".".join(str(part) for part in first["loc"])
+    loc = ".".join(shown(part) for part in first["loc"])
     if first["type"] == "extra_forbidden":
         message = "unknown field"
     else:

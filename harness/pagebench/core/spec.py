@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pagebench.core import modes
+from pagebench.core.messages import shown
 from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
 from pagebench.core.records import Condition, PlannedLoad
 
@@ -128,7 +129,7 @@ class Experiment(BaseModel):
 def _one_line(origin: str, error: ValidationError) -> SpecError:
     first = error.errors()[0]
     # Union members (`literal[...]`, `list[...]`) and validator names are not fields.
-    loc = ".".join(str(part) for part in first["loc"]
+    loc = ".".join(shown(part) for part in first["loc"]
                    if not str(part).startswith("function-after") and "[" not in str(part))
     if first["type"] == "extra_forbidden":
         nested = {"timeouts": Timeouts, "proxy": ProxySettings}
