@@ -10,7 +10,6 @@ Pure: `render` returns the text; `lab.nginx.NginxServer` writes and runs it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from pathlib import Path
 

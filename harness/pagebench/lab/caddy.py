@@ -11,7 +11,6 @@ import re
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
 
 from pagebench import REPO_ROOT
 from pagebench.core import caddyconf
