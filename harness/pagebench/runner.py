@@ -124,6 +124,7 @@ class Runner:
         self.p = prepared
         self.progress = progress
         self._watchdog = _Watchdog([])  # the lab's, once it is up
+        self._scheduling: str | None = None  # the delay program's, as noted in the store
 
     def run(self) -> None:
         """The remaining loads; the run ends in a stated state whatever happens: complete,
@@ -186,8 +187,16 @@ class Runner:
     def _link_checks(self, link: LinkControl, measure: Callable[[Profile], dict[str, object]]) -> None:
         for profile in self.p.profiles.values():
             link.apply(profile)
+            self._note_scheduling(link)
             self.progress(0, len(self.p.plan), self.p.plan[0], None, f"link check: {profile.name}")
             self.store.add_link_check(self.run_id, profile.name, measure(profile))
+
+    def _note_scheduling(self, link: LinkControl) -> None:
+        """The delay program's scheduling into the run's record, when it is new (a refused
+        real-time priority makes a slower link, and the run must say so)."""
+        if link.scheduling is not None and link.scheduling != self._scheduling:
+            self._scheduling = link.scheduling
+            self.store.note(self.run_id, delay_scheduling=link.scheduling)
 
     def _bound(self, c: Condition, profile: Profile, result: LoadResult) -> float | None:
         """The load's analytic lower bound, from what it fetched and the site's dependency levels."""
@@ -267,6 +276,7 @@ class Runner:
             profile = self.p.profiles[c.profile]
             if link.profile != profile:
                 link.apply(profile)
+                self._note_scheduling(link)
             warm_profile = hashlib.sha1(c.key.encode()).hexdigest()[:12]
             if c.cache == "warm" and c.key not in primed:
                 self.progress(done, len(self.p.plan), planned, None, "priming the warm profile")

@@ -173,7 +173,7 @@ def fill(store: Store, run_id: str = "r1", reps: int = 6, record: int | None = N
 # A throwaway PostgreSQL database (on the session's server: conftest's postgres_url) -------
 
 
-def _admin(admin_url: str, *statements: str) -> None:
+def admin(admin_url: str, *statements: str) -> None:
     import sqlalchemy as sa
 
     engine = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
@@ -185,10 +185,10 @@ def _admin(admin_url: str, *statements: str) -> None:
 
 def fresh_database(admin_url: str, name: str) -> str:
     """An empty database on the session's server (dropped first if a rerun left it)."""
-    _admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
+    admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'CREATE DATABASE "{name}"')
     return admin_url.replace("@/postgres?", f"@/{name}?")
 
 
 def drop_database(admin_url: str, name: str) -> None:
     """Drop a database of the session's server, closing whatever still uses it."""
-    _admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -47,7 +47,10 @@ def test_every_load_kept_its_promises(modes_run):
         assert load["ok"] and not load["flagged"], (load["mode"], load["cache"], load["flags"])
     (check,) = store.link_checks(run)  # stored with the run; its validity is test_cli's business
     assert check["profile"] == "t20" and 20.0 <= check["rtt_median_ms"] <= 20 + DELAY_SLACK_MS
-    assert store.experiment(run)["status"] == "complete"
+    experiment = store.experiment(run)
+    assert experiment["status"] == "complete"
+    if experiment["backend"] == "userspace":  # natively, as root: real time and locked memory, recorded
+        assert experiment["meta"]["delay_scheduling"] == "SCHED_FIFO 50, memory locked"
     assert nothing_left()
 
 

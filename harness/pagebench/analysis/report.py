@@ -33,6 +33,7 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
         "status": experiment["status"],
         "reason": experiment.get("reason"),  # interrupted: the signal; failed: the error
         **{key: experiment[key] for key in META_COLUMNS},
+        "delay_scheduling": experiment["meta"].get("delay_scheduling"),  # userspace backend only
         "planned": experiment["planned"],
         "recorded": experiment["recorded"],
         "link_checks": checks,
@@ -83,7 +84,8 @@ def report_table(store: Store, run_id: str) -> Table:
     Warnings (incomplete conditions, n too small) are the table's caption."""
     data = report_json(store, run_id)
     versions = ", ".join(f"{name} {data[key]}" for name, key in
-                         (("backend", "backend"), ("chromium", "chromium_version"), ("nginx", "nginx_version"))
+                         (("backend", "backend"), ("delay program", "delay_scheduling"), ("chromium", "chromium_version"),
+                          ("nginx", "nginx_version"))
                          if data[key])
     # Columns that are the same for every condition go into the title, once.
     fields = ("site", "mode", "topology", "profile", "cache", "tls")

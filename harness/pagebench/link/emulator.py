@@ -7,6 +7,7 @@ the userspace backend, and gathers the raw text that `counters` parses.
 from __future__ import annotations
 
 import os
+import re
 import select
 import subprocess
 import time
@@ -51,12 +52,49 @@ def choose_backend(requested: str | None) -> str:
     return "netem" if has_netem else "userspace"
 
 
+def delay_scheduling(pid: int, warnings: str) -> str:
+    """How the delay program runs, as the kernel has it (its policy and locked memory),
+    with the program's own reason where it was refused: real time and locked memory keep
+    its release lateness in microseconds, and an engine without the rlimits or capabilities
+    for them (some Docker hosts) refuses both. For the run's record."""
+    try:
+        fifo = os.sched_getscheduler(pid) == os.SCHED_FIFO
+        priority = os.sched_getparam(pid).sched_priority
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return "unknown (the delay program is gone)"
+    locked_kb = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmLck:")), 0)
+    refused = re.search(r"warning: SCHED_FIFO (\d+): ([^;\n]+)", warnings)
+    lock_error = re.search(r"warning: mlockall: ([^\n]+)", warnings)
+    sched = (f"SCHED_FIFO {priority}" if fifo else
+             f"normal (SCHED_FIFO {refused[1]} refused: {refused[2]})" if refused else "normal")
+    memory = ("memory locked" if locked_kb > 0 else
+              f"memory not locked (mlockall: {lock_error[1]})" if lock_error else "memory not locked")
+    return f"{sched}, {memory}"
+
+
+def _pending(stream: object) -> str:
+    """What a child already wrote to a pipe, without waiting for more (its start-up warnings)."""
+    fileno = getattr(stream, "fileno", None)
+    if fileno is None:
+        return ""
+    fd, chunks = fileno(), []
+    while select.select([fd], [], [], 0)[0]:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    return b"".join(chunks).decode(errors="replace")
+
+
 class LinkControl(Protocol):
     """What the runner and the link check use of a link: a native `Link`, or the router
     role's link driven over the control channel (`remote.RemoteLink`)."""
 
     backend: str
     profile: Profile | None
+    #: how the delay program runs, once applied (`delay_scheduling`); None with kernel netem
+    scheduling: str | None
 
     def apply(self, profile: Profile) -> None: ...
 
@@ -81,6 +119,7 @@ class Link:
         self.profile: Profile | None = None
         self.plan: LinkPlan | None = None
         self.delay: subprocess.Popen[str] | None = None
+        self.scheduling: str | None = None
         self.stats_path = bed.state_dir / "delay.stats"
 
     def apply(self, profile: Profile) -> None:
@@ -121,6 +160,7 @@ class Link:
             err = (proc.stderr.read() if proc.stderr else "").strip().splitlines()
             raise LabError(f"pagebench-delay did not start: {err[-1] if err else 'no ready line'}")
         self.delay = proc
+        self.scheduling = delay_scheduling(proc.pid, _pending(proc.stderr))
 
     def _stop_delay(self) -> None:
         # Forget it before stopping it: `check_alive` (the runner's watchdog calls it from

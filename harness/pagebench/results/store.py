@@ -282,10 +282,15 @@ class Store:
                 sa.event.listen(self.engine, "connect", _sqlite_pragmas)
                 sa.event.listen(self.engine, "begin", _sqlite_begin)
             else:
-                timeout = parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query
-                self.engine = sa.create_engine(
-                    parsed, json_serializer=_dumps, pool_pre_ping=True,
-                    connect_args={"connect_timeout": _PG_CONNECT_TIMEOUT_S} if timeout else {})
+                postgres = parsed.get_backend_name() == "postgresql"
+                connect: dict[str, Any] = {}
+                if postgres and "connect_timeout" not in parsed.query:
+                    connect["connect_timeout"] = _PG_CONNECT_TIMEOUT_S
+                if postgres and "client_encoding" not in parsed.query:
+                    # A server created with SQL_ASCII would otherwise hand text over as bytes.
+                    connect["client_encoding"] = "utf8"
+                self.engine = sa.create_engine(parsed, json_serializer=_dumps, pool_pre_ping=True,
+                                               connect_args=connect)
         except ImportError as error:
             raise StoreError(f"{self._shown}: database driver {error.name!r} is not installed") from None
         except sa.exc.NoSuchModuleError:
@@ -435,6 +440,18 @@ class Store:
             experiment_id = self._experiment_id(conn, run_id)
             conn.execute(sa.insert(run_status).values(experiment_id=experiment_id, at=time.time(),
                                                       **_status_row(status, reason)))
+
+    def note(self, run_id: str, **values: Any) -> None:
+        """Add what the lab reports once it runs (the delay program's scheduling) to the
+        run's `meta`."""
+        self._retrying(lambda: self._note(run_id, values))
+
+    def _note(self, run_id: str, values: dict[str, Any]) -> None:
+        with self._write() as conn:
+            experiment_id = self._experiment_id(conn, run_id)
+            meta = conn.execute(sa.select(experiments.c.meta).where(experiments.c.id == experiment_id)).scalar_one()
+            conn.execute(sa.update(experiments).where(experiments.c.id == experiment_id)
+                         .values(meta={**meta, **values}))
 
     def add_link_check(self, run_id: str, profile_name: str, result: dict[str, Any]) -> None:
         """Store a `pagebench link check --json` result taken for this run."""

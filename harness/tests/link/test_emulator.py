@@ -166,3 +166,22 @@ def test_userspace_link_fails_closed(lab):
     assert result.returncode != 0 and "timed out" in result.stderr
     link.apply(make_profile({"name": "g", "rtt_ms": 2}))  # a new program brings the link back
     assert delayed_by(rtt_ms(bed, bed.layout.server_addresses[0], 5), 2)
+
+
+def test_the_delay_programs_scheduling_is_read_from_the_kernel_with_its_reason():
+    from pagebench.link.emulator import delay_scheduling
+
+    plain = subprocess.Popen(["sleep", "30"])
+    fifo = subprocess.Popen(["chrt", "--fifo", "10", "sleep", "30"])
+    try:
+        assert delay_scheduling(plain.pid, "") == "normal, memory not locked"
+        warnings = ("pagebench-delay: warning: mlockall: Cannot allocate memory\n"
+                    "pagebench-delay: warning: SCHED_FIFO 50: Operation not permitted; running with normal scheduling\n")
+        assert delay_scheduling(plain.pid, warnings) == (
+            "normal (SCHED_FIFO 50 refused: Operation not permitted), memory not locked (mlockall: Cannot allocate memory)")
+        assert delay_scheduling(fifo.pid, "") == "SCHED_FIFO 10, memory not locked"
+    finally:
+        for proc in (plain, fifo):
+            proc.kill()
+            proc.wait()
+    assert delay_scheduling(plain.pid, "").startswith("unknown")

@@ -29,7 +29,7 @@ from pagebench.results.store import (
     metadata,
     resource_columns,
 )
-from tests.helpers import HARNESS, META, PROFILES, SPEC, drop_database, fake_load, fresh_database, make_plan
+from tests.helpers import HARNESS, META, PROFILES, SPEC, admin, drop_database, fake_load, fresh_database, make_plan
 
 BACKENDS = ["sqlite", "postgresql"]
 
@@ -304,6 +304,21 @@ def test_a_postgresql_url_without_a_driver_uses_psycopg(postgres_url):
             assert [run["run_id"] for run in store.runs()] == ["r1"]
     finally:
         drop_database(postgres_url, "plain_url")
+
+
+def test_a_server_whose_encoding_is_not_utf8_works(postgres_url):
+    """A cluster initialised with SQL_ASCII (what `initdb` gives under a C locale) hands
+    text over as bytes unless the client says which encoding it speaks."""
+    admin(postgres_url, 'DROP DATABASE IF EXISTS "ascii_store" WITH (FORCE)',
+           "CREATE DATABASE ascii_store ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
+    url = postgres_url.replace("@/postgres?", "@/ascii_store?")
+    try:
+        with Store(url) as store:
+            store.create_experiment("r1", SPEC | {"notes": "é, 日本"}, META, make_plan(), PROFILES)
+            assert store.experiment("r1")["spec"]["notes"] == "é, 日本"
+            assert [run["run_id"] for run in store.runs()] == ["r1"]
+    finally:
+        drop_database(postgres_url, "ascii_store")
 
 
 def test_an_unreachable_server_is_a_one_line_error(tmp_path):

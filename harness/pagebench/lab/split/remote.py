@@ -40,10 +40,11 @@ class RemoteLink:
         self.router, self.sites = router, sites
         self.backend: str = router.post("/link/open", {"backend": backend, "seed": seed})["backend"]
         self.profile: Profile | None = None
+        self.scheduling: str | None = None
 
     def apply(self, profile: Profile) -> None:
         self.profile = None  # until all three parts are set
-        self.router.post("/link/apply", {"profile": profile.fields()})
+        self.scheduling = self.router.post("/link/apply", {"profile": profile.fields()}).get("scheduling")
         apply_here(profile, SERVER_SIDE)
         self.sites.post("/endpoint/apply", {"profile": profile.fields()})
         self.profile = profile

@@ -108,7 +108,8 @@ class RouterService:
         profile = make_profile(args["profile"], "control: profile")
         link = self._link()
         link.apply(profile)
-        return {"backend": link.backend, "profile": profile.name, "notes": link.plan.notes if link.plan else []}
+        return {"backend": link.backend, "profile": profile.name, "notes": link.plan.notes if link.plan else [],
+                "scheduling": link.scheduling}
 
     def counters(self, _: dict[str, Any]) -> dict[str, Any]:
         return {"counters": dataclasses.asdict(self._link().counters())}
