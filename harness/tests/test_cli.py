@@ -39,7 +39,8 @@ def test_unknown_field_in_a_profile_file(tmp_path: Path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"error: {bad}: profiles[0].rtt: unknown field; allowed: base, name, source, rtt_ms, jitter_ms, "
-        "loss_pct, down_mbit, up_mbit, queue_bytes, queue_ms, mss, initcwnd, congctl, tcp_rmem, tcp_wmem"]
+        "loss_pct, down_mbit, up_mbit, queue_bytes, queue_ms, mss, initcwnd, congctl, tcp_rmem, tcp_wmem, "
+        "window_scaling, sack, timestamps"]
 
 
 @needs_root

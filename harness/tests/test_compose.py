@@ -85,7 +85,7 @@ def test_capabilities_are_only_what_each_role_needs():
     # rlimits refuses to start it at all ("error setting rlimit type 8").
     assert not any("ulimits" in service for service in services.values())
     # the endpoints' defaults, which a read-only /proc/sys cannot change later (link.endpoint)
-    from pagebench.lab.split.endpoint import sysctl_values
+    from pagebench.link.plan import sysctl_values
     from pagebench.core.profiles import make_profile
 
     wanted = sysctl_values(make_profile({"name": "defaults"}))

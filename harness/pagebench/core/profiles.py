@@ -47,6 +47,11 @@ class Profile(BaseModel):
     congctl: str = "cubic"
     tcp_rmem: tuple[int, int, int] | None = None
     tcp_wmem: tuple[int, int, int] | None = None
+    # The endpoints' TCP options (RFC 7323 window scaling and timestamps, RFC 2018 SACK):
+    # on in every TCP today, off for TCP as it was before them (the seeds' 1994).
+    window_scaling: bool = True
+    sack: bool = True
+    timestamps: bool = True
 
     @field_validator("congctl")
     @classmethod
@@ -102,6 +107,12 @@ class Profile(BaseModel):
             parts.append(f"{_num(self.loss_pct)} % loss")
         if self.mss:
             parts.append(f"MSS {self.mss}")
+        if self.initcwnd:
+            parts.append(f"initcwnd {self.initcwnd}")
+        if self.congctl != "cubic":
+            parts.append(self.congctl)
+        parts += [f"no {name}" for name, on in (("window scaling", self.window_scaling), ("SACK", self.sack),
+                                                ("timestamps", self.timestamps)) if not on]
         return ", ".join(parts)
 
     def fields(self) -> dict[str, Any]:

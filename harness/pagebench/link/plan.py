@@ -84,25 +84,37 @@ def reset_commands(topo: Layout) -> list[Command]:
             for dev in (topo.router_server_if, topo.router_client_if)]
 
 
+def sysctl_values(profile: Profile) -> dict[str, str]:
+    """An endpoint's per-namespace TCP sysctls for a profile (both endpoints, both labs)."""
+    return {
+        "net.ipv4.tcp_no_metrics_save": "1",
+        "net.ipv4.tcp_rmem": " ".join(map(str, profile.tcp_rmem or DEFAULT_RMEM)),
+        "net.ipv4.tcp_wmem": " ".join(map(str, profile.tcp_wmem or DEFAULT_WMEM)),
+        # the IPv4 names hold for IPv6 connections too
+        "net.ipv4.tcp_window_scaling": str(int(profile.window_scaling)),
+        "net.ipv4.tcp_sack": str(int(profile.sack)),
+        "net.ipv4.tcp_timestamps": str(int(profile.timestamps)),
+    }
+
+
+def route_options(profile: Profile) -> tuple[str, ...]:
+    """An endpoint's per-route TCP options: initial window, congestion control."""
+    options: tuple[str, ...] = ()
+    if profile.initcwnd is not None:
+        options += ("initcwnd", str(profile.initcwnd))
+    return options + ("congctl", profile.congctl)
+
+
 def endpoint_commands(topo: Layout, profile: Profile) -> list[Command]:
     """Client and server TCP knobs: sysctls, and per-route congestion control / initcwnd."""
-    rmem = profile.tcp_rmem or DEFAULT_RMEM
-    wmem = profile.tcp_wmem or DEFAULT_WMEM
-    route_opts: tuple[str, ...] = ()
-    if profile.initcwnd is not None:
-        route_opts += ("initcwnd", str(profile.initcwnd))
-    route_opts += ("congctl", profile.congctl)
+    route_opts = route_options(profile)
+    sysctls = tuple(f"{name}={value}" for name, value in sysctl_values(profile).items())
     cmds: list[Command] = []
     for ns, gw4, gw6 in (
         (topo.client, topo.router_client_ip, topo.router_client_ip6),
         (topo.server, topo.router_server_ip, topo.router_server_ip6),
     ):
-        cmds.append((
-            "ip", "netns", "exec", ns, "sysctl", "-qw",
-            "net.ipv4.tcp_no_metrics_save=1",
-            "net.ipv4.tcp_rmem=" + " ".join(map(str, rmem)),
-            "net.ipv4.tcp_wmem=" + " ".join(map(str, wmem)),
-        ))
+        cmds.append(("ip", "netns", "exec", ns, "sysctl", "-qw", *sysctls))
         cmds.append(("ip", "-n", ns, "route", "replace", "default", "via", gw4, "dev", topo.endpoint_if) + route_opts)
         cmds.append(("ip", "-n", ns, "-6", "route", "replace", "default", "via", gw6, "dev", topo.endpoint_if)
                     + route_opts)

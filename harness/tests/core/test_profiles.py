@@ -29,6 +29,9 @@ def test_builtin_catalogue_has_the_issue_profiles_with_sources():
         "lan-1994": (0.5, 10, 10),
         "t1-1994": (70, 1.544, 1.544),
         "t1-1994-mss536": (70, 1.544, 1.544),
+        "lan-1994-tcp": (0.5, 10, 10),
+        "t1-1994-tcp": (70, 1.544, 1.544),
+        "t1-1994-mss536-tcp": (70, 1.544, 1.544),
         "us-nz-1999": (120, 34.368, 34.368),
     }
     assert set(catalogue) == set(expected)
@@ -38,6 +41,13 @@ def test_builtin_catalogue_has_the_issue_profiles_with_sources():
         assert profile.source, f"{name} must state its source"
     assert catalogue["t1-1994"].mss == 1460
     assert catalogue["t1-1994-mss536"].mss == 536
+    for link in ("lan-1994", "t1-1994", "t1-1994-mss536"):  # the era's TCP on the era's links
+        today, era = catalogue[link], catalogue[f"{link}-tcp"]
+        assert today.sack and today.timestamps and today.window_scaling and today.congctl == "cubic"
+        assert not (era.sack or era.timestamps or era.window_scaling) and era.congctl == "reno"
+        assert (era.rtt_ms, era.down_mbit, era.up_mbit, era.mss) == (today.rtt_ms, today.down_mbit, today.up_mbit,
+                                                                    today.mss)
+    assert catalogue["t1-1994-tcp"].initcwnd == catalogue["t1-1994-mss536-tcp"].initcwnd == 1
 
 
 def test_derived_values():

@@ -4,6 +4,7 @@ the profile says, over IPv4 and IPv6, for the backend this kernel supports."""
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -172,7 +173,9 @@ def test_the_delay_programs_scheduling_is_read_from_the_kernel_with_its_reason()
     from pagebench.link.emulator import delay_scheduling
 
     plain = subprocess.Popen(["sleep", "30"])
-    fifo = subprocess.Popen(["chrt", "--fifo", "10", "sleep", "30"])
+    # set in the child before exec: Popen returns once the exec happened, so it holds now
+    fifo = subprocess.Popen(["sleep", "30"], preexec_fn=lambda: os.sched_setscheduler(0, os.SCHED_FIFO,
+                                                                                       os.sched_param(10)))
     try:
         assert delay_scheduling(plain.pid, "") == "normal, memory not locked"
         warnings = ("pagebench-delay: warning: mlockall: Cannot allocate memory\n"
@@ -185,3 +188,32 @@ def test_the_delay_programs_scheduling_is_read_from_the_kernel_with_its_reason()
             proc.kill()
             proc.wait()
     assert delay_scheduling(plain.pid, "").startswith("unknown")
+
+
+#: The kernel's own view of a fresh connection (TCP_INFO: tcpi_options, tcpi_snd_wscale and
+#: tcpi_rcv_wscale, tcpi_snd_cwnd; TCP_CONGESTION). Debian 12's `ss -ti` does not print the
+#: ts and sack options on this kernel, so the struct is read directly.
+TCP_INFO = """
+import json, socket, struct, sys
+with socket.create_connection((sys.argv[1], int(sys.argv[2]))) as sock:
+    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    congctl = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\\0").decode()
+    print(json.dumps({"timestamps": bool(raw[5] & 1), "sack": bool(raw[5] & 2), "window_scaling": bool(raw[5] & 4),
+                      "cwnd": struct.unpack_from("I", raw, 80)[0], "congctl": congctl}))
+"""
+
+
+def test_era_tcp_options_hold_on_a_real_connection(lab):
+    """Today's TCP options, then 1994's, as the kernel negotiated them on a connection."""
+    bed, link = lab
+    host = bed.layout.server_addresses[0]
+
+    def connection() -> dict:
+        return json.loads(subprocess.run(bed.exec_argv(bed.layout.client, [sys.executable, "-c", TCP_INFO, host, PORT]),
+                                         capture_output=True, text=True, check=True, timeout=30).stdout)
+
+    link.apply(make_profile({"name": "today", "rtt_ms": 10}))
+    assert connection() == {"timestamps": True, "sack": True, "window_scaling": True, "cwnd": 10, "congctl": "cubic"}
+    link.apply(make_profile({"name": "era", "rtt_ms": 10, "window_scaling": False, "sack": False,
+                             "timestamps": False, "congctl": "reno", "initcwnd": 1}))
+    assert connection() == {"timestamps": False, "sack": False, "window_scaling": False, "cwnd": 1, "congctl": "reno"}

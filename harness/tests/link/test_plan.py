@@ -172,7 +172,8 @@ def test_endpoint_commands_default_to_linux_buffers_and_cubic():
     """Explicit defaults so the host's own sysctl tuning never leaks into a run."""
     assert DEFAULT_RMEM == (4096, 131072, 6291456) and DEFAULT_WMEM == (4096, 16384, 4194304)
     sysctl = ("sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1",
-              "net.ipv4.tcp_rmem=4096 131072 6291456", "net.ipv4.tcp_wmem=4096 16384 4194304")
+              "net.ipv4.tcp_rmem=4096 131072 6291456", "net.ipv4.tcp_wmem=4096 16384 4194304",
+              "net.ipv4.tcp_window_scaling=1", "net.ipv4.tcp_sack=1", "net.ipv4.tcp_timestamps=1")
     assert endpoint_commands(TOPO, profile()) == [
         ("ip", "netns", "exec", C) + sysctl,
         ("ip", "-n", C, "route", "replace", "default", "via", "198.18.0.1", "dev", "pb0", "congctl", "cubic"),
@@ -187,12 +188,21 @@ def test_endpoint_commands_default_to_linux_buffers_and_cubic():
 def test_endpoint_commands_use_the_profiles_buffers_initcwnd_and_congctl():
     cmds = endpoint_commands(TOPO, profile(initcwnd=4, congctl="bbr", tcp_rmem=(4096, 87380, 1000000),
                                            tcp_wmem=(8192, 65536, 2000000)))
-    assert cmds[0] == ("ip", "netns", "exec", C, "sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1",
-                       "net.ipv4.tcp_rmem=4096 87380 1000000", "net.ipv4.tcp_wmem=8192 65536 2000000")
+    assert cmds[0][:9] == ("ip", "netns", "exec", C, "sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1",
+                           "net.ipv4.tcp_rmem=4096 87380 1000000", "net.ipv4.tcp_wmem=8192 65536 2000000")
     assert cmds[3][3] == S and cmds[3][6:] == cmds[0][6:]
     routes = [cmd for cmd in cmds if "route" in cmd]
     assert len(routes) == 4
     assert all(cmd[-4:] == ("initcwnd", "4", "congctl", "bbr") for cmd in routes)
+
+
+def test_endpoint_commands_turn_off_the_tcp_options_of_today_for_the_era():
+    """1994's TCP: no window scaling, no SACK, no timestamps, Reno, one segment."""
+    cmds = endpoint_commands(TOPO, profile(window_scaling=False, sack=False, timestamps=False, congctl="reno",
+                                           initcwnd=1))
+    for sysctl in (cmds[0], cmds[3]):
+        assert sysctl[-3:] == ("net.ipv4.tcp_window_scaling=0", "net.ipv4.tcp_sack=0", "net.ipv4.tcp_timestamps=0")
+    assert all(cmd[-4:] == ("initcwnd", "1", "congctl", "reno") for cmd in cmds if "route" in cmd)
 
 
 # firewall ---------------------------------------------------------------------

@@ -4,7 +4,7 @@ network namespace: the harness for the client side, the sites role for the serve
 Natively `plan.endpoint_commands` sets the same values from outside, on the default
 route; here the route to the far side's subnet carries them, and it must go through
 the router (a container's default route goes to Docker's gateway instead).
-`sysctl_values` and `route_command` are pure.
+`route_command` is pure; the values are `link.plan`'s.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pagebench.lab.split.local import Route, try_route_to
 from pagebench.core.profiles import Profile
 from pagebench.system import LabError, run
 from pagebench.core.layout import Command, Layout
-from pagebench.link.plan import DEFAULT_RMEM, DEFAULT_WMEM
+from pagebench.link.plan import route_options, sysctl_values
 
 PROC_SYS = Path("/proc/sys")
 
@@ -37,25 +37,6 @@ SERVER_SIDE = (FarSide("198.18.1.0/24", "198.18.1.2", Layout.router_client_ip),
                FarSide("2001:2:0:1::/64", "2001:2:0:1::2", Layout.router_client_ip6, required=False))
 CLIENT_SIDE = (FarSide("198.18.0.0/24", "198.18.0.2", Layout.router_server_ip),
                FarSide("2001:2::/64", "2001:2::2", Layout.router_server_ip6, required=False))
-
-
-def sysctl_values(profile: Profile) -> dict[str, str]:
-    """The endpoint's sysctls, as `plan.endpoint_commands` sets them."""
-    rmem = profile.tcp_rmem or DEFAULT_RMEM
-    wmem = profile.tcp_wmem or DEFAULT_WMEM
-    return {
-        "net.ipv4.tcp_no_metrics_save": "1",
-        "net.ipv4.tcp_rmem": " ".join(map(str, rmem)),
-        "net.ipv4.tcp_wmem": " ".join(map(str, wmem)),
-    }
-
-
-def route_options(profile: Profile) -> tuple[str, ...]:
-    """Per-route TCP options, in `plan.endpoint_commands`' order."""
-    options: tuple[str, ...] = ()
-    if profile.initcwnd is not None:
-        options += ("initcwnd", str(profile.initcwnd))
-    return options + ("congctl", profile.congctl)
 
 
 def route_command(side: FarSide, route: Route, profile: Profile) -> Command:

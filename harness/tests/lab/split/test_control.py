@@ -21,13 +21,13 @@ from pagebench.core.profiles import make_profile
 from pagebench.core.serverplan import binding_rows
 from pagebench.lab import sitefiles
 from pagebench.lab.split.control import Client, ControlError, parse_listen, server
-from pagebench.lab.split.endpoint import CLIENT_SIDE, SERVER_SIDE, route_command, sysctl_values
+from pagebench.lab.split.endpoint import CLIENT_SIDE, SERVER_SIDE, route_command
 from pagebench.lab.split.local import LocalLayout, Route, localize, parse_addresses, parse_route
 from pagebench.lab.split.remote import counters_from
 from pagebench.lab.split.router import restore_document
 from pagebench.lab.split.sites import address_commands
 from pagebench.link.counters import LinkCounters
-from pagebench.link.plan import endpoint_commands, netem_plan, reset_commands, userspace_plan
+from pagebench.link.plan import endpoint_commands, netem_plan, reset_commands, sysctl_values, userspace_plan
 from pagebench.system import LabError
 from tests.helpers import HARNESS
 
