@@ -6,6 +6,7 @@ starts where none answers; Compose v2 built where `docker compose` is missing)."
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -44,6 +45,7 @@ print(json.dumps({"run": run, "experiment": store.experiment(run), "loads": load
 """
 
 
+@functools.cache
 def compose_command() -> list[str]:
     """`docker compose` where the machine has it, else the Compose the test command built."""
     if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:

@@ -12,7 +12,7 @@ import select
 import subprocess
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 from pagebench import REPO_ROOT
 from pagebench.core.profiles import Profile
@@ -73,12 +73,11 @@ def delay_scheduling(pid: int, warnings: str) -> str:
     return f"{sched}, {memory}"
 
 
-def _pending(stream: object) -> str:
+def _pending(stream: IO[str] | None) -> str:
     """What a child already wrote to a pipe, without waiting for more (its start-up warnings)."""
-    fileno = getattr(stream, "fileno", None)
-    if fileno is None:
+    if stream is None:
         return ""
-    fd, chunks = fileno(), []
+    fd, chunks = stream.fileno(), []
     while select.select([fd], [], [], 0)[0]:
         chunk = os.read(fd, 65536)
         if not chunk:
