@@ -3,10 +3,14 @@
  * without sch_netem. Holds every queued packet for delay +- jitter (order
  * preserved), drops a seeded random fraction, and releases the rest with
  * NF_ACCEPT when due. One queue per direction: "up" (client->server) and
- * "down" (server->client).
+ * "down" (server->client). Optionally a third queue clamps the receiver's
+ * advertised TCP window (--rwnd-queue): each packet is rewritten and
+ * accepted at once; with --no-delay-queues that is all it does (the netem
+ * backend, whose delay is in the kernel).
  *
  * This file owns libnetfilter_queue, the clock and the poll loop; the
- * scheduling decisions live in delay.c, the stats layout in stats.h.
+ * scheduling decisions live in delay.c, the rewrite in rwnd.c, the stats
+ * layout in stats.h.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -32,6 +36,7 @@
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
 #include "delay.h"
+#include "rwnd.h"
 #include "stats.h"
 
 #define PROG "pagebench-delay"
@@ -43,6 +48,11 @@
 #define REFRESH_NS (10 * 1000000ULL)   /* republish unchanged stats after */
 #define RCVBUF_BYTES (64u << 20)
 #define COPY_BYTES 64              /* enough for the IPv4/IPv6 header */
+/* The rwnd queue needs whole packets: a verdict's payload replaces the
+ * packet, so a shorter copy would truncate it. The kernel caps this at its
+ * maximum (0xffff minus an attribute header). */
+#define RWND_COPY_BYTES 0xffffu
+#define RECV_BYTES (65536 + 4096)  /* a whole-packet message and its attributes */
 
 struct opts {
 	unsigned queue[2];
@@ -54,6 +64,9 @@ struct opts {
 	unsigned rt_priority;
 	uint32_t queue_maxlen;
 	size_t capacity;
+	bool delay_queues;    /* bind up and down (not with --no-delay-queues) */
+	unsigned rwnd_queue;
+	uint16_t rwnd_bytes;  /* 0: no window clamp, no rwnd queue */
 };
 
 struct app;
@@ -68,15 +81,24 @@ struct dir {
 	unsigned hist_lo, hist_hi; /* dirty bucket range; lo > hi if clean */
 };
 
+/* The window clamp's queue and counters (stats.h's rwnd_*). */
+struct rwnd {
+	struct app *app;
+	struct nfq_q_handle *qh;
+	uint16_t bytes;
+	uint64_t received, clamped, wscale_stripped, uncopied, verdict_errors;
+};
+
 struct app {
 	struct dir dir[2];
+	struct rwnd rwnd;
 	struct nfq_handle *h;
 	int fd;
 	struct pb_stats *shm;
 	int64_t rt_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	uint64_t read_ns;     /* CLOCK_MONOTONIC when the message was read */
 	uint64_t recv_enobufs, nl_errors;
-	bool ready; /* both queues bound */
+	bool ready; /* all queues bound */
 	bool dirty; /* something to publish */
 };
 
@@ -117,7 +139,16 @@ static void usage(FILE *f)
 		"scheduling alone (default 50)\n"
 		"  --queue-maxlen N    kernel queue length (default 65536)\n"
 		"  --capacity N        held packets per direction, power of two "
-		"(default 1048576)\n",
+		"(default 1048576)\n"
+		"  --rwnd-queue N      NFQUEUE number whose TCP packets get their "
+		"window\n"
+		"                      clamped (window scaling stripped from "
+		"SYNs); needs\n"
+		"                      --rwnd-bytes\n"
+		"  --rwnd-bytes B      the clamp, 1..65535 bytes\n"
+		"  --no-delay-queues   bind only --rwnd-queue: clamp without delay "
+		"(the\n"
+		"                      --up-*/--down-* options must stay unset)\n",
 		MAX_DELAY_US);
 }
 
@@ -159,7 +190,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	enum {
 		O_UP_QUEUE = 256, O_DOWN_QUEUE, O_UP_DELAY, O_DOWN_DELAY,
 		O_UP_JITTER, O_DOWN_JITTER, O_UP_LOSS, O_DOWN_LOSS, O_SEED,
-		O_STATS, O_SPIN, O_RT, O_MAXLEN, O_CAPACITY,
+		O_STATS, O_SPIN, O_RT, O_MAXLEN, O_CAPACITY, O_RWND_QUEUE,
+		O_RWND_BYTES, O_NO_DELAY_QUEUES,
 	};
 	static const struct option longopts[] = {
 		{"up-queue", required_argument, NULL, O_UP_QUEUE},
@@ -176,6 +208,9 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"rt-priority", required_argument, NULL, O_RT},
 		{"queue-maxlen", required_argument, NULL, O_MAXLEN},
 		{"capacity", required_argument, NULL, O_CAPACITY},
+		{"rwnd-queue", required_argument, NULL, O_RWND_QUEUE},
+		{"rwnd-bytes", required_argument, NULL, O_RWND_BYTES},
+		{"no-delay-queues", no_argument, NULL, O_NO_DELAY_QUEUES},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -186,7 +221,10 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		.rt_priority = 50,
 		.queue_maxlen = 65536,
 		.capacity = DQ_DEFAULT_CAPACITY,
+		.delay_queues = true,
 	};
+	const char *delay_opt = NULL; /* a delay-queue option given */
+	bool rwnd_queue_given = false;
 	opterr = 0; /* we print our own one-line errors */
 	int c;
 	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
@@ -194,6 +232,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		for (const struct option *lo = longopts; lo->name; lo++)
 			if (lo->val == c)
 				name = lo->name;
+		if (c >= O_UP_QUEUE && c <= O_DOWN_LOSS)
+			delay_opt = name;
 		switch (c) {
 		case O_UP_QUEUE:
 		case O_DOWN_QUEUE:
@@ -239,6 +279,16 @@ static void parse_args(int argc, char **argv, struct opts *o)
 			o->capacity = v;
 			break;
 		}
+		case O_RWND_QUEUE:
+			o->rwnd_queue = parse_uint(name, optarg, 0, 65535);
+			rwnd_queue_given = true;
+			break;
+		case O_RWND_BYTES:
+			o->rwnd_bytes = parse_uint(name, optarg, 1, 65535);
+			break;
+		case O_NO_DELAY_QUEUES:
+			o->delay_queues = false;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -264,6 +314,29 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (o->queue[0] == o->queue[1]) {
 		fprintf(stderr, PROG ": --down-queue: must differ from "
 			"--up-queue (%u)\n", o->queue[0]);
+		exit(2);
+	}
+	if (rwnd_queue_given != (o->rwnd_bytes != 0)) {
+		fprintf(stderr, PROG ": %s: needs %s\n",
+			rwnd_queue_given ? "--rwnd-queue" : "--rwnd-bytes",
+			rwnd_queue_given ? "--rwnd-bytes" : "--rwnd-queue");
+		exit(2);
+	}
+	if (!o->delay_queues && !rwnd_queue_given) {
+		fprintf(stderr, PROG ": --no-delay-queues: needs --rwnd-queue "
+			"(nothing to do otherwise)\n");
+		exit(2);
+	}
+	if (!o->delay_queues && delay_opt) {
+		fprintf(stderr, PROG ": --%s: not with --no-delay-queues\n",
+			delay_opt);
+		exit(2);
+	}
+	if (o->delay_queues && rwnd_queue_given &&
+	    (o->rwnd_queue == o->queue[0] || o->rwnd_queue == o->queue[1])) {
+		fprintf(stderr, PROG ": --rwnd-queue: must differ from "
+			"--up-queue and --down-queue (%u, %u)\n", o->queue[0],
+			o->queue[1]);
 		exit(2);
 	}
 }
@@ -298,6 +371,12 @@ static void publish(struct app *a, uint64_t now)
 		d->hist_hi = 0;
 	}
 	s->ready = a->ready;
+	s->rwnd_bytes = a->rwnd.bytes;
+	s->rwnd_received = a->rwnd.received;
+	s->rwnd_clamped = a->rwnd.clamped;
+	s->rwnd_wscale_stripped = a->rwnd.wscale_stripped;
+	s->rwnd_uncopied = a->rwnd.uncopied;
+	s->rwnd_verdict_errors = a->rwnd.verdict_errors;
 	s->recv_enobufs = a->recv_enobufs;
 	s->nl_errors = a->nl_errors;
 	s->updated_ns = now;
@@ -422,11 +501,49 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 	return 0;
 }
 
+/* The window clamp: rewrite and accept at once, with the rewritten packet
+ * as the verdict's payload (its length is the packet's: the kernel would
+ * trim the packet to a shorter one). Unchanged packets go back without a
+ * payload, which leaves them as they are. */
+static int on_rwnd_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
+			  struct nfq_data *nfad, void *data)
+{
+	struct rwnd *r = data;
+	struct nfqnl_msg_packet_hdr *ph = nfq_get_msg_packet_hdr(nfad);
+	unsigned char *payload = NULL;
+	unsigned changed = 0;
+
+	(void)nfmsg;
+	r->app->dirty = true;
+	if (!ph) {
+		r->app->nl_errors++;
+		return 0;
+	}
+	uint32_t id = ntohl(ph->packet_id);
+	int copied = nfq_get_payload(nfad, &payload);
+
+	r->received++;
+	if (copied > 0 && ip_length(payload, copied) > (uint32_t)copied)
+		r->uncopied++; /* a part only: rewriting would truncate it */
+	else if (copied > 0)
+		changed = rwnd_rewrite(payload, (size_t)copied, r->bytes);
+	if (changed & RWND_CLAMPED)
+		r->clamped++;
+	if (changed & RWND_WSCALE_STRIPPED)
+		r->wscale_stripped++;
+	int rc = changed ? nfq_set_verdict(qh, id, NF_ACCEPT, (uint32_t)copied,
+					   payload)
+			 : nfq_set_verdict(qh, id, NF_ACCEPT, 0, NULL);
+	if (rc < 0)
+		r->verdict_errors++;
+	return 0;
+}
+
 /* Read up to RECV_BATCH messages without blocking. Returns -1 on a fatal
  * socket error. */
 static int drain(struct app *a)
 {
-	static char buf[65536] __attribute__((aligned(8)));
+	static char buf[RECV_BYTES] __attribute__((aligned(8)));
 
 	for (int i = 0; i < RECV_BATCH; i++) {
 		ssize_t n = recv(a->fd, buf, sizeof(buf), MSG_DONTWAIT);
@@ -534,6 +651,27 @@ static int bind_queue(struct app *a, int i, const struct opts *o)
 	return 0;
 }
 
+static int bind_rwnd_queue(struct app *a, const struct opts *o)
+{
+	struct rwnd *r = &a->rwnd;
+
+	r->qh = nfq_create_queue(a->h, (uint16_t)o->rwnd_queue, on_rwnd_packet,
+				 r);
+	if (!r->qh) {
+		fprintf(stderr, PROG ": cannot bind NFQUEUE %u (rwnd): %s "
+			"(already bound by another process?)\n", o->rwnd_queue,
+			strerror(errno));
+		return -1;
+	}
+	if (nfq_set_mode(r->qh, NFQNL_COPY_PACKET, RWND_COPY_BYTES) < 0 ||
+	    nfq_set_queue_maxlen(r->qh, o->queue_maxlen) < 0) {
+		fprintf(stderr, PROG ": cannot configure NFQUEUE %u (rwnd): "
+			"%s\n", o->rwnd_queue, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static int setup_nfq(struct app *a, const struct opts *o)
 {
 	/* nfq_bind_pf/nfq_unbind_pf are no-ops since Linux 3.8: not called */
@@ -549,9 +687,11 @@ static int setup_nfq(struct app *a, const struct opts *o)
 	if (got < RCVBUF_BYTES)
 		fprintf(stderr, PROG ": warning: netlink receive buffer is "
 			"%u bytes, wanted %u\n", got, RCVBUF_BYTES);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; o->delay_queues && i < 2; i++)
 		if (bind_queue(a, i, o) < 0)
 			return -1;
+	if (o->rwnd_bytes && bind_rwnd_queue(a, o) < 0)
+		return -1;
 	return 0;
 }
 
@@ -560,6 +700,8 @@ static void teardown_nfq(struct app *a)
 	for (int i = 0; i < 2; i++)
 		if (a->dir[i].qh)
 			nfq_destroy_queue(a->dir[i].qh);
+	if (a->rwnd.qh)
+		nfq_destroy_queue(a->rwnd.qh);
 	if (a->h)
 		nfq_close(a->h);
 }
@@ -673,11 +815,14 @@ int main(int argc, char **argv)
 	a.shm = open_stats(o.stats_path, now);
 	if (!a.shm)
 		return 1;
+	a.rwnd.app = &a;
+	a.rwnd.bytes = o.rwnd_bytes;
 	for (int i = 0; i < 2; i++) {
 		struct dir *d = &a.dir[i];
 		d->app = &a;
 		d->hist_lo = PB_HIST_BUCKETS; /* clean dirty range */
-		if (dq_init(&d->dq, o.capacity, o.delay_us[i] * NSEC_PER_USEC,
+		/* unbound: a zeroed FIFO stays empty, nothing to allocate */
+		if (o.delay_queues && dq_init(&d->dq, o.capacity, o.delay_us[i] * NSEC_PER_USEC,
 			    o.jitter_us[i] * NSEC_PER_USEC, o.loss[i],
 			    o.seed + (uint64_t)i) < 0) {
 			fprintf(stderr, PROG ": cannot allocate the holding "

@@ -3,7 +3,8 @@
  *
  * Every field is a little-endian uint64_t; there is no padding anywhere,
  * so a reader can decode it with Python's struct ("<" + "Q" * n).
- * Offsets: header 0..127, dir[0] (up) 128..255, dir[1] (down) 256..383,
+ * Offsets: header 0..127 (the window clamp's counters at 72..119),
+ * dir[0] (up) 128..255, dir[1] (down) 256..383,
  * hist[0] 384..16383, hist[1] 16384..32383; total 32384 bytes.
  *
  * Consistency is a seqlock: the writer makes `seq` odd, updates, and makes
@@ -17,7 +18,7 @@
 #include <stdint.h>
 
 #define PB_STATS_MAGIC 0x31594C4544425050ULL /* bytes "PPBDELY1" */
-#define PB_STATS_VERSION 1
+#define PB_STATS_VERSION 2 /* 2: the window clamp (rwnd_*) */
 #define PB_HIST_BUCKETS 2000
 
 struct pb_dir_stats {
@@ -42,13 +43,21 @@ struct pb_stats {
 	uint64_t pid;
 	uint64_t started_ns;   /* CLOCK_MONOTONIC */
 	uint64_t updated_ns;   /* CLOCK_MONOTONIC of the last update */
-	uint64_t ready;        /* 1 once both queues are bound */
+	uint64_t ready;        /* 1 once all its queues are bound */
 	uint64_t recv_enobufs; /* netlink socket overruns: the kernel dropped
 				  packets it could not queue to us (it counts
 				  them as user_dropped); direction unknown */
 	uint64_t nl_errors;    /* netlink error replies (e.g. a rejected
 				  verdict) and unparsable messages */
-	uint64_t reserved[7];
+	/* The window clamp (--rwnd-queue); all 0 without it. */
+	uint64_t rwnd_bytes;           /* --rwnd-bytes, 0 = no clamp */
+	uint64_t rwnd_received;        /* packets queued to the rwnd queue */
+	uint64_t rwnd_clamped;         /* their window field lowered */
+	uint64_t rwnd_wscale_stripped; /* SYNs whose window scale became NOPs */
+	uint64_t rwnd_uncopied;        /* longer than the copy range: passed
+					  unchanged (never with GSO off) */
+	uint64_t rwnd_verdict_errors;  /* nfq_set_verdict failures there */
+	uint64_t reserved[1];
 	struct pb_dir_stats dir[2];          /* 0 = up, 1 = down */
 	uint64_t hist[2][PB_HIST_BUCKETS];   /* release lateness histogram,
 						bucket = pb_hist_bucket(us) */
@@ -61,6 +70,9 @@ _Static_assert(offsetof(struct pb_stats, seq) == 16, "seq offset");
 _Static_assert(offsetof(struct pb_stats, ready) == 48, "ready offset");
 _Static_assert(offsetof(struct pb_stats, recv_enobufs) == 56, "enobufs");
 _Static_assert(offsetof(struct pb_stats, nl_errors) == 64, "nl_errors");
+_Static_assert(offsetof(struct pb_stats, rwnd_bytes) == 72, "rwnd offset");
+_Static_assert(offsetof(struct pb_stats, rwnd_verdict_errors) == 112,
+	       "rwnd_verdict_errors offset");
 _Static_assert(offsetof(struct pb_stats, dir) == 128, "dir offset");
 _Static_assert(offsetof(struct pb_stats, hist) == 384, "hist offset");
 _Static_assert(sizeof(struct pb_stats) == 384 + 2 * PB_HIST_BUCKETS * 8,

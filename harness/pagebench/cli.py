@@ -320,6 +320,103 @@ def run(
     out.print(f"run [bold]{run_id}[/] complete: pagebench report {run_id}")
 
 
+@app.command()
+def reproduce(
+    seeds: Annotated[Optional[list[str]], typer.Argument(help="Seeds to answer: 000, 001, 002, 004 (default: all). "
+                                                               "001's claims wait for their mechanism.")] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer points and repetitions: minutes, wider intervals "
+                                                        "(more claims can't tell).")] = False,
+    db: Annotated[Optional[str], typer.Option(help="Results store URL (default: SQLite under results/).")] = None,
+    html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write the rows and the seeds' figures "
+                                                                      "as one self-contained HTML file.")] = None,
+    figures_dir: Annotated[Optional[Path], typer.Option("--figures", help="Also write each of the seeds' figures "
+                                                                          "as DIR/<name>.svg.")] = None,
+    reuse: Annotated[bool, typer.Option("--reuse", help="Answer from the latest stored runs of these scenarios "
+                                                        "instead of running them.")] = False,
+    wait: WaitOpt = False,
+) -> None:
+    """Run the seeds' scenarios (era and today) and print paper against measured, one row per
+    claim: value with its 95 % interval, verdict, and why where it differs."""
+    import time
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from pagebench import runner
+    from pagebench.analysis import claims as catalogue
+    from pagebench.analysis import reproduce as answer
+    from pagebench.core.spec import SpecError
+    from pagebench.edge.proxy import ProxyError
+    from pagebench.lab.nginx import ServerError
+    from pagebench.results.store import StoreError
+    from pagebench.system import Interrupted, LabError, signals_raise
+
+    chosen = list(dict.fromkeys(seeds or catalogue.SEEDS))
+    unknown = catalogue.unknown_seed(chosen)
+    if unknown:
+        raise fail(unknown)
+    if html_file is not None and not html_file.parent.is_dir():
+        raise fail(f"--html {html_file}: no directory {html_file.parent}")
+    if figures_dir is not None and not figures_dir.is_dir():
+        raise fail(f"--figures {figures_dir}: not a directory")
+    scenarios = catalogue.scenarios_of(chosen)
+    planned: runner.Reproduction = []
+    for scenario in scenarios:
+        for variant in scenario.variants:
+            for label, document in scenario.runs(variant, quick):
+                try:
+                    planned.append(((scenario.name, variant, label),
+                                    runner.prepare(document, f"scenario {scenario.name} ({variant})")))
+                except SpecError as error:
+                    raise fail(str(error)) from None
+    store = _open_store(db, must_exist=reuse)
+    started = time.monotonic()
+    created: list[str] = []
+    if reuse:
+        runs = answer.latest_runs(store, [s.name for s in scenarios])
+    else:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loads"),
+                   TimeRemainingColumn())
+        try:
+            with signals_raise(), _machine("reproduce", wait) as lock, \
+                    Progress(*columns, console=err, transient=False) as bar:
+                task = bar.add_task("starting", total=sum(len(p.plan) for _, p in planned))
+
+                def progress(done, total, load, result, status):
+                    c = load.condition
+                    label = f"{status}  {c.site} {c.mode} {c.profile} {c.cache}" + (
+                        f"  [{result.load_ms:.0f} ms]" if result and result.load_ms else "")
+                    bar.update(task, completed=done, total=total, description=label)
+
+                def named(new_id: str) -> None:
+                    created.append(new_id)
+                    lock.note_run(new_id)
+
+                runs = runner.reproduce(store, planned, progress, created=named)
+        except (SpecError, LabError, ServerError, ProxyError, StoreError) as error:
+            kept = f"; runs so far are kept ({', '.join(created)})" if created else ""
+            raise fail(f"{error}{kept}", 1) from None
+        except (Interrupted, KeyboardInterrupt):
+            kept = f"; runs so far are kept ({', '.join(created)})" if created else ""
+            raise fail("interrupted" + kept, 130) from None
+    data = answer.gather(store, runs)
+    rows = answer.evaluate(catalogue.claims_of(chosen), data)
+    minutes = (time.monotonic() - started) / 60
+    title = f"seeds {', '.join(chosen)}{' (quick)' if quick else ''}: paper against measured"
+    out.print(answer.terminal_table(rows, title))
+    if html_file is not None:
+        facts = answer.facts(store, runs, " ".join(["pagebench reproduce", *chosen] + ["--quick"] * quick), minutes)
+        html_file.write_text(answer.html(rows, data, title, facts))
+        out.print(f"wrote {html_file}")
+    if figures_dir is not None:
+        for figure in answer.figures(data):
+            (figures_dir / f"{figure.name}.svg").write_text(figure.svg)
+        out.print(f"wrote {len(answer.figures(data))} figures to {figures_dir}")
+    missing = [r for r in rows if r.verdict == "no data"]
+    if missing:
+        raise fail(f"{len(missing)} claim row(s) have no data, e.g. {missing[0].claim.key} {missing[0].variant}: "
+                   "see pagebench report for their runs", 1)
+
+
 def _run_id(store, run_id: str) -> str:
     """'latest' is the newest run in the store; any other id is taken as given."""
     if run_id != "latest":
@@ -463,7 +560,7 @@ def shell(
     site: Annotated[Optional[list[str]], typer.Option(help="Site to serve (repeatable).")] = None,
     mode: Annotated[str, typer.Option(help=f"{', '.join(m.name for m in modes.in_topology('direct'))} "
                                            "(the direct topology's modes).")] = modes.DEFAULT_SHELL_MODE.name,
-    tls_version: Annotated[str, typer.Option("--tls", help="1.2 or 1.3.")] = "1.3",
+    tls_version: Annotated[str, typer.Option("--tls", help="1.2, 1.3 or none (cleartext HTTP).")] = "1.3",
     backend: BackendOpt = None,
     wait: WaitOpt = False,
 ) -> None:
@@ -482,10 +579,10 @@ def shell(
     chosen_mode = modes.ALIASES.get(mode) or modes.BY_NAME.get(mode)
     if chosen_mode not in direct:
         raise fail(f"--mode: unknown mode {mode!r}; allowed: {', '.join(m.name for m in direct)}")
-    if tls_version not in modes.TLS_VERSIONS:
-        raise fail(f"--tls: must be {' or '.join(modes.TLS_VERSIONS)}, got {tls_version!r}")
-    if tls_version not in chosen_mode.tls_versions:
-        raise fail(f"--tls: {chosen_mode.name} is QUIC, which always uses TLS {modes.QUIC_TLS}")
+    if tls_version not in modes.TLS_CHOICES:
+        raise fail(f"--tls: must be {', '.join(modes.TLS_CHOICES)}, got {tls_version!r}")
+    if tls_version not in chosen_mode.tls_in("direct"):
+        raise fail(f"--tls: {chosen_mode.tls_refusal('direct', tls_version)}")
     mode = chosen_mode.name
     try:
         chosen = _profile_from_options(profile, profiles_file, overrides)

@@ -202,7 +202,8 @@ class Runner:
         """The load's analytic lower bound, from what it fetched and the site's dependency levels."""
         if not result.ok or not result.resources or c.topology != "direct":
             return None  # the bound models a browser's own connections (not the edge proxy's)
-        link = BoundLink(profile.rtt_ms, profile.down_mbit, profile.mss, profile.initcwnd)
+        link = BoundLink(profile.rtt_ms, profile.down_mbit, profile.mss, profile.initcwnd, profile.timestamps,
+                         tls=c.tls != modes.CLEARTEXT)
         fetches = fetches_of(result.resources, self.p.sites[c.site].level)
         return round(lower_bound_ms(fetches, link, c.mode, c.cache), 3)
 
@@ -227,24 +228,28 @@ class Runner:
             return Setup(rules, spki, force_quic_on=server_plan.force_quic_on(c.mode, c.tls, site=c.site))
         return Setup(rules, spki)
 
-    def _strategy(self, c: Condition, server_plan: serverplan.ServerPlan, proxy: EdgeProxy | None) -> None:
-        """Before a proxied load: the mode's strategy and the condition's origins; every
-        upstream connection from before is closed."""
+    def _strategy(self, c: Condition, server_plan: serverplan.ServerPlan, proxy: EdgeProxy | None,
+                  pool: str | None = None) -> None:
+        """Before a proxied load: the mode's strategy and the condition's origins, with the
+        spec's pool unless `pool` says otherwise: cold closes every upstream connection from
+        before, warm keeps this condition's open since its earlier loads (one pool per
+        condition: none serves another profile's or cache state's loads)."""
         if c.topology != "proxy":
             return
         assert proxy is not None
         settings = self.p.spec.proxy_settings
         bindings = server_plan.select(modes.get(c.mode).origin, c.tls, c.site)
-        proxy.configure(Strategy(c.mode, settings.connections, settings.depth), {b.origin: b.ip for b in bindings})
+        proxy.configure(Strategy(c.mode, settings.connections, settings.depth, c.tls == modes.CLEARTEXT),
+                        {b.origin: b.ip for b in bindings}, pool or settings.pool, key=c.key)
 
     def _load(self, c: Condition, link: LinkControl, origins: Origins, driver: Driver,
               server_plan: serverplan.ServerPlan, proxy: EdgeProxy | None, warm_profile: str,
-              clients: int) -> tuple[list[LoadResult], float]:
+              clients: int, pool: str | None = None) -> tuple[list[LoadResult], float]:
         """One planned load: every client loads the page at once; counters read around it."""
         spec = self.p.spec
         setup = self._setup(c, server_plan, proxy)
-        url = self.p.sites[c.site].entry
-        self._strategy(c, server_plan, proxy)
+        url = serverplan.browser_url(self.p.sites[c.site].entry, c.tls, c.topology)
+        self._strategy(c, server_plan, proxy, pool)
         link.wait_settled()
         before, offset = link.counters(), origins.log_offset()
         started = time.time()
@@ -261,7 +266,8 @@ class Runner:
         log = origins.connections_since(offset)
         stats = proxy.stats() if c.topology == "proxy" and proxy is not None else None
         document_path = url.split("/", 3)[3] if url.count("/") >= 3 else ""
-        server = ServerView(log.connections, log.requests, log.statuses_for("/" + document_path), log.not_modified())
+        server = ServerView(log.connections, log.requests, log.statuses_for("/" + document_path), log.not_modified(),
+                            log.tls_seen())
         results = []
         for client, raw in enumerate(raws):
             view = None if stats is None else _proxy_view(stats, client)
@@ -281,7 +287,8 @@ class Runner:
             if c.cache == "warm" and c.key not in primed:
                 self.progress(done, len(self.p.plan), planned, None, "priming the warm profile")
                 self._strategy(c, server_plan, proxy)
-                driver.prime(self._setup(c, server_plan, proxy), warm_profile, self.p.sites[c.site].entry,
+                driver.prime(self._setup(c, server_plan, proxy), warm_profile,
+                             serverplan.browser_url(self.p.sites[c.site].entry, c.tls, c.topology),
                              spec.timeouts.load_s)
                 primed.add(c.key)
             results, started = self._load(c, link, origins, driver, server_plan, proxy, warm_profile, spec.clients)
@@ -297,8 +304,11 @@ class Runner:
         origin mode both ways; (median proxied - median direct) / requests."""
         spec = self.p.spec
         proxied = [m for m in map(modes.get, spec.resolved_modes) if m.runs_in("proxy")]
-        mode = next((m for m in modes.OVERHEAD_PREFERENCE if m in proxied), proxied[0])
-        site, tls_version = next(iter(self.p.sites)), spec.tls[0]
+        # the same origin mode and TLS both ways: the browser cannot speak h2 in cleartext
+        mode, tls_version = next(((m, t) for m in [*(m for m in modes.OVERHEAD_PREFERENCE if m in proxied), *proxied]
+                                  for t in spec.tls if t in modes.get(m.origin).tls_in("direct")),
+                                 (proxied[0], spec.tls[0]))
+        site = next(iter(self.p.sites))
         link.apply(builtin_profiles()["none"])
         times: dict[str, list[float]] = {"direct": [], "proxy": []}
         requests = 0
@@ -307,7 +317,8 @@ class Runner:
                 self.progress(0, len(self.p.plan), self.p.plan[0], None, f"edge-proxy overhead: {topology}")
                 c = Condition(site, mode.origin if topology == "direct" else mode.name, topology,
                               "none", "cold", tls_version)
-                results, _ = self._load(c, link, origins, driver, server_plan, proxy, "", 1)
+                # cold even with a warm pool: the proxy's cost per request, handshakes included
+                results, _ = self._load(c, link, origins, driver, server_plan, proxy, "", 1, pool="cold")
                 result = results[0]
                 if not result.ok or result.load_ms is None:
                     raise ProxyError(f"edge-proxy overhead: a {topology} load of {site} failed: "
@@ -426,17 +437,20 @@ def _link_view(counters: LinkCounters) -> LinkView:
 
 
 def _proxy_view(stats: ProxyStats, client: int) -> ProxyView:
-    return ProxyView(stats.connection_count, len(stats.exchanges), stats.for_client(client).exchanges)
+    return ProxyView(stats.connection_count, len(stats.exchanges), stats.for_client(client).exchanges,
+                     len(stats.reused))
 
 
 def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None,
-          created: Callable[[str], None] = lambda _: None) -> str:
+          created: Callable[[str], None] = lambda _: None, meta_extra: dict[str, Any] | None = None) -> str:
     """Create the run in the store (`created` hears its id), then run it (in a split lab's
     `roles`, else natively). Returns the run id."""
     run_id = new_run_id()
     backend = choose_backend(prepared.spec.backend)
     meta = environment() | {"seed": prepared.spec.seed, "notes": prepared.spec.notes, "backend": backend,
-                            "delay_spin_us": SPIN_US if backend == "userspace" else None}
+                            "delay_spin_us": SPIN_US if backend == "userspace" else None} | (meta_extra or {})
+    if "proxy" in prepared.spec.topologies:  # as run, defaults included (the report shows it)
+        meta["proxy"] = prepared.spec.proxy_settings.model_dump()
     store.create_experiment(run_id, prepared.document, meta, prepared.plan,
                             {name: p.fields() for name, p in prepared.profiles.items()})
     created(run_id)
@@ -454,3 +468,26 @@ def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = 
     ]:
         raise spec_mod.SpecError(f"run {run_id}: its stored plan no longer matches its spec; cannot resume")
     Runner(store, run_id, prepared, progress, roles).run()
+
+
+#: (scenario, variant, run label) of a reproduction, and its run's prepared spec.
+Reproduction = list[tuple[tuple[str, str, str], Prepared]]
+
+
+def reproduce(store: Store, runs: Reproduction, progress: Progress,
+              created: Callable[[str], None] = lambda _: None) -> dict[tuple[str, str, str], str]:
+    """`pagebench reproduce`: each scenario's runs one after the other, each an ordinary
+    run (its own lab) whose meta says which scenario, variant and label it measures.
+    Progress counts loads across all of them."""
+    total, done_before, ids = sum(len(p.plan) for _, p in runs), 0, {}
+    for (scenario, variant, label), prepared in runs:
+        def counted(done: int, _total: int, planned: PlannedLoad, result: LoadResult | None, status: str,
+                    offset: int = done_before) -> None:
+            where = " ".join(filter(None, (scenario, variant, label)))
+            progress(offset + done, total, planned, result, f"{where}: {status}" if status else where)
+
+        ids[(scenario, variant, label)] = start(
+            store, prepared, counted, created=created,
+            meta_extra={"reproduce": {"scenario": scenario, "variant": variant, "label": label}})
+        done_before += len(prepared.plan)
+    return ids

@@ -40,7 +40,18 @@ def test_unknown_field_in_a_profile_file(tmp_path: Path):
     assert result.stderr.strip().splitlines() == [
         f"error: {bad}: profiles[0].rtt: unknown field; allowed: base, name, source, rtt_ms, jitter_ms, "
         "loss_pct, down_mbit, up_mbit, queue_bytes, queue_ms, mss, initcwnd, congctl, tcp_rmem, tcp_wmem, "
-        "window_scaling, sack, timestamps"]
+        "window_scaling, sack, timestamps, rwnd_bytes"]
+
+
+def test_a_window_clamp_below_one_segment_starts_nothing(tmp_path: Path):
+    bad = tmp_path / "links.yaml"
+    bad.write_text("profiles:\n  - name: mine\n    rtt_ms: 120\n    rwnd_bytes: 1000\n")
+    result = pagebench("link", "check", "--profiles", str(bad), "--profile", "mine")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {bad}: profiles[0].rwnd_bytes: must be at least one MSS (1460, the default MSS) and at most "
+        "65535 (16 bits: no window scaling) (got 1000)"]
+    assert nothing_left()
 
 
 @needs_root
@@ -106,6 +117,8 @@ def test_cleanup_with_nothing_to_do():
         ({"colour": 1}, "colour: unknown field"),
         ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
         ({"modes": ["pipelining"]}, "pipelining needs the edge-proxy topology"),
+        ({"modes": ["h2"], "tls": ["none"]}, "h2 with tls none in topology direct: Chromium speaks HTTP/2 only"),
+        ({"modes": ["h3"], "tls": ["none"]}, 'h3: QUIC always uses TLS 1.3; add "1.3" to tls'),
     ],
 )
 def test_bad_specs_start_nothing(tmp_path, fields, needle):
@@ -115,6 +128,17 @@ def test_bad_specs_start_nothing(tmp_path, fields, needle):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0] and str(spec) in lines[0]
     assert nothing_left()
+
+
+@pytest.mark.parametrize(("seeds", "needle"), [
+    (["005"], "error: unknown seed '005'; known: 000, 001, 002, 004"),
+    (["000", "003"], "error: unknown seed '003' (003 is the same paper as 000: use 000); known: 000, 001, 002, 004"),
+])
+def test_reproduce_refuses_an_unknown_seed_before_anything_starts(tmp_path, seeds, needle):
+    result = pagebench("reproduce", *seeds, "--quick", "--db", f"sqlite:///{tmp_path}/r.sqlite")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [needle]
+    assert not (tmp_path / "r.sqlite").exists() and nothing_left()
 
 
 def test_unreadable_spec(tmp_path):

@@ -199,3 +199,85 @@ def test_shell_runs_a_command_in_the_lab_and_returns_its_status():
     assert result.returncode == 7, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "2 200"
     assert nothing_left()
+
+
+#: Runs in the router's namespace: what crossed the link, told apart by the first bytes of
+#: each TCP payload. Prints a JSON tally when terminated.
+SNIFFER = r"""
+import json, signal, socket, sys
+tally = {"payloads": 0, "tls_records": 0, "http_requests": 0, "h2_prefaces": 0}
+def done(*_):
+    print(json.dumps(tally), flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(3))  # ETH_P_ALL, no link header
+print("ready", flush=True)
+while True:
+    packet = sock.recv(65535)
+    if packet[0] >> 4 == 4 and packet[9] == 6:
+        tcp = packet[(packet[0] & 15) * 4:]
+    elif packet[0] >> 4 == 6 and packet[6] == 6:
+        tcp = packet[40:]
+    else:
+        continue
+    payload = tcp[(tcp[12] >> 4) * 4:]
+    if not payload:
+        continue
+    tally["payloads"] += 1
+    tally["tls_records"] += payload[0] in (20, 21, 22, 23) and payload[1] == 3 and payload[2] <= 4
+    tally["http_requests"] += payload.startswith(b"GET /") and b" HTTP/1." in payload[:200]
+    tally["h2_prefaces"] += payload.startswith(b"PRI * HTTP/2.0")
+"""
+
+
+def test_cleartext_loads_carry_no_tls_on_the_link_and_count_connections_three_ways(tmp_path):
+    """`tls: none`: HTTP/1.x straight from the browser, every strategy from the edge proxy
+    (h2 with prior knowledge); the link's bytes hold HTTP, never a TLS record."""
+    from tests.helpers import SESSION_TAG
+
+    spec = write_spec(tmp_path, name="cleartext", sites=["seed000-small-n4"], modes=["http1.0", "keepalive", "h2"],
+                      topology=["direct", "proxy"], profiles=[{"name": "t20", "rtt_ms": 20}], tls=["none"],
+                      repetitions=2, warmup=0, timeouts={"link_check": False})
+    db = f"sqlite:///{tmp_path}/clear.sqlite"
+    run = subprocess.Popen([sys.executable, "-m", "pagebench", "run", str(spec), "--db", db], cwd=HARNESS,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    sniffer = None
+    try:
+        deadline = time.monotonic() + 60
+        while sniffer is None and time.monotonic() < deadline and run.poll() is None:
+            names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+            router = next((n for n in names if n.startswith(f"pb{SESSION_TAG}") and n.endswith("-router")), None)
+            if router is None:
+                time.sleep(0.05)
+                continue
+            sniffer = subprocess.Popen(["ip", "netns", "exec", router, sys.executable, "-c", SNIFFER],
+                                       stdout=subprocess.PIPE, text=True)
+            assert sniffer.stdout is not None and sniffer.stdout.readline().strip() == "ready"
+        out, err = run.communicate(timeout=600)
+    finally:
+        if run.poll() is None:
+            run.kill()
+        if sniffer is not None and sniffer.poll() is None:
+            sniffer.terminate()
+    assert run.returncode == 0, err[-3000:]
+    assert sniffer is not None, "the run's router namespace never appeared"
+    tally = json.loads(sniffer.communicate(timeout=30)[0].strip().splitlines()[-1])
+    assert tally["tls_records"] == 0, tally
+    assert tally["http_requests"] >= 4 * 5 and tally["h2_prefaces"] >= 1, tally  # seen on both veths
+
+    store = Store(db)
+    loads = store.loads(run_id_of(subprocess.CompletedProcess([], 0, out, err)))
+    assert "tls none: skipped for h2 direct" in err
+    assert {(l["mode"], l["topology"]) for l in loads} == {("http1.0", "direct"), ("keepalive", "direct"),
+                                                          ("http1.0", "proxy"), ("keepalive", "proxy"),
+                                                          ("h2", "proxy")}
+    for load in loads:
+        assert load["ok"] and not load["flagged"], (load["mode"], load["topology"], load["flags"])
+        assert load["url"].startswith("http://" if load["topology"] == "direct" else "https://")
+        if load["mode"] == "http1.0":  # a connection per request, counted by browser/proxy, router and nginx
+            counted = load["connections_proxy"] if load["topology"] == "proxy" else load["connections_browser"]
+            assert counted == load["connections_link"] == load["connections_server"] == load["requests"] == 5
+        else:  # the router also sees sockets Chromium opened and never used; nginx logs those with requests
+            counted = load["connections_proxy"] if load["topology"] == "proxy" else load["connections_browser"]
+            assert load["connections_link"] >= counted == load["connections_server"] >= 1
+    assert nothing_left()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pagebench.analysis import charts, stats
-from pagebench.analysis.report import human_bytes, ms
+from pagebench.analysis.report import human_bytes, ms, proxy_line, proxy_settings
 from pagebench.analysis.summary import CONDITION_FIELDS, MIN_N, counts, summarize, warnings
 from pagebench.core import modes
 from pagebench.core.records import PlannedLoad
@@ -206,9 +206,13 @@ def _header(experiment: Mapping[str, Any], varying: Sequence[str], summary: Mapp
                 if f not in varying and summary["conditions"]]
     if constant:
         facts.append(("every condition", escape(", ".join(constant))))
+    proxy = proxy_settings(dict(experiment))
+    if proxy is not None:  # which pool the proxied loads ran with: cold and warm differ by handshakes
+        facts.append(("edge proxy", escape(proxy_line(proxy).removeprefix("edge proxy: "))))
     meta = dict(experiment.get("meta") or {})
     environment = [(key, meta.get(key) if experiment.get(key) is None else experiment[key]) for key in META_COLUMNS]
-    environment += [(key, value) for key, value in meta.items() if key not in META_COLUMNS and key != "notes"]
+    environment += [(key, value) for key, value in meta.items()
+                    if key not in META_COLUMNS and key not in ("notes", "proxy")]
     facts += [(key.replace("_", " "), _e(value if isinstance(value, (str, int, float)) or value is None
                                          else json.dumps(value)))
               for key, value in environment]

@@ -8,6 +8,7 @@ from typing import Any
 from rich.table import Table
 
 from pagebench.analysis import summary as summary_mod
+from pagebench.core.spec import ProxySettings
 from pagebench.results.store import META_COLUMNS, Store
 
 LINK_CHECK_FIELDS = ("profile", "checked_at", "backend", "valid", "rtt_median_ms", "down_mbit", "up_mbit",
@@ -34,6 +35,7 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
         "reason": experiment.get("reason"),  # interrupted: the signal; failed: the error
         **{key: experiment[key] for key in META_COLUMNS},
         "delay_scheduling": experiment["meta"].get("delay_scheduling"),  # userspace backend only
+        "proxy": proxy_settings(experiment),  # the edge proxy's pool as run; null without the proxy
         "planned": experiment["planned"],
         "recorded": experiment["recorded"],
         "link_checks": checks,
@@ -42,6 +44,31 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
         "warnings": summary_mod.warnings(summary),
         "conditions": summary["conditions"],
     }
+
+
+def proxy_settings(experiment: dict[str, Any]) -> dict[str, Any] | None:
+    """The edge proxy's settings as the run used them: recorded with it, else (runs from
+    before the pool was recorded, every one cold) its spec's with the defaults."""
+    recorded = (experiment.get("meta") or {}).get("proxy")
+    if recorded is not None:
+        return dict(recorded)
+    spec = experiment.get("spec") or {}
+    topology = spec.get("topology", "direct")
+    if "proxy" not in ([topology] if isinstance(topology, str) else topology):
+        return None
+    try:
+        return ProxySettings.model_validate(spec.get("proxy") or {}).model_dump()
+    except ValueError:
+        return None
+
+
+def proxy_line(settings: dict[str, Any]) -> str:
+    """The pool a proxied comparison ran with, as the reports state it."""
+    pool = settings.get("pool", "cold")
+    how = ("upstream connections kept open across each condition's loads" if pool == "warm"
+           else "every load opens its upstream connections")
+    return (f"edge proxy: pool {pool} ({how}), up to {settings['connections']} connections per origin, "
+            f"depth {settings['depth']}")
 
 
 def ms(value: float | None) -> str:
@@ -94,7 +121,8 @@ def report_table(store: Store, run_id: str) -> Table:
     state = data["status"] + (f" ({data['reason']})" if data.get("reason") else "")
     table = Table(title=f"run {run_id}: {state}, {data['recorded']}/{data['planned']} loads"
                         + (f" ({versions})" if versions else "")
-                        + (f"\n{', '.join(constant)}" if constant else ""),
+                        + (f"\n{', '.join(constant)}" if constant else "")
+                        + (f"\n{proxy_line(data['proxy'])}" if data["proxy"] else ""),
                   caption="\n".join([f"warning: {line}" for line in data["warnings"]]
                                     + [overhead_line(row) for row in data["proxy_overheads"]]) or None,
                   caption_justify="left")
@@ -105,8 +133,10 @@ def report_table(store: Store, run_id: str) -> Table:
         table.add_column(f"{column} (ms)", justify="right")
     table.add_column("load /\nbound", justify="right")
     proxied = any(c["topology"] == "proxy" for c in data["conditions"])
-    ways = ("browser", "proxy", "link", "server") if proxied else ("browser", "link", "server")
-    table.add_column("connections\n" + "/".join(ways), justify="right")
+    ways: tuple[str, ...] = ("browser", "proxy", "link", "server") if proxied else ("browser", "link", "server")
+    if proxied and (data["proxy"] or {}).get("pool") == "warm":  # opened by the proxy apart from reused
+        ways = ("browser", "proxy", "proxy_reused", "link", "server")
+    table.add_column("connections\n" + "/".join(way.removeprefix("proxy_") for way in ways), justify="right")
     for column in ("cache hits", "requests", "bytes"):
         table.add_column(column, justify="right")
     for condition in data["conditions"]:

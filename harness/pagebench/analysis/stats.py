@@ -9,7 +9,7 @@ the same loads always give the same interval.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +69,23 @@ def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], level: fl
     tail = 100 * (1 - level) / 2
     low, high = np.percentile(ratios, [tail, 100 - tail])
     return Interval(float(np.median(top) / np.median(bottom)), float(low), float(high))
+
+
+def bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Sequence[float]], level: float = 0.95,
+                 resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
+    """statistic(median of group 1, median of group 2, ...), e.g. a cut 1 - new / old, with
+    a bootstrap interval that resamples every group independently."""
+    arrays = [_array(group) for group in groups]
+    rng = np.random.default_rng(seed)
+    medians = [_resampled_medians(array, rng, resamples) for array in arrays]
+    values = np.array([statistic(*column) for column in zip(*medians)], dtype=float)
+    values = values[np.isfinite(values)]
+    estimate = float(statistic(*(float(np.median(array)) for array in arrays)))
+    if values.size == 0:
+        return Interval(estimate, math.nan, math.nan)
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return Interval(estimate, float(low), float(high))
 
 
 @dataclass(frozen=True)

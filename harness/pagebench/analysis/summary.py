@@ -18,7 +18,8 @@ from pagebench.core.records import CACHE_STATES, PlannedLoad
 
 CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls")
 METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser", "connections_link",
-           "connections_server", "connections_proxy", "cache_hits", "requests", "bytes")
+           "connections_server", "connections_proxy", "connections_proxy_reused", "cache_hits", "requests",
+           "bytes")
 STATISTICS = ("median", "p90", "min", "max")
 #: Below this many usable loads a condition's numbers say little: the report says so.
 MIN_N = 5
@@ -57,7 +58,7 @@ def order(condition: Mapping[str, Any]) -> tuple[Any, ...]:
 
 def label(condition: Mapping[str, Any]) -> str:
     """One-line name of a condition, e.g. 'demo h2 direct 3g cold tls1.3'."""
-    return " ".join(str(condition[name]) for name in CONDITION_FIELDS[:-1]) + f" tls{condition['tls']}"
+    return " ".join(str(condition[name]) for name in CONDITION_FIELDS[:-1]) + " " + modes.tls_label(condition["tls"])
 
 
 def summarize(run_id: str, loads: Iterable[Mapping[str, Any]], plan: Iterable[PlannedLoad]) -> dict[str, Any]:

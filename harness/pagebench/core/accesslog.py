@@ -34,7 +34,7 @@ class AccessRecord:
     connection: int  # nginx's connection serial number
     connection_requests: int  # requests so far on that connection (h2: streams)
     protocol: str  # $server_protocol: HTTP/1.1, HTTP/2.0
-    tls: str  # $ssl_protocol: TLSv1.2, TLSv1.3
+    tls: str  # $ssl_protocol: TLSv1.2, TLSv1.3, or - (cleartext)
     status: int
     body_bytes: int
     host: str
@@ -58,6 +58,10 @@ class ServerLog:
     def connections(self) -> int:
         """Distinct (server address, $connection) pairs: the server's connection count."""
         return len({(r.server_addr, r.connection) for r in self.records})
+
+    def tls_seen(self) -> frozenset[str]:
+        """The TLS versions the servers logged, as a spec names them ("1.3", "none")."""
+        return frozenset(r.tls.removeprefix("TLSv") if r.tls.startswith("TLSv") else "none" for r in self.records)
 
     def not_modified(self) -> frozenset[str]:
         """The requests answered 304 Not Modified, as "host/path?query"."""

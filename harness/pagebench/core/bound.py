@@ -6,7 +6,7 @@ it returns the least time any browser could have taken, every idealisation chose
 the browser's favour so that the bound is never above a real measurement:
 
 - a new connection costs TCP (1 RTT) + TLS (1 RTT: TLS 1.3, or TLS 1.2 with False Start,
-  which Chromium always uses) before its first request;
+  which Chromium always uses; none in cleartext) before its first request;
 - a request costs 1 RTT to its first byte; its bytes then arrive in slow-start rounds
   of one RTT, the window growing by every segment delivered (an ACK per segment, no
   loss), starting from the initial window plus the server's handshake flight;
@@ -64,21 +64,27 @@ class Link:
     down_mbit: float | None = None
     mss: int | None = None
     initcwnd: int | None = None
+    timestamps: bool = True
+    tls: bool = True  # False: cleartext, no handshake flight besides TCP's
+
+    @property
+    def options(self) -> int:
+        return TCP_TIMESTAMPS if self.timestamps else 0
 
     @property
     def payload(self) -> int:
         """TCP payload bytes per segment (1448 on Ethernet with timestamps)."""
-        return (self.mss or 1460) - TCP_TIMESTAMPS
+        return (self.mss or 1460) - self.options
 
     @property
     def window0(self) -> int:
-        return (self.initcwnd or 10) + HANDSHAKE_SEGMENTS
+        return (self.initcwnd or 10) + (HANDSHAKE_SEGMENTS if self.tls else 0)
 
     def bytes_per_ms(self) -> float | None:
         """Payload goodput of the downlink, or None when it is not limited."""
         if not self.down_mbit:
             return None
-        frame = self.payload + TCP_TIMESTAMPS + ETHERNET_OVERHEAD
+        frame = self.payload + self.options + ETHERNET_OVERHEAD
         return self.down_mbit * 1e3 / 8 * self.payload / frame
 
 
@@ -118,9 +124,9 @@ def _window0(link: Link, mode: Mode) -> int:
     return max(link.window0, QUIC_INITIAL_WINDOW) if mode.quic else link.window0
 
 
-def _handshake_trips(mode: Mode) -> int:
-    """TCP then TLS; QUIC does both in one round trip."""
-    return 1 if mode.quic else 2
+def _handshake_trips(mode: Mode, link: Link) -> int:
+    """TCP then TLS; QUIC does both in one round trip; cleartext TCP's alone."""
+    return 1 if mode.quic or not link.tls else 2
 
 
 def lower_bound_ms(fetches: Sequence[Fetch], link: Link, mode: str, cache: str = "cold") -> float:
@@ -133,7 +139,7 @@ def _bound(fetches: Sequence[Fetch], link: Link, mode: Mode, cache: str) -> floa
     html = next((f for f in fetches if f.level == 0), None)
     if html is None:
         raise ValueError("a page needs its HTML (level 0)")
-    handshake = _handshake_trips(mode) * rtt
+    handshake = _handshake_trips(mode, link) * rtt
     if cache == "warm":
         return handshake + rtt  # the HTML's 304 on a new connection; the rest from the disk cache
     setup = handshake
@@ -171,24 +177,24 @@ def _schedule(fetches: Sequence[Fetch], pool: list[_Connection], start: float, l
     rtt = link.rtt_ms
     if mode.multiplexed:
         if not pool:
-            pool.append(_Connection(start + _handshake_trips(mode) * rtt, _window0(link, mode)))
+            pool.append(_Connection(start + _handshake_trips(mode, link) * rtt, _window0(link, mode)))
         conn = pool[0]
         begin = max(start, conn.free_at)
         k, conn.window = rounds(sum(f.bytes for f in fetches), conn.window, link.payload)
         return [begin + rtt] * (len(fetches) - 1) + [begin + k * rtt]
-    done = []
+    done, opening = [], _handshake_trips(mode, link) * rtt
     for fetch in sorted(fetches, key=lambda f: f.bytes):
         options = []
         for conn in pool:
             if mode.connection_per_request:  # this slot's next request opens a new connection
                 k, _ = rounds(fetch.bytes, link.window0, link.payload)
-                options.append((max(start, conn.free_at) + 2 * rtt + k * rtt, conn, link.window0))
+                options.append((max(start, conn.free_at) + opening + k * rtt, conn, link.window0))
             else:
                 k, grown = rounds(fetch.bytes, conn.window, link.payload)
                 options.append((max(start, conn.free_at) + k * rtt, conn, grown))
         if len(pool) < PER_ORIGIN:
             k, grown = rounds(fetch.bytes, link.window0, link.payload)
-            options.append((start + 2 * rtt + k * rtt, None, grown))
+            options.append((start + opening + k * rtt, None, grown))
         finish, conn, window = min(options, key=lambda option: option[0])
         if conn is None:
             conn = _Connection(finish, window)

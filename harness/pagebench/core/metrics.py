@@ -37,6 +37,7 @@ class ServerView:
     requests: int
     document_statuses: tuple[int, ...]  # status of each request for the page itself
     not_modified: frozenset[str] = frozenset()  # "host/path?query" answered 304 (revalidated)
+    tls: frozenset[str] = frozenset()  # TLS versions logged ("1.3", "none" for cleartext)
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class ProxyView:
     connections: int  # upstream connections opened, all clients together
     requests: int  # upstream requests, all clients together
     exchanges: tuple[dict[str, Any], ...]  # this client's: host, path, protocol, connection, ...
+    reused: int = 0  # upstream connections a warm pool opened before the load that carried its requests
 
 
 def _host_path(url: str) -> str:
@@ -164,6 +166,8 @@ def evaluate(
     wrong = [r for r in network if expected and r.protocol and r.protocol != expected]
     if wrong:
         flags.append(f"{len(wrong)} resource(s) used {wrong[0].protocol} instead of {expected}")
+    if server.tls - {condition.tls}:
+        flags.append(f"the servers logged TLS {', '.join(sorted(server.tls))} for a tls {condition.tls} load")
     if proxy is not None:
         flags += _check_upstream(mode, proxy, link, server)
     elif mode.connection_per_request and len(network) != connections_browser:
@@ -191,14 +195,18 @@ def evaluate(
         notes=() if proxy is not None else tuple(
             _explain_connections(connections_browser, connections_link, server.connections)),
         connections_proxy=proxy.connections if proxy is not None else None,
+        connections_proxy_reused=proxy.reused if proxy is not None else None,
     )
 
 
 def _check_upstream(mode: modes.Mode, proxy: ProxyView, link: LinkView, server: ServerView) -> list[str]:
-    """The proxy opens a connection only for a request, so the three upstream counts agree."""
+    """The proxy opens a connection only for a request, so the three upstream counts agree:
+    the router sees the SYNs of those it opened; nginx logs those and the reused ones of a
+    warm pool (opened by an earlier load, no SYN in this one)."""
     flags = []
-    if not proxy.connections == link.tcp_conns == server.connections:
-        flags.append(f"upstream connections disagree: proxy {proxy.connections}, router {link.tcp_conns}, "
+    if not proxy.connections == link.tcp_conns == server.connections - proxy.reused:
+        reused = f" (+{proxy.reused} reused from the warm pool)" if proxy.reused else ""
+        flags.append(f"upstream connections disagree: proxy {proxy.connections}{reused}, router {link.tcp_conns}, "
                      f"nginx {server.connections}")
     if mode.connection_per_request and proxy.connections != proxy.requests:
         flags.append(f"{mode.name} through the proxy used {proxy.connections} connection(s) for "

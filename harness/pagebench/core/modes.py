@@ -13,6 +13,10 @@ from dataclasses import dataclass
 
 TOPOLOGIES = ("direct", "proxy")
 TLS_VERSIONS = ("1.2", "1.3")
+#: Cleartext HTTP, no TLS at all: the seeds' era (1994's connections paid no handshake).
+CLEARTEXT = "none"
+#: What a spec's `tls:` may list.
+TLS_CHOICES = (CLEARTEXT, *TLS_VERSIONS)
 #: QUIC always runs TLS 1.3 (RFC 9001).
 QUIC_TLS = "1.3"
 
@@ -50,7 +54,27 @@ class Mode:
 
     @property
     def tls_versions(self) -> tuple[str, ...]:
-        return (QUIC_TLS,) if self.quic else TLS_VERSIONS
+        """What its origins can serve: cleartext too, except QUIC (the edge proxy speaks h2
+        in cleartext across the link, with prior knowledge)."""
+        return (QUIC_TLS,) if self.quic else TLS_CHOICES
+
+    def tls_in(self, topology: str) -> tuple[str, ...]:
+        """What a load of this mode can use in `topology`: the browser speaks HTTP/2 only
+        over TLS (Chromium has no h2c), so h2 direct is never cleartext."""
+        if topology == "direct" and self.multiplexed:
+            return tuple(tls for tls in self.tls_versions if tls != CLEARTEXT)
+        return self.tls_versions
+
+    def tls_reason(self) -> str:
+        """Why some `tls` values cannot carry this mode (see `tls_in`)."""
+        return f"QUIC always uses TLS {QUIC_TLS}" if self.quic else "Chromium speaks HTTP/2 only over TLS (no h2c)"
+
+    def tls_refusal(self, topology: str, tls: str) -> str:
+        """The one-line error for a spec or command that asks this mode for `tls` in `topology`."""
+        if self.quic:
+            return f"{self.name}: {self.tls_reason()}; add \"{QUIC_TLS}\" to tls"
+        return (f"{self.name} with tls {tls} in topology {topology}: {self.tls_reason()}; "
+                f"use topology: proxy (cleartext across the link) or tls 1.2/1.3")
 
     def runs_in(self, topology: str) -> bool:
         """Can this mode run in `topology` (direct or proxy)?"""
@@ -92,6 +116,11 @@ NOT_IN = {
 OVERHEAD_PREFERENCE = (H2, KEEPALIVE, HTTP10)
 #: The mode `pagebench shell` serves unless told.
 DEFAULT_SHELL_MODE = H2
+
+
+def tls_label(tls: str) -> str:
+    """How a condition's TLS is shown: `tls1.3`, or `cleartext`."""
+    return "cleartext" if tls == CLEARTEXT else f"tls{tls}"
 
 
 def get(name: str) -> Mode:

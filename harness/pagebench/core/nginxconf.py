@@ -6,6 +6,9 @@ Pure: `render` returns the text; `lab.nginx.NginxServer` writes and runs it.
                             per request; ALPN offers http/1.1 only
     persistent (HTTP/1.1)   no `http2` on the listen, so ALPN offers http/1.1
     multiplexed             `listen ... ssl http2`
+    cleartext (tls none)    `listen ...:80` without `ssl` (h2: `listen ...:80 http2`, prior
+                            knowledge only: the edge proxy's upstream, never a browser),
+                            `sendfile off` (see `_server`)
 """
 
 from __future__ import annotations
@@ -57,15 +60,22 @@ def _merged(extra: dict[str, str]) -> list[tuple[str, str]]:
 
 def _server(binding: Binding, site: Site) -> list[str]:
     mode = modes.get(binding.mode)
-    http2 = " http2" if mode.multiplexed else ""
+    cleartext = binding.tls == modes.CLEARTEXT
+    options = ("" if cleartext else " ssl") + (" http2" if mode.multiplexed else "")
     lines = [
         f"    # tls {binding.tls}, mode {binding.mode}, site {binding.site}",
         "    server {",
-        f"        listen {binding.ip}:443 ssl{http2};",
-        f"        listen [{binding.ip6}]:443 ssl{http2};",
+        f"        listen {binding.ip}:{binding.port}{options};",
+        f"        listen [{binding.ip6}]:{binding.port}{options};",
         f"        server_name {binding.origin};",
-        f"        ssl_protocols {SSL_PROTOCOLS[binding.tls]};",
     ]
+    if not cleartext:
+        lines.append(f"        ssl_protocols {SSL_PROTOCOLS[binding.tls]};")
+    else:
+        # Written from buffers as over TLS. nginx's h2 sendfile path turns TCP_NODELAY off
+        # and corks: a response's last partial segment then waits a round trip for the
+        # ACK of the SETTINGS frame (measured: h2c 3 RTT to the first response, not 2).
+        lines.append("        sendfile off;")
     if mode.connection_per_request:
         lines.append("        keepalive_timeout 0;")
     lines.append(f"        root {_path(site.origin_root(binding.origin))};")

@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pagebench.core.messages import shown
 
@@ -22,6 +22,10 @@ FRAME_BYTES = 1514
 #: TCP flow needs to keep the link busy), never fewer than this many full frames
 #: (8 frames = 250 ms at 384 kbit/s: deeper would be bufferbloat on slow links).
 MIN_QUEUE_FRAMES = 8
+#: The MSS on Ethernet when a profile sets none (what TCP announces for MTU 1500).
+DEFAULT_MSS = 1460
+#: The largest window a 16-bit field holds: a clamp is exact only without window scaling.
+MAX_RWND = 65535
 
 
 class ProfileError(ValueError):
@@ -52,6 +56,9 @@ class Profile(BaseModel):
     window_scaling: bool = True
     sack: bool = True
     timestamps: bool = True
+    # The client's advertised receive window, clamped exactly at the router (window
+    # scaling stripped): one connection's rate is then at most rwnd_bytes / RTT.
+    rwnd_bytes: int | None = None
 
     @field_validator("congctl")
     @classmethod
@@ -65,6 +72,18 @@ class Profile(BaseModel):
     def _ordered_mem(cls, value: tuple[int, int, int] | None) -> tuple[int, int, int] | None:
         if value is not None and not (4096 <= value[0] <= value[1] <= value[2]):
             raise ValueError("must be [min, default, max] bytes with 4096 <= min <= default <= max")
+        return value
+
+    @field_validator("rwnd_bytes")
+    @classmethod
+    def _window_fits(cls, value: int | None, info: ValidationInfo) -> int | None:
+        """At least one segment (or no data could flow), at most what 16 bits hold."""
+        mss = info.data.get("mss")
+        low = mss or DEFAULT_MSS
+        if value is not None and not (low <= value <= MAX_RWND):
+            which = "the profile's mss" if mss else "the default MSS"
+            raise ValueError(f"must be at least one MSS ({low}, {which}) and at most {MAX_RWND} "
+                             "(16 bits: no window scaling)")
         return value
 
     @model_validator(mode="after")
@@ -113,6 +132,8 @@ class Profile(BaseModel):
             parts.append(self.congctl)
         parts += [f"no {name}" for name, on in (("window scaling", self.window_scaling), ("SACK", self.sack),
                                                 ("timestamps", self.timestamps)) if not on]
+        if self.rwnd_bytes is not None:
+            parts.append(f"rwnd {self.rwnd_bytes} B")
         return ", ".join(parts)
 
     def fields(self) -> dict[str, Any]:

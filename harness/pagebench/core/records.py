@@ -82,6 +82,8 @@ class LoadResult:
     bound_ms: float | None = None  # the analytic lower bound of load_ms (bound.py)
     #: Upstream connections the edge proxy opened for this load (proxy topology only).
     connections_proxy: int | None = None
+    #: Upstream connections opened before this load (a warm pool) that carried its requests.
+    connections_proxy_reused: int | None = None
 
 
 @dataclass

@@ -4,7 +4,9 @@
 Pure: `plan` allocates addresses; `nginxconf` and `caddyconf` render the configuration
 text of the two server programs, `lab.nginx` and `lab.caddy` run them.
 
-Each (TLS version, mode, site, origin) gets its own server IP on port 443, in that
+Each (TLS version, mode, site, origin) gets its own server IP on port 443 (cleartext,
+`tls: none`: port 80; the browser speaks it directly for HTTP/1.x, the edge proxy across
+the link for every strategy, h2 with prior knowledge), in that
 nesting order (QUIC modes under TLS 1.3 only): index i is `Layout.server_addresses[i]`
 (and `server_addresses6[i]`). Distinct IPs keep Chromium from pooling connections across
 modes, TLS versions or origins (h2 coalescing needs a shared IP). The browser reaches a
@@ -28,6 +30,8 @@ from pagebench.core.layout import MAX_SERVER_IPS, Layout
 from pagebench.core.sites import Site
 
 QUIC_PORT = 443
+TLS_PORT = 443
+CLEARTEXT_PORT = 80
 
 
 # Addresses depend only on the index, not on the run's prefix.
@@ -67,6 +71,10 @@ class Binding:
     def server(self) -> str:
         """Which server program serves it: "nginx" or "caddy"."""
         return modes_table.get(self.mode).server
+
+    @property
+    def port(self) -> int:
+        return CLEARTEXT_PORT if self.tls == modes_table.CLEARTEXT else TLS_PORT
 
     @property
     def ip(self) -> str:
@@ -156,8 +164,8 @@ def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str
             raise PlanError(f"mode {mode}: not served in the direct topology: "
                             f"{modes_table.NOT_IN.get((mode, 'direct'), 'served by ' + modes_table.get(mode).origin)}")
     for tls in tls_versions:
-        if tls not in modes_table.TLS_VERSIONS:
-            raise PlanError(f"tls {tls!r}: must be one of {', '.join(modes_table.TLS_VERSIONS)}")
+        if tls not in modes_table.TLS_CHOICES:
+            raise PlanError(f"tls {tls!r}: must be one of {', '.join(modes_table.TLS_CHOICES)}")
     if not sites or not modes or not tls_versions:
         raise PlanError("plan: needs at least one site, one mode and one TLS version")
     for mode in modes:
@@ -175,6 +183,14 @@ def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str
                         f"{MAX_SERVER_IPS}: split it into several plans")
     bindings = tuple(Binding(*cell, index=i) for i, cell in enumerate(cells))
     return ServerPlan(tuple(sites), modes, tls_versions, bindings, leaf)
+
+
+def browser_url(entry: str, tls: str, topology: str) -> str:
+    """The URL Chromium loads for a site's `entry` (always `https://...`): cleartext direct
+    loads use `http://`; through the edge proxy the browser's hop stays TLS on loopback."""
+    if tls == modes_table.CLEARTEXT and topology == "direct":
+        return "http://" + entry.removeprefix("https://")
+    return entry
 
 
 def glob_regex(glob: str) -> str:

@@ -6,7 +6,8 @@ on disk, world-readable (nginx workers run as
 nobody), only when it is missing or its content changed. Images are valid (Chromium decodes them) and of
 EXACT byte sizes: PNG padded with a tEXt chunk, baseline JPEG padded with COM segments,
 GIF padded with a comment extension. Fonts are built with fontTools (TTF; WOFF padded
-with its private-data block).
+with its private-data block). Links across origins are scheme-relative (`//host/path`), so
+one page serves over TLS and over cleartext HTTP (`tls: none`).
 
 Built-in sites (requests = files fetched by one cold load, bytes = response bodies):
 
@@ -304,11 +305,11 @@ SEED002_TOTAL = 9_400_000
 def seed002() -> GeneratedSite:
     """The 2013 SPDY testbed report's two-origin photo page (9.4 MB)."""
     www, google = "www.seed002.test", "images.seed002.test"
-    logo = f"https://{google}/images/srpr/logo11w.png"
+    logo = f"//{google}/images/srpr/logo11w.png"
     html = html_page("SPDY Server", [], [
         '<img src="img/soe.gif" width="200" height="80" alt="UNM School of Engineering">', "<hr>",
         "<center>", "<h1>SPDY Server</h1>", "Welcome to our ECE540 SPDY test server!",
-        f'Link to <a href="https://{www}/">HTTP server</a>', "</center>",
+        f'Link to <a href="//{www}/">HTTP server</a>', "</center>",
         "Enable TCP Connection to Google <br>", f'<img src="{logo}" width="300" alt="Google">', "<hr>",
         "<h3>Introduction</h3>", "<p>" + SEED002_INTRO + "</p>",
         "<h3>Objective</h3>", "<p>" + SEED002_OBJECTIVE + "</p>",
@@ -396,11 +397,11 @@ def modern() -> GeneratedSite:
 
     def add(host: str, path: str, body: bytes) -> str:
         files[host + path] = body
-        return f"https://{host}{path}"
+        return f"//{host}{path}"
 
     faces = "".join(
         f"@font-face {{ font-family: '{family}'; font-weight: {weight}; font-style: {style}; font-display: swap; "
-        f"src: url(https://{fonts}/{name}) format('{'woff' if name.endswith('.woff') else 'truetype'}'); }}\n"
+        f"src: url(//{fonts}/{name}) format('{'woff' if name.endswith('.woff') else 'truetype'}'); }}\n"
         for name, family, weight, style, _ in MODERN_FONTS)
     for name, family, weight, style, size in MODERN_FONTS:
         add(fonts, f"/{name}", font(family, "Bold" if weight == 700 else style.title(), size,
@@ -464,9 +465,9 @@ def modern() -> GeneratedSite:
     ]
     files[www + "/index.html"] = html_page("modern", head, body, 48_000, "modern/index")
     levels = {f"{fonts}/{name}": 2 for name, *_ in MODERN_FONTS}  # from main.css
-    levels |= {late_js.removeprefix("https://"): 2, pixel.removeprefix("https://"): 2}  # app.js, a.js
-    levels |= {url.removeprefix("https://"): 3 for url in [*thumb_urls, ads_js]}  # late.js
-    levels |= {url.removeprefix("https://"): 4 for url in ad_urls}  # ads.js
+    levels |= {late_js.removeprefix("//"): 2, pixel.removeprefix("//"): 2}  # app.js, a.js
+    levels |= {url.removeprefix("//"): 3 for url in [*thumb_urls, ads_js]}  # late.js
+    levels |= {url.removeprefix("//"): 4 for url in ad_urls}  # ads.js
     return GeneratedSite(_manifest("modern", MODERN_ORIGINS), files, levels)
 
 
@@ -527,7 +528,7 @@ def generate(params: GenParams) -> GeneratedSite:
         host = hosts[i % len(hosts)]
         path = f"/img/{i + 1:04d}.png"
         files[host + path] = png(params.image_bytes, width, height, f"{name}/{i}")
-        return f"https://{host}{path}"
+        return f"//{host}{path}"
 
     head = []
     for i in range(1, params.css + 1):
@@ -542,7 +543,7 @@ def generate(params: GenParams) -> GeneratedSite:
     levels = {}
     if params.late:
         urls = [image(i) for i in range(params.images, params.images + params.late)]
-        levels = {url.removeprefix("https://"): 2 for url in urls}  # inserted by late.js
+        levels = {url.removeprefix("//"): 2 for url in urls}  # inserted by late.js
         code = _on_ready(_insert_images("more", urls, width, height))
         files[f"{hosts[0]}/late.js"] = f"/* late.js: inserts {params.late} images */\n{code}\n".encode()
         body.append('<script async src="/late.js"></script>')

@@ -6,10 +6,13 @@ the loads into a seeded, interleaved order. Pure: the caller reads the file.
     modes: [http1.0, keepalive, h2]
     topology: direct            # or proxy, or [direct, proxy]
     proxy: {connections: 6, depth: 4}   # the edge proxy's upstream pool (proxy topology)
+                                # pool: cold (default: each load opens its upstream connections)
+                                # or warm (kept open across a condition's loads; warm-ups open them)
     clients: 1                  # browsers loading the page at the same moment (aggregation)
     profiles: [cable, {name: slow, rtt_ms: [50, 100], down_mbit: 5, up_mbit: 1}]
     cache: [cold, warm]
-    tls: ["1.3"]
+    tls: ["1.3"]                # "1.2", "1.3", or "none" (cleartext: http1.0/keepalive direct,
+                                # every mode across the link from the edge proxy)
     repetitions: 10
     warmup: 1
     seed: 1
@@ -50,12 +53,15 @@ class Timeouts(BaseModel):
 
 class ProxySettings(BaseModel):
     """The edge proxy's upstream pool: at most `connections` open at once per origin (every
-    strategy), up to `depth` requests in flight on each (pipelining)."""
+    strategy), up to `depth` requests in flight on each (pipelining). `pool: cold` starts
+    every load with no upstream connection; `warm` keeps each condition's connections open
+    across its loads, as seed 004's inter-proxy connections persist (edge/pool.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     connections: int = Field(6, ge=1, le=64)
     depth: int = Field(4, ge=1, le=256)
+    pool: Literal["cold", "warm"] = "cold"
 
 
 class Experiment(BaseModel):
@@ -71,7 +77,7 @@ class Experiment(BaseModel):
     clients: int = Field(1, ge=1, le=32)
     profiles: list[str | dict[str, Any]] = Field(default_factory=lambda: ["none"], min_length=1)
     cache: list[Literal["cold", "warm"]] = Field(default_factory=lambda: ["cold"], min_length=1)
-    tls: list[Literal["1.2", "1.3"]] = Field(default_factory=lambda: ["1.3"], min_length=1)
+    tls: list[Literal["none", "1.2", "1.3"]] = Field(default_factory=lambda: ["1.3"], min_length=1)
     repetitions: int = Field(10, ge=1, le=100_000)
     warmup: int = Field(1, ge=0, le=1000)
     seed: int = 1
@@ -91,9 +97,9 @@ class Experiment(BaseModel):
         for mode in map(modes.get, self.resolved_modes):
             if not any(mode.runs_in(topology) for topology in topologies):
                 raise ValueError(modes.NOT_IN[mode.name, topologies[0]])
-            if not set(mode.tls_versions) & set(self.tls):
-                raise ValueError(f"{mode.name}: QUIC always uses TLS {modes.QUIC_TLS}; "
-                                 f"add \"{modes.QUIC_TLS}\" to tls")
+            where = [t for t in topologies if mode.runs_in(t)]
+            if not any(set(mode.tls_in(topology)) & set(self.tls) for topology in where):
+                raise ValueError(mode.tls_refusal(where[0], self.tls[0]))
         if self.proxy is not None and "proxy" not in topologies:
             raise ValueError("proxy: settings for the edge proxy, but topology is direct; use topology: proxy")
         if self.clients > 1 and "warm" in self.cache:
@@ -123,7 +129,28 @@ class Experiment(BaseModel):
     @property
     def notes(self) -> list[str]:
         """What the run tells the user about the spec (an alias used)."""
-        return [modes.ALIAS_NOTES[name] for name in self.modes if name in modes.ALIAS_NOTES]
+        notes = [modes.ALIAS_NOTES[name] for name in self.modes if name in modes.ALIAS_NOTES]
+        for mode in map(modes.get, self.resolved_modes):
+            for topology in filter(mode.runs_in, self.topologies):
+                skipped = [tls for tls in self.tls if tls not in mode.tls_in(topology)]
+                if skipped:
+                    notes.append(f"tls {', '.join(skipped)}: skipped for {mode.name} {topology} ({mode.tls_reason()})")
+        return notes + _pool_notes(self)
+
+
+def _pool_notes(spec: Experiment) -> list[str]:
+    """What a warm pool does not keep, said before the run and stored with it."""
+    if spec.proxy_settings.pool != "warm" or "proxy" not in spec.topologies:
+        return []
+    notes = [("proxy.pool warm: the edge proxy's upstream connections stay open across a condition's loads "
+              "(warm-ups open them; the origin closes those idle past its keepalive_timeout, 75 s, and they "
+              "are opened again); the browser's own connections and direct loads start new every load; the "
+              "origin's TCP restarts slow start after an idle pause (Linux tcp_slow_start_after_idle), so a "
+              "warm pool saves the handshakes, not the congestion window")]
+    notes += [f"proxy.pool warm: {mode.name} opens a connection per request, which the origin closes after its "
+              f"answer: its warm pool keeps nothing (every proxied {mode.name} load opens its own, as with cold)"
+              for mode in map(modes.get, spec.resolved_modes) if mode.connection_per_request and mode.runs_in("proxy")]
+    return notes
 
 
 def _one_line(origin: str, error: ValidationError) -> SpecError:
@@ -187,7 +214,7 @@ def conditions(spec: Experiment, site_names: list[str], profiles: list[Profile])
         for topology in spec.topologies if mode.runs_in(topology)
         for profile in profiles
         for cache in spec.cache
-        for tls in spec.tls if tls in mode.tls_versions
+        for tls in spec.tls if tls in mode.tls_in(topology)
     ]
 
 

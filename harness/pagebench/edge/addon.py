@@ -1,16 +1,19 @@
 """The mitmproxy addon of the edge proxy (`serve.py` runs it): every browser request
 is answered through `upstream`, the mode's strategy across the link, never by
 mitmproxy's own upstream connection. Configured through its constructor; the control
-socket (`control.py`) swaps its strategy before each load and reads what crossed."""
+socket (`control.py`) swaps its strategy before each load (a cold pool or a warm one,
+`pool.py`) and reads what crossed."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
 from typing import Any
 
 from mitmproxy import http
 
+from pagebench.edge.pool import Lease, Pools
 from pagebench.edge.upstream import HOP_BY_HOP, Request, Strategy, Upstream, UpstreamError
 
 #: Response headers of one hop: mitmproxy frames the body for the browser itself.
@@ -31,6 +34,8 @@ class EdgeAddon:
         self.base_port = base_port
         self.scheduling = scheduling
         self.upstream: Upstream | None = None
+        self.pools: Pools[Upstream] = Pools(lambda strategy, addresses: Upstream(strategy, addresses, cafile))
+        self.lease: Lease | None = None  # the current load's record
 
     async def done(self) -> None:
         await self._close()
@@ -61,25 +66,27 @@ class EdgeAddon:
             content=response.body, trailers=None, timestamp_start=started, timestamp_end=time.time(),
         )
 
-    async def use(self, strategy: Strategy, addresses: dict[str, str]) -> None:
-        """A new pool for the next load: every upstream connection from before is closed."""
-        await self._close()
-        self.upstream = Upstream(strategy, addresses, self.cafile)
+    async def use(self, strategy: Strategy, addresses: dict[str, str], pool: str = "cold", key: str = "") -> None:
+        """The pool for the next load (`pool.py`): cold, a new one, every upstream
+        connection from before closed; warm, the pool of this strategy, these origins and
+        `key`, kept open since an earlier load if there was one."""
+        self.upstream, to_close = self.pools.choose(pool, strategy, addresses, key)
+        await asyncio.gather(*(old.close() for old in to_close))
+        self.lease = Lease.begin(pool, self.upstream)
         gc.collect()  # between loads: serve.py keeps the collector out of them
 
     async def reset(self) -> None:
-        """Close every upstream connection and forget the record (a cold start)."""
+        """Close every upstream connection, warm pools too, and forget the record (a cold start)."""
         if self.upstream is not None:
-            old = self.upstream
-            await old.close()
-            self.upstream = Upstream(old.strategy, old.addresses, old.cafile)
+            await self.use(self.upstream.strategy, self.upstream.addresses, "cold")
         gc.collect()
 
     def stats(self) -> dict[str, Any]:
-        """Connections and exchanges since the last configure or reset."""
-        return self.upstream.stats() if self.upstream else {"connections": [], "exchanges": []}
+        """Connections and exchanges since the last configure or reset (`pool.Lease.stats`)."""
+        if self.lease is None:
+            return {"pool": "cold", "pooled": 0, "connections": [], "reused": [], "exchanges": []}
+        return self.lease.stats()
 
     async def _close(self) -> None:
-        if self.upstream is not None:
-            await self.upstream.close()
-            self.upstream = None
+        await asyncio.gather(*(pool.close() for pool in self.pools.forget()))
+        self.upstream, self.lease = None, None

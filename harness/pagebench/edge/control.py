@@ -2,10 +2,12 @@
 by the `EdgeAddon` it is given. A mitmproxy addon only for its `running` and `done`
 hooks (the socket opens with the proxy and closes with it).
 
-    {"cmd": "configure", "mode": MODE, "connections": 1, "depth": 4,
-     "addresses": {"a.test": "198.18.1.2"}}     new pool (every connection closed first)
+    {"cmd": "configure", "mode": MODE, "connections": 1, "depth": 4, "cleartext": false,
+     "addresses": {"a.test": "198.18.1.2"},
+     "pool": "cold", "key": ""}                 new pool (every connection closed first);
+                                                "warm": the pool kept for these and key (pool.py)
     {"cmd": "reset"}                            close every connection, clear the record
-    {"cmd": "stats"}                            connections and exchanges since then
+    {"cmd": "stats"}                            connections opened and reused, exchanges since then
     {"cmd": "ping"}                             {"ok": true, "scheduling": "SCHED_FIFO 20"}
 """
 
@@ -49,8 +51,10 @@ class ControlSocket:
         if cmd == "ping":
             return {"ok": True, "scheduling": self.addon.scheduling}
         if cmd == "configure":
-            strategy = Strategy(message["mode"], int(message["connections"]), int(message["depth"]))
-            await self.addon.use(strategy, dict(message["addresses"]))
+            strategy = Strategy(message["mode"], int(message["connections"]), int(message["depth"]),
+                                bool(message.get("cleartext", False)))
+            await self.addon.use(strategy, dict(message["addresses"]), str(message.get("pool", "cold")),
+                                 str(message.get("key", "")))
             return {"ok": True}
         if cmd == "reset":
             await self.addon.reset()

@@ -4,9 +4,10 @@ drive it.
 Chromium reaches it over loopback as an HTTP proxy (client k of an aggregation on port
 `port + k`); mitmproxy terminates TLS with the same leaf certificate the origins serve,
 so the browser trusts it the same way (the leaf's SPKI), never by ignoring errors.
-Before each load the runner configures the strategy and the origins' addresses (which
-also closes every upstream connection: each load starts cold); after it, `stats()` is
-what crossed the link.
+Before each load the runner configures the strategy and the origins' addresses with
+the spec's pool: cold closes every upstream connection (each load starts with none),
+warm keeps one pool per condition open across loads (`pool.py`); after it,
+`stats()` is what crossed the link, connections opened apart from those reused.
 """
 
 from __future__ import annotations
@@ -51,10 +52,14 @@ def rt_priority() -> int:
 
 @dataclass(frozen=True)
 class ProxyStats:
-    """What crossed the link through the proxy during one load."""
+    """What crossed the link through the proxy during one load: `connections` it opened,
+    `reused` ones a warm pool had open before it (`pooled` of them were open at its start)."""
 
     connections: tuple[dict[str, Any], ...]
     exchanges: tuple[dict[str, Any], ...]
+    reused: tuple[dict[str, Any], ...] = ()
+    pool: str = "cold"
+    pooled: int = 0
 
     @property
     def connection_count(self) -> int:
@@ -63,7 +68,8 @@ class ProxyStats:
     def for_client(self, client: int) -> ProxyStats:
         exchanges = tuple(e for e in self.exchanges if e["client"] == client)
         used = {e["connection"] for e in exchanges}
-        return ProxyStats(tuple(c for c in self.connections if c["serial"] in used), exchanges)
+        return ProxyStats(tuple(c for c in self.connections if c["serial"] in used), exchanges,
+                          tuple(c for c in self.reused if c["serial"] in used), self.pool, self.pooled)
 
 
 class EdgeProxy:
@@ -168,10 +174,13 @@ class EdgeProxy:
         if self.process is not None and self.process.poll() is not None:
             raise ProxyError(f"the edge proxy exited with status {self.process.returncode}: {self._why()}")
 
-    def configure(self, strategy: Strategy, addresses: dict[str, str]) -> None:
-        """The strategy and origins for the next load; every upstream connection is closed."""
+    def configure(self, strategy: Strategy, addresses: dict[str, str], pool: str = "cold", key: str = "") -> None:
+        """The strategy and origins for the next load; `pool` cold closes every upstream
+        connection first, warm takes the pool kept for the strategy, origins and `key`
+        (the runner's: the condition) since their last load (`pool.py`)."""
         self._call({"cmd": "configure", "mode": strategy.mode, "connections": strategy.connections,
-                    "depth": strategy.depth, "addresses": addresses})
+                    "depth": strategy.depth, "cleartext": strategy.cleartext, "addresses": addresses,
+                    "pool": pool, "key": key})
 
     def reset(self) -> None:
         """Close every upstream connection and forget the record (a cold start)."""
@@ -179,7 +188,8 @@ class EdgeProxy:
 
     def stats(self) -> ProxyStats:
         reply = self._call({"cmd": "stats"})
-        return ProxyStats(tuple(reply["connections"]), tuple(reply["exchanges"]))
+        return ProxyStats(tuple(reply["connections"]), tuple(reply["exchanges"]), tuple(reply["reused"]),
+                          reply["pool"], reply["pooled"])
 
     def stop(self) -> None:
         if self._control is not None:

@@ -15,7 +15,8 @@ connection with fewer than `depth` in flight). Only GETs are pipelined.
 
 Runs in mitmproxy's event loop (`addon.py`) but imports nothing of mitmproxy, so it is
 tested on its own against real nginx. Every connection does a full TLS handshake (no
-session resumption), as the origin servers are configured.
+session resumption), as the origin servers are configured; with `cleartext` (a spec's
+`tls: none`) none at all, on port 80, h2 with prior knowledge (RFC 9113 3.3).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Strategy:
     mode: str  # one of STRATEGIES
     connections: int = 6
     depth: int = 1
+    cleartext: bool = False  # plain HTTP across the link (the browser's hop stays TLS)
 
     @property
     def kind(self) -> Mode:
@@ -213,6 +215,8 @@ class _Connection:
             self._send(job)
 
     async def _open(self, alpn: list[str]) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        if self.pool.strategy.cleartext:
+            return await asyncio.open_connection(self.pool.address, self.pool.port, limit=READ_SIZE)
         context = self.pool.tls_context(alpn)
         return await asyncio.open_connection(self.pool.address, self.pool.port, ssl=context,
                                              server_hostname=self.pool.host, limit=READ_SIZE)
@@ -325,7 +329,8 @@ class H2Connection(_Connection):
 
     async def _serve(self) -> None:
         reader, self.writer = await self._open([self.protocol])
-        if self.writer.get_extra_info("ssl_object").selected_alpn_protocol() != self.protocol:
+        tls = self.writer.get_extra_info("ssl_object")
+        if tls is not None and tls.selected_alpn_protocol() != self.protocol:
             raise UpstreamError(f"{self.pool.host}: the server did not negotiate {self.protocol}")
         self.h2.local_settings = h2.settings.Settings(client=True, initial_values={
             h2.settings.SettingCodes.ENABLE_PUSH: 0,
@@ -356,7 +361,8 @@ class H2Connection(_Connection):
         job.exchange.sent_at = time.time()
         request = job.request
         stream = self.h2.get_next_available_stream_id()
-        headers = [(":method", request.method), (":scheme", "https"), (":authority", self.pool.host),
+        scheme = "http" if self.pool.strategy.cleartext else "https"
+        headers = [(":method", request.method), (":scheme", scheme), (":authority", self.pool.host),
                    (":path", request.path)]
         headers += [(name.lower(), value) for name, value in request.headers
                     if name.lower() not in HOP_BY_HOP and not name.startswith(":")]
@@ -497,7 +503,7 @@ class Upstream:
     strategy: Strategy
     addresses: dict[str, str]  # origin hostname -> server IP
     cafile: str | None = None
-    port: int = 443
+    port: int | None = None  # the origins' port: 443, or 80 for a cleartext strategy
     exchanges: list[Exchange] = field(default_factory=list)
     connections: list[ConnectionRecord] = field(default_factory=list)
     pools: dict[str, OriginPool] = field(default_factory=dict)
@@ -522,7 +528,8 @@ class Upstream:
         if host not in self.addresses:
             raise UpstreamError(f"{host}: not an origin of this load (known: {', '.join(sorted(self.addresses))})")
         if host not in self.pools:
-            self.pools[host] = OriginPool(self, host, self.addresses[host], self.port)
+            port = self.port or (80 if self.strategy.cleartext else 443)
+            self.pools[host] = OriginPool(self, host, self.addresses[host], port)
         return await self.pools[host].fetch(request, received_at)
 
     async def close(self) -> None:
@@ -530,7 +537,3 @@ class Upstream:
         self.closing = True
         await asyncio.gather(*(pool.close() for pool in self.pools.values()))
         self.pools.clear()
-
-    def stats(self) -> dict[str, Any]:
-        return {"strategy": self.strategy.__dict__, "connections": [c.as_dict() for c in self.connections],
-                "exchanges": [e.as_dict() for e in self.exchanges]}

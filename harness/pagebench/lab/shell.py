@@ -22,12 +22,12 @@ def lab_environment(server_plan: serverplan.ServerPlan, site_list: list[Site], m
                     profile: Profile, backend: str) -> dict[str, str]:
     """What a tool in the client namespace needs to reach the sites as the browser would."""
     rules = server_plan.host_resolver_rules(mode, tls_version, block_others=True)  # no real DNS, ever
-    resolve = " ".join(f"{host}:443:{ip}" for host, ip in server_plan.addresses(mode, tls_version).items())
+    resolve = " ".join(f"{b.origin}:{b.port}:{b.ip}" for b in server_plan.select(mode, tls_version))
     quic = (f" --origin-to-force-quic-on={server_plan.force_quic_on(mode, tls_version)}"
             if modes.get(mode).quic else "")
     return {
-        "PAGEBENCH_URL": site_list[0].entry,
-        "PAGEBENCH_URLS": " ".join(site.entry for site in site_list),
+        "PAGEBENCH_URL": serverplan.browser_url(site_list[0].entry, tls_version, "direct"),
+        "PAGEBENCH_URLS": " ".join(serverplan.browser_url(site.entry, tls_version, "direct") for site in site_list),
         "PAGEBENCH_HOST_RESOLVER_RULES": rules,
         "PAGEBENCH_SPKI_LIST": tls.spki_list(),
         "PAGEBENCH_CHROMIUM_FLAGS": f"--host-resolver-rules={rules} --ignore-certificate-errors-spki-list="

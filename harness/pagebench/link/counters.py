@@ -31,6 +31,8 @@ class LinkCounters:
     drops_loss_up: int = 0  # emulated random loss
     drops_loss_down: int = 0
     drops_nfqueue: int = 0  # packets the kernel could not hand to the delay program
+    rwnd_clamped: int = 0  # client packets whose window field the clamp lowered (rwnd_bytes)
+    rwnd_wscale_stripped: int = 0  # client SYNs whose window scaling the clamp removed
     lateness_hist: tuple[int, ...] = ()  # release-lateness histogram, both directions
 
     def __sub__(self, other: LinkCounters) -> LinkCounters:

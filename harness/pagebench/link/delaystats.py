@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAGIC = 0x31594C4544425050
-VERSION = 1
+VERSION = 2  # 2: the window clamp's counters (header words 9..14)
 HIST_BUCKETS = 2000
 HEADER_WORDS = 16
 DIR_WORDS = 16
@@ -21,6 +21,8 @@ DIR_FIELDS = (
     "received", "accepted", "dropped_loss", "dropped_full", "bytes_received", "bytes_accepted",
     "held", "held_max", "no_timestamp", "verdict_errors", "lateness_max_ns", "lateness_sum_ns",
 )
+RWND_AT = 9
+RWND_FIELDS = ("bytes", "received", "clamped", "wscale_stripped", "uncopied", "verdict_errors")
 TOTAL_WORDS = HEADER_WORDS + 2 * DIR_WORDS + 2 * HIST_BUCKETS
 SIZE = TOTAL_WORDS * 8
 
@@ -42,12 +44,25 @@ class DirStats:
 
 
 @dataclass(frozen=True)
+class RwndStats:
+    """The window clamp (`--rwnd-queue`); all zero without one."""
+
+    bytes: int  # the clamp, 0 = none
+    received: int  # packets queued to it
+    clamped: int  # window field lowered
+    wscale_stripped: int  # SYNs whose window-scale option became NOPs
+    uncopied: int  # longer than the copy range: passed unchanged
+    verdict_errors: int
+
+
+@dataclass(frozen=True)
 class DelayStats:
     pid: int
     ready: bool
     updated_ns: int
     recv_enobufs: int  # our socket overflowed: the kernel dropped packets (direction unknown)
     nl_errors: int
+    rwnd: RwndStats
     up: DirStats
     down: DirStats
     hist_up: tuple[int, ...]
@@ -74,6 +89,7 @@ def decode(raw: bytes) -> DelayStats:
         updated_ns=words[5],
         recv_enobufs=words[7],
         nl_errors=words[8],
+        rwnd=RwndStats(*words[RWND_AT : RWND_AT + len(RWND_FIELDS)]),
         up=dirs[0],
         down=dirs[1],
         hist_up=tuple(words[hist_base : hist_base + HIST_BUCKETS]),

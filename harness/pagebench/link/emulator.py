@@ -1,7 +1,8 @@
 """Apply a profile to a live bed's router and read its counters.
 
 The only I/O in `link/`: it executes what `plan` renders, runs `pagebench-delay` for
-the userspace backend, and gathers the raw text that `counters` parses.
+the userspace backend (and, with netem, for a profile's window clamp alone), and
+gathers the raw text that `counters` parses.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ class LinkControl(Protocol):
 
     backend: str
     profile: Profile | None
-    #: how the delay program runs, once applied (`delay_scheduling`); None with kernel netem
+    #: how the delay program runs, once applied (`delay_scheduling`); None when none runs
+    #: (kernel netem without a window clamp)
     scheduling: str | None
 
     def apply(self, profile: Profile) -> None: ...
@@ -126,16 +128,18 @@ class Link:
         self._stop_delay()
         for cmd in reset_commands(topo):
             self.bed.run(cmd, check=False)
+        if (self.backend == "userspace" or profile.rwnd_bytes is not None) and not DELAY_PROGRAM.exists():
+            raise LabError(f"{DELAY_PROGRAM}: not built (run `make -C netem`)")
         if self.backend == "netem":
-            plan = netem_plan(topo, profile)
+            plan = netem_plan(topo, profile, DELAY_PROGRAM, self.stats_path)
         else:
-            if not DELAY_PROGRAM.exists():
-                raise LabError(f"{DELAY_PROGRAM}: not built (run `make -C netem`)")
             plan = userspace_plan(topo, profile, DELAY_PROGRAM, self.stats_path, self.seed)
         for cmd in (plan.endpoint if self.endpoints else []) + plan.router_tc:
             self.bed.run(cmd)
         if plan.delay_argv is not None:
             self._start_delay(plan.delay_argv)
+        else:
+            self.scheduling = None
         self.bed.run(("ip", "netns", "exec", topo.router, "iptables-restore"), input=plan.rules_v4)
         self.bed.run(("ip", "netns", "exec", topo.router, "ip6tables-restore"), input=plan.rules_v6)
         self.profile, self.plan = profile, plan
@@ -186,12 +190,14 @@ class Link:
         topo = self.bed.layout
         q_up, loss_up = queue_and_loss_drops(parse_qdisc_drops(qdiscs, topo.router_server_if))
         q_down, loss_down = queue_and_loss_drops(parse_qdisc_drops(qdiscs, topo.router_client_if))
-        nfq_drops, hist = 0, EMPTY_HIST
+        nfq_drops, hist, rwnd = 0, EMPTY_HIST, None
         if self.delay is not None:
             self.check_alive()
             stats = delaystats.read(self.stats_path)
-            loss_up, loss_down = stats.up.dropped_loss, stats.down.dropped_loss
-            hist = stats.hist
+            rwnd = stats.rwnd
+            if self.backend == "userspace":  # with netem the program only clamps the window
+                loss_up, loss_down = stats.up.dropped_loss, stats.down.dropped_loss
+                hist = stats.hist
             # Socket overruns (stats.recv_enobufs) are in /proc's user_dropped already.
             nfq_drops = stats.up.dropped_full + stats.down.dropped_full
             try:
@@ -210,6 +216,8 @@ class Link:
             drops_loss_up=loss_up,
             drops_loss_down=loss_down,
             drops_nfqueue=nfq_drops,
+            rwnd_clamped=rwnd.clamped if rwnd else 0,
+            rwnd_wscale_stripped=rwnd.wscale_stripped if rwnd else 0,
             lateness_hist=hist,
         )
 

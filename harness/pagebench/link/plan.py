@@ -8,6 +8,11 @@ where delay, jitter and loss happen:
   bottleneck as its child, so a packet is delayed first and then queued at the rate;
 * `userspace`: `pagebench-delay` holds packets from NFQUEUE in the router's raw
   PREROUTING path (fail closed: no `--queue-bypass`), then the same htb bottleneck.
+
+A profile's `rwnd_bytes` is the same in both: the client's TCP packets go to a third
+NFQUEUE at the end of mangle FORWARD, where `pagebench-delay` lowers their window field
+to the clamp and strips window scaling from SYNs (the kernel's own clamps do not hold:
+docs/benchmarks.md). With netem the program runs for that alone (`--no-delay-queues`).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pagebench.core.profiles import FRAME_BYTES, Profile
 from pagebench.core.layout import Command, Layout
 
 BACKENDS = ("netem", "userspace")
-UP_QUEUE, DOWN_QUEUE = 0, 1
+UP_QUEUE, DOWN_QUEUE, RWND_QUEUE = 0, 1, 2
 #: Linux defaults, set explicitly so a host's own tuning never leaks into a run.
 DEFAULT_RMEM = (4096, 131072, 6291456)
 DEFAULT_WMEM = (4096, 16384, 4194304)
@@ -130,6 +135,11 @@ def firewall_rules(topo: Layout, profile: Profile, queue: bool, ipv6: bool = Fal
     confirmed before the next one arrives. New TCP connections and UDP flows are then
     counted at POSTROUTING as the packets that are not yet confirmed: a retransmitted
     SYN is not counted twice. Forwarding anything else is dropped (fail closed).
+
+    With `rwnd_bytes`, the client's TCP packets are queued to the window clamp as the
+    last rule of mangle FORWARD: after the MSS clamp, and last because an accepted
+    packet resumes at the next table, skipping any rule after it. No `--queue-bypass`:
+    without the program they drop rather than pass unclamped.
     """
     rc, rs = topo.router_client_if, topo.router_server_if
     to_server = "2001:2:0:1::/64" if ipv6 else "198.18.1.0/24"
@@ -145,6 +155,8 @@ def firewall_rules(topo: Layout, profile: Profile, queue: bool, ipv6: bool = Fal
     mangle = ["*mangle"]
     if profile.mss is not None:
         mangle.append(f"-A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss {profile.mss}")
+    if profile.rwnd_bytes is not None:
+        mangle.append(f"-A FORWARD -i {rc} -o {rs} -p tcp -j NFQUEUE --queue-num {RWND_QUEUE}")
     mangle += [
         f"-A POSTROUTING -o {rs} -p tcp --tcp-flags SYN,ACK,RST SYN -m conntrack ! --ctstatus CONFIRMED"
         " -m comment --comment pb:tcp_conns",
@@ -161,7 +173,26 @@ def firewall_rules(topo: Layout, profile: Profile, queue: bool, ipv6: bool = Fal
     return "\n".join(raw + mangle + filt) + "\n"
 
 
-def netem_plan(topo: Layout, profile: Profile) -> LinkPlan:
+def rwnd_args(profile: Profile) -> tuple[str, ...]:
+    """`pagebench-delay`'s options for the profile's window clamp (none without one)."""
+    if profile.rwnd_bytes is None:
+        return ()
+    return ("--rwnd-queue", str(RWND_QUEUE), "--rwnd-bytes", str(profile.rwnd_bytes))
+
+
+def rwnd_notes(profile: Profile) -> list[str]:
+    """What the clamp means for a run's reader: the rate it allows one connection."""
+    if profile.rwnd_bytes is None:
+        return []
+    note = f"client receive window clamped to {profile.rwnd_bytes} B at the router (window scaling off both ways)"
+    if profile.rtt_ms:
+        note += f": one TCP connection at most {profile.rwnd_bytes * 8 / profile.rtt_ms / 1000:.3g} Mbit/s"
+    return [note]
+
+
+def netem_plan(topo: Layout, profile: Profile, program: Path | None = None, stats: Path | None = None) -> LinkPlan:
+    """`program` and `stats` run `pagebench-delay` for the window clamp alone (only with
+    `rwnd_bytes`; netem does the rest)."""
     tc: list[Command] = []
     for _, dev, mbit in directions(topo, profile):
         netem: Command = ("tc", "-n", topo.router, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "netem",
@@ -174,8 +205,14 @@ def netem_plan(topo: Layout, profile: Profile) -> LinkPlan:
         if mbit is not None:
             tc += htb_commands(topo.router, dev, "1:1", 2, mbit, profile.queue_limit_bytes(mbit))
     notes = ["netem reorders packets when jitter exceeds the packet spacing"] if profile.jitter_us else []
+    argv = None
+    if profile.rwnd_bytes is not None:
+        if program is None or stats is None:
+            raise ValueError("netem_plan: rwnd_bytes needs the delay program and its stats file")
+        argv = ("ip", "netns", "exec", topo.router, str(program), "--no-delay-queues", *rwnd_args(profile),
+                "--stats", str(stats))
     return LinkPlan("netem", endpoint_commands(topo, profile), tc, firewall_rules(topo, profile, False),
-                    firewall_rules(topo, profile, False, ipv6=True), None, notes)
+                    firewall_rules(topo, profile, False, ipv6=True), argv, notes + rwnd_notes(profile))
 
 
 def userspace_plan(topo: Layout, profile: Profile, program: Path, stats: Path, seed: int) -> LinkPlan:
@@ -193,6 +230,6 @@ def userspace_plan(topo: Layout, profile: Profile, program: Path, stats: Path, s
         "--up-jitter-us", jitter, "--down-jitter-us", jitter,
         "--up-loss", loss, "--down-loss", loss,
         "--seed", str(seed), "--stats", str(stats), "--spin-us", str(SPIN_US),
-    )
+    ) + rwnd_args(profile)
     return LinkPlan("userspace", endpoint_commands(topo, profile), tc, firewall_rules(topo, profile, True),
-                    firewall_rules(topo, profile, True, ipv6=True), argv)
+                    firewall_rules(topo, profile, True, ipv6=True), argv, rwnd_notes(profile))

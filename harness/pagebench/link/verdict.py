@@ -83,6 +83,10 @@ def summarize(
         problems.append(f"release lateness p99 {lateness['p99']:.0f} µs > {MAX_LATENESS_P99_US} µs")
     if delta.drops_nfqueue:
         problems.append(f"{delta.drops_nfqueue} packets dropped at the NFQUEUE hand-over")
+    # Every new connection's SYN must lose its window scaling, or its window is scaled past the clamp.
+    if profile.rwnd_bytes is not None and profile.window_scaling and delta.rwnd_wscale_stripped < delta.tcp_conns:
+        problems.append(f"window clamp: window scaling stripped from {delta.rwnd_wscale_stripped} SYNs "
+                        f"of {delta.tcp_conns} new TCP connections")
     return {
         "backend": backend,
         "configured": profile.fields(),

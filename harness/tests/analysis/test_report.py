@@ -76,3 +76,34 @@ def test_report_of_an_unknown_run(store):
 def test_human_bytes():
     assert [human_bytes(v) for v in (None, 812, 14_540, 1_373_000, 3 << 30)] == [
         "–", "812 B", "14.2 KiB", "1.31 MiB", "3.00 GiB"]
+
+
+def test_the_reports_say_which_edge_proxy_pool_the_run_used(store):
+    from dataclasses import replace
+
+    from pagebench.analysis.htmlreport import gather, render
+    from pagebench.core.records import Condition, PlannedLoad
+    from tests.helpers import META, PROFILES, SPEC, fake_load
+
+    proxied = Condition("demo", "h2", "proxy", "3g", "cold")
+    plan = [PlannedLoad(seq, proxied, seq, False) for seq in range(5)]
+    settings = {"connections": 2, "depth": 4, "pool": "warm"}
+    store.create_experiment("w1", {**SPEC, "topology": "proxy", "proxy": {"connections": 2, "pool": "warm"}},
+                            {**META, "proxy": settings}, plan, {"3g": PROFILES["3g"]})
+    for planned in plan:  # reused two, opened none: no SYN at the router
+        load = replace(fake_load(planned), connections_proxy=0, connections_proxy_reused=2, connections_link=0)
+        store.record_loads("w1", planned, [load], started_at=1_790_000_000.0 + planned.seq)
+    report = report_json(store, "w1")
+    assert report["proxy"] == settings
+    assert report["conditions"][0]["metrics"]["connections_proxy_reused"]["median"] == 2
+    console = Console(record=True, width=200)
+    console.print(report_table(store, "w1"))
+    text = console.export_text()
+    line = "edge proxy: pool warm (upstream connections kept open across each condition's loads), up to 2"
+    assert line in text and "browser/proxy/reused/link/server" in text and "2/0/2/0/2" in text
+    assert "pool warm (upstream connections kept open" in render(gather(store, "w1"))
+    # a run stored before the pool was recorded: its spec's settings, the defaults filled in
+    store.create_experiment("c1", {**SPEC, "topology": "proxy"}, META, plan, {"3g": PROFILES["3g"]})
+    assert report_json(store, "c1")["proxy"] == {"connections": 6, "depth": 4, "pool": "cold"}
+    fill(store)
+    assert report_json(store, "r1")["proxy"] is None  # direct: no edge proxy

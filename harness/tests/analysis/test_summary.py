@@ -72,7 +72,8 @@ def test_json_contract_keys_exactly():
     assert condition["load_over_bound"] == {"median": None, "p90": None, "min": None, "max": None}  # no bounds
     assert set(condition["metrics"]) == {"load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser",
                                          "connections_link", "connections_server", "connections_proxy",
-                                         "cache_hits", "requests", "bytes"} == set(METRICS)
+                                         "connections_proxy_reused", "cache_hits", "requests",
+                                         "bytes"} == set(METRICS)
     for stats in condition["metrics"].values():
         assert set(stats) == {"median", "p90", "min", "max"}
     json.dumps(result, allow_nan=False)  # plain JSON

@@ -37,6 +37,13 @@ def test_http10_pays_three_round_trips_per_request_six_at_a_time():
     assert lower_bound_ms(seed000(20, 2544), Link(70), "http1.0") == pytest.approx((3 + 4 * 3) * 70)
 
 
+def test_cleartext_saves_the_tls_round_trip_of_every_connection():
+    # HTML 2 RTT, then 4 waves of (TCP + request): seed 000's 1994 accounting
+    assert lower_bound_ms(seed000(20, 2544), Link(70, tls=False), "http1.0") == pytest.approx((2 + 4 * 2) * 70)
+    # without timestamps a full segment carries 12 bytes more
+    assert Link(70, timestamps=False).payload == 1460 and Link(70).payload == 1448
+
+
 def test_warm_is_one_revalidation_on_a_new_connection():
     assert lower_bound_ms(seed000(20, 2544), Link(70), "h2", cache="warm") == pytest.approx(3 * 70)
 

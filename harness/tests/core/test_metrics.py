@@ -1,6 +1,6 @@
 """Metrics: a raw browser record becomes a verified load; broken promises are flagged."""
 
-from pagebench.core.metrics import LinkView, ServerView, evaluate, resources
+from pagebench.core.metrics import LinkView, ProxyView, ServerView, evaluate, resources
 from pagebench.core.records import Condition, RawLoad
 from pagebench.link.counters import LinkCounters
 
@@ -57,6 +57,15 @@ def test_http10_needs_a_connection_per_request():
     assert bad.flagged and "http1.0 load used 2 connection(s) for 4 request(s)" in bad.flags
 
 
+def test_a_load_the_servers_saw_over_other_tls_is_flagged():
+    clear = Condition("site", "http1.0", "direct", "cable", "cold", "none")
+    raw = raw_load(protocol="http/1.1", connections=[1, 2, 3, 4])
+    good = evaluate(clear, raw, link(tcp_conns=4), ServerView(4, 4, (200,), tls=frozenset({"none"})))
+    assert not good.flagged
+    bad = evaluate(clear, raw, link(tcp_conns=4), ServerView(4, 4, (200,), tls=frozenset({"1.3", "none"})))
+    assert "the servers logged TLS 1.3, none for a tls none load" in bad.flags
+
+
 def test_protocol_mismatch_is_flagged():
     result = evaluate(cond("h2"), raw_load(protocol="http/1.1"), link(tcp_conns=1), ServerView(1, 4, (200,)))
     assert result.flagged and "4 resource(s) used http/1.1 instead of h2" in result.flags
@@ -111,3 +120,20 @@ def test_a_resource_the_server_did_not_answer_304_is_not_revalidated():
     result = evaluate(cond(cache="warm"), raw, link(tcp_conns=1), ServerView(1, 1, (200,), frozenset()))
     assert not any(r.revalidated for r in result.resources)
     assert "did not revalidate the HTML" in " ".join(result.flags)
+
+
+def test_a_warm_proxy_pool_opens_nothing_and_the_three_upstream_counts_still_agree():
+    """A warm pool's load: no SYN at the router, none opened by the proxy, and nginx logs
+    the two connections it reused. Reused is not opened: a disagreement is still flagged."""
+    proxied = Condition("site", "h2", "proxy", "cable", "cold")
+    exchanges = tuple({"host": "www.s.test", "path": path, "protocol": "h2", "connection": 1}
+                      for path in ("/index.html", "/i0.png", "/i1.png", "/i2.png"))
+    warm = evaluate(proxied, raw_load(), link(tcp_conns=0), ServerView(2, 4, (200,)),
+                    ProxyView(0, 4, exchanges, reused=2))
+    assert not warm.flagged, warm.flags
+    assert (warm.connections_proxy, warm.connections_proxy_reused, warm.connections_link) == (0, 2, 0)
+    wrong = evaluate(proxied, raw_load(), link(tcp_conns=1), ServerView(2, 4, (200,)),
+                     ProxyView(0, 4, exchanges, reused=2))
+    assert wrong.flags == ("upstream connections disagree: proxy 0 (+2 reused from the warm pool), router 1, nginx 2",)
+    cold = evaluate(proxied, raw_load(), link(tcp_conns=1), ServerView(1, 4, (200,)), ProxyView(1, 4, exchanges))
+    assert not cold.flagged and (cold.connections_proxy, cold.connections_proxy_reused) == (1, 0)

@@ -73,6 +73,11 @@ def test_derived_values():
         ({"congctl": "vegas"}, "congctl: must be one of cubic, reno, bbr"),
         ({"mss": 20}, "mss"),
         ({"tcp_rmem": [9000, 4096, 100000]}, "tcp_rmem"),
+        ({"rwnd_bytes": 1000}, "rwnd_bytes: must be at least one MSS (1460, the default MSS) and at most 65535"),
+        ({"rwnd_bytes": 500, "mss": 536}, "rwnd_bytes: must be at least one MSS (536, the profile's mss)"),
+        ({"rwnd_bytes": 65536}, "rwnd_bytes: must be at least one MSS (1460, the default MSS) and at most 65535 "
+                                "(16 bits: no window scaling) (got 65536)"),
+        ({"rwnd_bytes": "lots"}, "rwnd_bytes"),
         ({"rttms": 3}, "rttms: unknown field; allowed:"),
     ],
 )
@@ -138,3 +143,15 @@ def test_yaml_file_errors_name_the_file(tmp_path: Path):
     extra.write_text("profiles: []\nlinks: []\n")
     with pytest.raises(ProfileError, match=r"extra.yaml: links: unknown top-level key"):
         load_profile_file(extra)
+
+
+def test_rwnd_bytes_from_one_segment_to_sixteen_bits():
+    """No clamp by default; one MSS (the profile's, else Ethernet's 1460) to 65535."""
+    assert make_profile({"name": "x"}).rwnd_bytes is None
+    assert make_profile({"name": "x", "mss": 536, "rwnd_bytes": 536}).rwnd_bytes == 536
+    assert make_profile({"name": "x", "rwnd_bytes": 1460}).rwnd_bytes == 1460
+    clamped = make_profile({"name": "x", "rtt_ms": 120, "rwnd_bytes": 32767})
+    assert clamped.rwnd_bytes == 32767 and clamped.fields()["rwnd_bytes"] == 32767
+    assert clamped.describe() == "120 ms, unlimited, rwnd 32767 B"
+    assert make_profile({"name": "x", "rwnd_bytes": 65535}).describe().endswith("rwnd 65535 B")
+    assert "rwnd" not in make_profile({"name": "x"}).describe()

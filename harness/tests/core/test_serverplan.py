@@ -9,7 +9,7 @@ import pytest
 
 from pagebench.core import nginxconf
 from pagebench.core.certs import Leaf
-from pagebench.core.serverplan import PlanError, glob_regex, plan
+from pagebench.core.serverplan import PlanError, browser_url, glob_regex, plan
 from pagebench.core.sites import Site, SiteManifest
 
 LEAF = Leaf(Path("/data/tls/leaf-1.pem"), Path("/data/tls/leaf.key"), Path("/data/tls/leaf-1-chain.pem"), "SPKI=")
@@ -99,7 +99,7 @@ def test_sites_sharing_a_hostname_need_the_site_named():
     (["pipelining"], ["1.3"], "mode pipelining: "),
     (["h3"], ["1.2"], "mode h3: QUIC always uses TLS 1.3, and the plan has tls 1.2 only"),
     (["spdy"], ["1.3"], "mode 'spdy': unknown"),
-    (["h2"], ["1.1"], "tls '1.1': must be one of 1.2, 1.3"),
+    (["h2"], ["1.1"], "tls '1.1': must be one of none, 1.2, 1.3"),
     ([], ["1.3"], "at least one"),
 ])
 def test_unservable_requests_are_one_line_errors(modes, tls, fragment):
@@ -222,6 +222,29 @@ def test_each_mode_has_its_exact_server_block(tls: str, protocols: str):
         assert 'add_header Timing-Allow-Origin "*" always;' in block
         assert 'add_header Access-Control-Allow-Origin "*" always;' in block
         assert not any("http2" in line for line in block if binding.mode != "h2")
+
+
+def test_cleartext_bindings_listen_on_port_80_without_ssl_and_h2_with_prior_knowledge():
+    p = plan([A], ALL_MODES + ["h3"], ["none", "1.3"], LEAF)
+    assert {(b.tls, b.mode) for b in p.bindings if b.tls == "none"} == {("none", m) for m in ALL_MODES}  # no QUIC
+    blocks = servers(nginxconf.render(p, RUN))
+    expected_listen = {"http1.0": ";", "keepalive": ";", "h2": " http2;"}
+    for binding in (b for b in p.bindings if b.tls == "none"):
+        block = blocks[binding.ip]
+        assert binding.port == 80
+        assert block[0] == f"listen {binding.ip}:80{expected_listen[binding.mode]}"
+        assert block[1] == f"listen [{binding.ip6}]:80{expected_listen[binding.mode]}"
+        assert not any(line.startswith("ssl_") for line in block)
+        assert "sendfile off;" in block  # nginx's h2 sendfile path corks: a round trip lost (nginxconf)
+        assert ("keepalive_timeout 0;" in block) == (binding.mode == "http1.0")
+    assert all(b.port == 443 for b in p.bindings if b.tls != "none")
+
+
+def test_the_browser_loads_cleartext_over_http_only_when_it_talks_to_the_origin():
+    entry = "https://www.a.test/index.html"
+    assert browser_url(entry, "none", "direct") == "http://www.a.test/index.html"
+    assert browser_url(entry, "none", "proxy") == entry  # the browser's hop to the edge proxy stays TLS
+    assert browser_url(entry, "1.3", "direct") == entry
 
 
 def test_site_header_rules_become_locations_with_all_headers():

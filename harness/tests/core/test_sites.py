@@ -191,7 +191,7 @@ def test_seed002_two_origins_about_9_5_megabytes_of_photos():
         check_media(path, body)
     assert len(site.files["images.seed002.test/images/srpr/logo11w.png"]) == 14_022
     html = site.files["www.seed002.test/index.html"].decode()
-    assert "https://images.seed002.test/images/srpr/logo11w.png" in html
+    assert "//images.seed002.test/images/srpr/logo11w.png" in html
     for name in ("soe.gif", "a_flores.jpg", "mypic_afs.jpg", "nikon.jpg"):
         assert f'src="img/{name}"' in html
 
@@ -216,20 +216,20 @@ def test_modern_has_blocking_head_resources_cross_origin_fonts_and_late_waves():
     site = sitegen.builtin("modern")
     html = site.files["www.modern.test/index.html"].decode()
     head = html.split("</head>")[0]
-    assert '<link rel="stylesheet" href="https://static.modern.test/css/main.css">' in head
-    assert '<script src="https://cdn.modern.test/lib/framework.js"></script>' in head  # sync: no async/defer
+    assert '<link rel="stylesheet" href="//static.modern.test/css/main.css">' in head
+    assert '<script src="//cdn.modern.test/lib/framework.js"></script>' in head  # sync: no async/defer
     css = site.files["static.modern.test/css/main.css"].decode()
-    fonts = re.findall(r"url\((https://[^)]+)\)", css)
-    assert len(fonts) == 4 and all(u.startswith("https://fonts.modern.test/") for u in fonts)
+    fonts = re.findall(r"url\((//[^)]+)\)", css)
+    assert len(fonts) == 4 and all(u.startswith("//fonts.modern.test/") for u in fonts)
     # second wave: app.js -> late.js -> thumbs + ads.js -> ad images (third wave)
     late = site.files["static.modern.test/js/late.js"].decode()
-    assert "https://static.modern.test/js/late.js" in site.files["static.modern.test/js/app.js"].decode()
+    assert "//static.modern.test/js/late.js" in site.files["static.modern.test/js/app.js"].decode()
     thumbs = [p for p in site.files if p.startswith("thumbs.")]
     assert len(thumbs) == 12
     for path in thumbs:
-        assert f"https://{path}" in late and f"https://{path}" not in html
-    assert "https://ads.modern.test/ads.js" in late
-    assert "https://ads.modern.test/creative/1.png" in site.files["ads.modern.test/ads.js"].decode()
+        assert f"//{path}" in late and f"//{path}" not in html
+    assert "//ads.modern.test/ads.js" in late
+    assert "//ads.modern.test/creative/1.png" in site.files["ads.modern.test/ads.js"].decode()
 
 
 def test_every_file_of_every_builtin_kind_is_referenced():
@@ -242,7 +242,7 @@ def test_every_file_of_every_builtin_kind_is_referenced():
             host, rel = path.split("/", 1)
             if rel in ("index.html", entry_path):
                 continue
-            assert f"https://{path}" in texts or f'"/{rel}"' in texts or f'"{rel}"' in texts, (name, path)
+            assert f"//{path}" in texts or f'"/{rel}"' in texts or f'"{rel}"' in texts, (name, path)
 
 
 # generate -------------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ def test_generated_site_is_named_from_its_parameters_and_deterministic():
     assert len(html) == 30_000
     assert html.decode().count('<link rel="stylesheet"') == 1 and html.decode().count("<script src=") == 2
     late = site.files["www.gen.test/late.js"].decode()
-    assert late.count("https://") == 5 and site.requests == 1 + 25 + 1 + 2 + 1
+    assert late.count("//") == 5 and site.requests == 1 + 25 + 1 + 2 + 1
     for path, body in site.files.items():
         check_media(path, body)
 

@@ -31,7 +31,10 @@ BASE = {"sites": ["seed000-small-n2"], "modes": ["h2"]}
         ({"modes": ["h3"], "tls": ["1.2"]}, 'h3: QUIC always uses TLS 1.3; add "1.3" to tls'),
         ({"clients": 2, "cache": ["cold", "warm"]}, "clients: several clients load cold only"),
         ({"clients": 0}, "spec.yaml: clients: Input should be greater than or equal to 1"),
-        ({"tls": ["1.1"]}, "spec.yaml: tls.0: Input should be '1.2' or '1.3'"),
+        ({"tls": ["1.1"]}, "spec.yaml: tls.0: Input should be 'none', '1.2' or '1.3'"),
+        ({"modes": ["h2"], "tls": ["none"]},
+         "h2 with tls none in topology direct: Chromium speaks HTTP/2 only over TLS (no h2c)"),
+        ({"modes": ["h3"], "tls": ["none"]}, 'h3: QUIC always uses TLS 1.3; add "1.3" to tls'),
         ({"modes": ["h2", "h2"]}, "modes lists a value twice"),
         ({"sites": []}, "spec.yaml: sites: List should have at least 1 item"),
     ],
@@ -99,9 +102,38 @@ def test_each_topology_gets_the_modes_it_can_run():
                     ("h3", "direct", "1.3")}
 
 
+def test_cleartext_runs_where_a_browser_can_and_says_what_it_skipped():
+    spec = parse({**BASE, "modes": ["http1.0", "keepalive", "pipelining", "h2", "h3"], "topology": ["direct", "proxy"],
+                  "tls": ["none", "1.3"]}, "s")
+    profile = builtin_profiles()["none"]
+    cleartext = {(c.mode, c.topology) for c in conditions(spec, ["x"], [profile]) if c.tls == "none"}
+    assert cleartext == {("http1.0", "direct"), ("keepalive", "direct"), ("http1.0", "proxy"),
+                         ("keepalive", "proxy"), ("pipelining", "proxy"), ("h2", "proxy")}
+    assert "tls none: skipped for h2 direct (Chromium speaks HTTP/2 only over TLS (no h2c))" in spec.notes
+    assert "tls none: skipped for h3 direct (QUIC always uses TLS 1.3)" in spec.notes
+    assert parse({**BASE, "modes": ["h2"], "tls": ["1.3"]}, "s").notes == []
+    both = parse({**BASE, "modes": ["h2"], "topology": ["direct", "proxy"], "tls": ["none"]}, "s")
+    assert {(c.topology, c.tls) for c in conditions(both, ["x"], [profile])} == {("proxy", "none")}
+
+
 def test_proxy_defaults_and_origin_modes():
     from pagebench.core.spec import origin_modes
 
     spec = parse({**BASE, "modes": ["pipelining", "keepalive", "h2"], "topology": "proxy"}, "s")
     assert (spec.proxy_settings.connections, spec.proxy_settings.depth, spec.clients) == (6, 4, 1)
     assert origin_modes(spec) == ["keepalive", "h2"]  # nginx answers pipelined requests on keep-alive
+
+
+def test_the_proxy_pool_is_cold_unless_asked_warm_and_says_what_warm_cannot_keep():
+    proxied = {**BASE, "modes": ["http1.0", "keepalive", "h2"], "topology": ["direct", "proxy"]}
+    assert parse(proxied, "s").proxy_settings.pool == "cold" and parse(proxied, "s").notes == []
+    warm = parse({**proxied, "proxy": {"pool": "warm"}}, "s")
+    assert warm.proxy_settings.pool == "warm"
+    [general, http10] = warm.notes
+    assert general.startswith("proxy.pool warm: the edge proxy's upstream connections stay open across a "
+                              "condition's loads") and "saves the handshakes, not the congestion window" in general
+    assert http10.startswith("proxy.pool warm: http1.0 opens a connection per request") and "keeps nothing" in http10
+    assert len(parse({**proxied, "modes": ["h2"], "proxy": {"pool": "warm"}}, "s").notes) == 1
+    with pytest.raises(SpecError) as caught:
+        parse({**proxied, "proxy": {"pool": "hot"}}, "spec.yaml")
+    assert str(caught.value) == "spec.yaml: proxy.pool: Input should be 'cold' or 'warm'"

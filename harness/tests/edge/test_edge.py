@@ -187,3 +187,70 @@ def test_a_bad_proxy_priority_stops_the_run_before_it_starts(tmp_path):
     assert result.stderr.strip().splitlines() == [
         f"error: {RT_PRIORITY_ENV}='60': use 0 (normal scheduling) or 1..49 (SCHED_FIFO below the delay program's 50)"]
     assert not (tmp_path / "x.sqlite").exists() and nothing_left()
+
+
+def test_a_warm_pool_survives_interleaved_conditions_and_a_cold_one_does_not(layout, tmp_path):
+    """keep-alive (A) and h2 (B) loads interleaved through one proxy at 40 ms: with
+    `pool: warm` each condition's second load opens no upstream connection (no SYN at the
+    router, nothing opened by the proxy) and nginx serves it on the first load's; with
+    `pool: cold` every load opens its own."""
+    site = sitefiles.materialize(sitefiles.resolve("seed000-small-n20"))
+    plan = with_certificate(serverplan.plan([site], ["keepalive", "h2"], ["1.3"]))
+    origins = {mode: {b.origin: b.ip for b in plan.select(mode, "1.3", site.name)} for mode in ("keepalive", "h2")}
+    sequence = [("keepalive", "warm"), ("h2", "warm"), ("keepalive", "warm"), ("h2", "warm"),
+                ("keepalive", "cold"), ("keepalive", "cold")]
+    seen = []  # per load: (SYNs at the router, proxy stats, nginx's connection serials)
+    with NamespaceBed(layout) as bed, sync_playwright() as pw:
+        link = Link(bed, "userspace")
+        link.apply(Profile.model_validate({"name": "t40", "rtt_ms": 40, "down_mbit": 10, "up_mbit": 10}))
+        with NginxServer(bed, plan, bed.state_dir / "nginx") as nginx, \
+                EdgeProxy(bed, bed.state_dir / "proxy", plan.leaf, tls.ca_path()) as proxy:
+            driver = Driver(pw, bed.state_dir / "browser", layout.client)
+            setup = Setup("MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", tls.spki_list(), proxies=proxy.servers)
+            try:
+                for mode, pool in sequence:
+                    proxy.configure(Strategy(mode, connections=2), origins[mode], pool)
+                    link.wait_settled()
+                    before, offset = link.counters(), nginx.log_offset()
+                    raw = driver.cold(setup, site.entry, 60)[0]
+                    assert raw.error is None, raw.error
+                    link.wait_settled()
+                    served = {r.connection for r in nginx.connections_since(offset).records}
+                    seen.append(((link.counters() - before).tcp_conns, proxy.stats(), served))
+            finally:
+                driver.close()
+    for (syns, stats, served), (mode, pool) in zip(seen, sequence):
+        assert stats.pool == pool and syns == stats.connection_count, (mode, pool, syns, stats.connections)
+        assert len(served) == stats.connection_count + len(stats.reused), (mode, pool, served)
+    first_a, first_b, second_a, second_b, cold_a, cold_a_again = seen
+    for first, second in ((first_a, second_a), (first_b, second_b)):
+        assert first[0] >= 1 and first[1].reused == ()  # the warm-up opens the pool
+        assert second[0] == 0 and second[1].connections == () and len(second[1].reused) >= 1
+        assert second[2] <= first[2]  # nginx served the second load on the first load's connections
+    for syns, stats, served in (cold_a, cold_a_again):
+        assert syns >= 1 and stats.reused == () and stats.pooled == 0 and not served & first_a[2]
+
+
+def test_a_warm_run_records_what_it_reused_and_says_so(tmp_path):
+    """`pagebench run` with `pool: warm`: every measured load reuses its condition's pool
+    (0 opened, 0 SYNs, nginx's count = the reused ones), nothing flagged, and the run
+    stores and reports the pool it ran with."""
+    spec = write_spec(tmp_path, name="warm-pool", sites=["seed000-small-n20"], modes=["keepalive", "h2"],
+                      topology="proxy", proxy={"connections": 2, "pool": "warm"},
+                      profiles=[{"name": "t40", "rtt_ms": 40, "down_mbit": 10, "up_mbit": 10}],
+                      repetitions=2, warmup=1, seed=3, timeouts={"link_check": False})
+    db = f"sqlite:///{tmp_path}/runs.sqlite"
+    result = pagebench("run", str(spec), "--db", db)
+    run = run_id_of(result)
+    assert "note: proxy.pool warm: the edge proxy's upstream connections stay open" in result.stderr
+    store = Store(db)
+    rows = store.loads(run)
+    assert len(rows) == 4 and all(r["ok"] and not r["flagged"] for r in rows), [r["flags"] for r in rows]
+    for row in rows:
+        assert row["connections_proxy"] == row["connections_link"] == 0, row
+        assert row["connections_proxy_reused"] == row["connections_server"] >= 1, row
+    warmups = [r for r in store.loads(run, include_warmup=True) if r["warmup"]]
+    assert all(r["connections_proxy"] == r["connections_link"] >= 1 for r in warmups)
+    assert store.experiment(run)["meta"]["proxy"] == {"connections": 2, "depth": 4, "pool": "warm"}
+    table = pagebench("report", run, "--db", db)
+    assert table.returncode == 0 and "edge proxy: pool warm" in table.stdout, table.stdout

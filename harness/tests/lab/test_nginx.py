@@ -126,8 +126,8 @@ def served(data_dir: Path) -> Iterator[Served]:
     site = sitefiles.write_site(sitegen.generate(sitegen.GenParams(images=3, origins=2)), data_dir)
     site = Site(site.manifest.model_copy(update={"headers": RULE}), site.root)
     authority = Authority(data_dir / "tls")
-    server_plan = nginx.prepare([site], MODES, VERSIONS, authority)
-    assert server_plan.ip_count == 12
+    server_plan = nginx.prepare([site], MODES, ("none", *VERSIONS), authority)
+    assert server_plan.ip_count == 18
     with NamespaceBed(Layout(new_prefix(), server_ips=server_plan.ip_count)) as bed:
         with NginxServer(bed, server_plan, bed.state_dir / "nginx") as server:
             yield Served(bed, server_plan, server, authority.ca_path, authority, data_dir)
@@ -156,10 +156,11 @@ def curl(served: Served, mode: str, tls: str, host: str, *paths: str, args: tupl
     """One curl invocation (one process, so it may reuse connections) from the client namespace."""
     binding = served.plan.address(mode, tls, host)
     address = f"[{binding.ip6}]" if ipv6 else binding.ip
-    argv = ["curl", "-sS", "--max-time", "20", "--resolve", f"{host}:443:{address}", "--cacert", str(served.ca),
-            "-w", "%{json}%{header_json}", *args]
+    argv = ["curl", "-sS", "--max-time", "20", "--resolve", f"{host}:{binding.port}:{address}", "--cacert",
+            str(served.ca), "-w", "%{json}%{header_json}", *args]
+    scheme = "http" if tls == "none" else "https"
     for path in paths:
-        argv += [f"https://{host}{path}", "-o", "/dev/null"]
+        argv += [f"{scheme}://{host}{path}", "-o", "/dev/null"]
     result = subprocess.run(served.bed.exec_argv(served.bed.layout.client, argv), capture_output=True,
                             text=True, timeout=60)
     if check:
@@ -204,6 +205,28 @@ def test_protocol_and_tls_version_per_listen(served: Served, mode: str, tls: str
         assert all(t.header("connection") == "close" for t in transfers)
     else:
         assert all(t.header("connection") != "close" for t in transfers)
+
+
+@pytest.mark.integration
+@needs_root
+@pytest.mark.parametrize("mode", MODES)
+def test_cleartext_listens_speak_plain_http_on_port_80_only(served: Served, mode: str):
+    offset = served.server.log_offset()
+    # h2 with prior knowledge is what the edge proxy speaks (browsers never); curl 7.88 fails
+    # its second request on such a connection ("Error in the HTTP2 framing layer"): one path
+    h2 = mode == "h2"
+    paths = ("/",) if h2 else ("/", "/img/0001.png")
+    transfers, _ = curl(served, mode, "none", "www.gen.test", *paths, args=("--http2-prior-knowledge",) if h2 else ())
+    assert [t.version for t in transfers] == (["2"] if h2 else ["1.1", "1.1"])
+    assert {t.status for t in transfers} == {200}
+    log = logged(served, offset, len(paths))
+    assert log.tls_seen() == {"none"} and {r.tls for r in log.records} == {"-"}
+    assert log.connections == (2 if mode == "http1.0" else 1)
+    binding = served.plan.address(mode, "none", "www.gen.test")
+    tls_attempt = subprocess.run(served.bed.exec_argv(served.bed.layout.client, [
+        "curl", "-sS", "--max-time", "5", "--resolve", f"www.gen.test:443:{binding.ip}", "--cacert", str(served.ca),
+        "https://www.gen.test/"]), capture_output=True, text=True, timeout=30)
+    assert tls_attempt.returncode != 0  # nothing listens for TLS on a cleartext binding
 
 
 @pytest.mark.integration

@@ -11,8 +11,10 @@ from pagebench.link.delaystats import (
     DIR_FIELDS,
     HIST_BUCKETS,
     MAGIC,
+    RWND_FIELDS,
     SIZE,
     DirStats,
+    RwndStats,
     bucket_bounds_us,
     decode,
     percentile_us,
@@ -21,13 +23,14 @@ from pagebench.link.delaystats import (
 
 UP = tuple(range(101, 113))  # the 12 named fields of pb_dir_stats, each a distinct value
 DOWN = tuple(range(201, 213))
+RWND = (32767, 301, 302, 303, 304, 305)  # the window clamp's 6 fields in the header
 JUNK = 0xDEADBEEF  # reserved words: must never be read
 
 
-def image(seq=2, magic=MAGIC, version=1, ready=1, hist_up=None, hist_down=None) -> bytes:
+def image(seq=2, magic=MAGIC, version=2, ready=1, hist_up=None, hist_down=None) -> bytes:
     """struct pb_stats, field by field, exactly as stats.h lays it out."""
     header = struct.pack("<9Q", magic, version, seq, 4242, 1_000_000, 2_000_000, ready, 17, 23)
-    header += struct.pack("<7Q", *[JUNK] * 7)
+    header += struct.pack("<6Q", *RWND) + struct.pack("<Q", JUNK)
     dirs = b"".join(struct.pack("<12Q", *d) + struct.pack("<4Q", *[JUNK] * 4) for d in (UP, DOWN))
     hists = b"".join(
         struct.pack(f"<{HIST_BUCKETS}Q", *(h or [0] * HIST_BUCKETS)) for h in (hist_up, hist_down))
@@ -36,6 +39,7 @@ def image(seq=2, magic=MAGIC, version=1, ready=1, hist_up=None, hist_down=None) 
     assert len(raw) == SIZE == 32384
     assert struct.unpack_from("<Q", raw, 16)[0] == seq and struct.unpack_from("<Q", raw, 48)[0] == ready
     assert struct.unpack_from("<2Q", raw, 56) == (17, 23) and struct.unpack_from("<Q", raw, 128)[0] == UP[0]
+    assert struct.unpack_from("<Q", raw, 72)[0] == RWND[0] and struct.unpack_from("<Q", raw, 112)[0] == RWND[-1]
     return raw
 
 
@@ -55,6 +59,8 @@ def test_decode_maps_every_field():
     assert (stats.pid, stats.ready, stats.updated_ns, stats.recv_enobufs, stats.nl_errors) == (
         4242, True, 2_000_000, 17, 23)
     assert stats.up == DirStats(*UP) and stats.down == DirStats(*DOWN)
+    assert len(RWND_FIELDS) == 6 and stats.rwnd == RwndStats(*RWND)
+    assert (stats.rwnd.bytes, stats.rwnd.clamped, stats.rwnd.wscale_stripped) == (32767, 302, 303)
     assert stats.up.lateness_sum_ns == 112 and stats.down.received == 201
     assert stats.hist_up == tuple(hist_up) and stats.hist_down == tuple(hist_down)
     assert stats.hist[:2] == (6, 0) and (stats.hist[999], stats.hist[1000], stats.hist[1999]) == (6, 2, 7)
@@ -65,7 +71,9 @@ def test_decode_rejects_other_files():
     with pytest.raises(ValueError, match="magic"):
         decode(image(magic=0x1122334455667788))
     with pytest.raises(ValueError, match="version"):
-        decode(image(version=2))
+        decode(image(version=1))  # before the window clamp: another layout
+    with pytest.raises(ValueError, match="version"):
+        decode(image(version=3))
 
 
 def test_read_returns_a_consistent_snapshot(tmp_path):

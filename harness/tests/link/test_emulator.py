@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -15,9 +16,10 @@ import pytest
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.profiles import FRAME_BYTES, make_profile
 from pagebench.lab.netns import NamespaceBed
-from pagebench.link.emulator import Link
+from pagebench.link.emulator import DELAY_PROGRAM, Link
+from pagebench.link.plan import netem_plan
 from pagebench.link.verdict import steady_goodput_mbit
-from pagebench.system import LabError, run
+from pagebench.system import LabError, run, stop_process
 from tests.helpers import DELAY_SLACK_MS, RATE_FLOOR, needs_root, probe
 
 pytestmark = [pytest.mark.integration, needs_root]
@@ -217,3 +219,99 @@ def test_era_tcp_options_hold_on_a_real_connection(lab):
     link.apply(make_profile({"name": "era", "rtt_ms": 10, "window_scaling": False, "sack": False,
                              "timestamps": False, "congctl": "reno", "initcwnd": 1}))
     assert connection() == {"timestamps": False, "sack": False, "window_scaling": False, "cwnd": 1, "congctl": "reno"}
+
+
+# The receive-window clamp (rwnd_bytes): one connection's rate is window / RTT. -------
+
+RWND, RWND_RTT_MS = 32767, 120
+RWND_MBIT = RWND * 8 / (RWND_RTT_MS / 1000) / 1e6  # 2.184
+
+
+def bulk_down(bed: NamespaceBed, host: str, seconds: float) -> tuple[list[tuple[float, int, int]], str]:
+    """A bulk transfer server -> client, and the server's `ss -ti` of it halfway through."""
+    proc = subprocess.Popen(bed.exec_argv(bed.layout.client, [
+        sys.executable, "-m", "pagebench.link.probe", "down", "--host", host, "--port", PORT,
+        "--seconds", str(seconds)]), stdout=subprocess.PIPE, text=True)
+    try:
+        subprocess.run(["sleep", str(seconds / 2)], check=True)
+        ss = run(bed.exec_argv(bed.layout.server, ["ss", "-tin", "state", "established",
+                                                   f"( sport = :{PORT} )"])).stdout
+        out, _ = proc.communicate(timeout=seconds + 60)
+    finally:
+        proc.kill()
+        proc.wait()
+    return [tuple(s) for s in json.loads(out)], ss
+
+
+def app_goodput_mbit(samples: list[tuple[float, int, int]], warm_s: float) -> float:
+    """Goodput from the bytes the application read, as the slope of a fit past the warm-up.
+    Not `steady_goodput_mbit`'s segments x MSS: a window that is not a whole number of
+    segments ends each round trip with a short segment (32767 B = 22 x 1448 + 911), which
+    that counts as a full one (+1.6 %). A fit, not two points: data comes a window per
+    round trip, and two samples could be a window apart in phase (±1.7 % over 7 s)."""
+    steady = [s for s in samples if s[0] >= warm_s]
+    fit = statistics.linear_regression([s[0] for s in steady], [s[1] for s in steady])
+    return fit.slope * 8 / 1e6
+
+
+def assert_clamped(bed: NamespaceBed, host: str, window: int = RWND) -> None:
+    """Past slow start, one connection moves window / RTT, and the sender saw the window
+    unscaled and never above the clamp."""
+    samples, ss = bulk_down(bed, host, 10)
+    goodput = app_goodput_mbit(samples, 3.0)
+    want = window * 8 / (RWND_RTT_MS / 1000) / 1e6
+    assert 0.9 * want <= goodput <= 1.1 * want, (host, goodput, want)
+    windows = [int(w) for w in re.findall(r"snd_wnd:(\d+)", ss)]
+    assert windows and max(windows) <= window, ss
+    assert "wscale" not in ss, ss
+
+
+def test_rwnd_clamps_one_connection_to_window_over_rtt(lab):
+    """The issue's acceptance: 32767 B at 120 ms gives 2.18 Mbit/s (±10 %), both families."""
+    bed, link = lab
+    link.apply(make_profile({"name": "w", "rtt_ms": RWND_RTT_MS, "rwnd_bytes": RWND}))
+    link.wait_settled()
+    before = link.counters()
+    for host in (bed.layout.server_addresses[0], bed.layout.server_addresses6[1]):
+        assert_clamped(bed, host)
+    link.wait_settled()
+    delta = link.counters() - before
+    assert delta.rwnd_wscale_stripped == 2  # the two SYNs
+    assert delta.rwnd_clamped > 1000  # every ACK of 2 x 10 s
+    info = json.loads(subprocess.run(bed.exec_argv(bed.layout.client, [
+        sys.executable, "-c", TCP_INFO, bed.layout.server_addresses[0], PORT]),
+        capture_output=True, text=True, check=True, timeout=30).stdout)
+    assert info["window_scaling"] is False  # the client agrees: its SYN-ACK came back without
+
+
+def test_without_rwnd_the_same_link_goes_faster(lab):
+    """Physics direction only: unclamped, window scaling lets one connection far past it."""
+    bed, link = lab
+    link.apply(make_profile({"name": "nw", "rtt_ms": RWND_RTT_MS}))
+    samples, ss = bulk_down(bed, bed.layout.server_addresses[0], 5)
+    assert app_goodput_mbit(samples, 3.0) > 3 * RWND_MBIT
+    assert "wscale" in ss
+
+
+def test_the_clamp_alone_as_the_netem_backend_runs_it(lab):
+    """The netem backend's program (`--no-delay-queues`) and rule, here next to the
+    userspace delay (this kernel may have no netem): the same window / RTT."""
+    bed, link = lab
+    if link.backend == "netem":
+        pytest.skip("the netem backend runs it in test_rwnd_clamps_one_connection_to_window_over_rtt")
+    topo = bed.layout
+    link.apply(make_profile({"name": "d", "rtt_ms": RWND_RTT_MS}))
+    plan = netem_plan(topo, make_profile({"name": "w", "rwnd_bytes": RWND}), DELAY_PROGRAM,
+                      bed.state_dir / "clamp.stats")
+    assert plan.delay_argv is not None and "--no-delay-queues" in plan.delay_argv
+    rule = next(line for line in plan.rules_v4.splitlines() if "NFQUEUE" in line)
+    clamp = bed.spawn(plan.delay_argv, stdout=subprocess.PIPE)
+    try:
+        assert clamp.stdout is not None and clamp.stdout.readline().strip() == "ready"
+        for tool in ("iptables", "ip6tables"):
+            run(bed.exec_argv(topo.router, [tool, "-t", "mangle", *rule.split()]))
+        assert_clamped(bed, topo.server_addresses[0])
+    finally:
+        stop_process(clamp)
+        bed.processes.remove(clamp)
+    link.apply(make_profile({"name": "d", "rtt_ms": 2}))  # the rule goes with the tables

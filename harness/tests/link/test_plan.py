@@ -16,6 +16,7 @@ from pagebench.link.plan import (
     firewall_rules,
     htb_commands,
     netem_plan,
+    rwnd_notes,
     userspace_plan,
 )
 
@@ -271,11 +272,70 @@ def _blocks(document: str) -> dict[str, list[str]]:
 @pytest.mark.parametrize("queue", [False, True])
 @pytest.mark.parametrize("ipv6", [False, True])
 @pytest.mark.parametrize("mss", [None, 1400])
-def test_rules_parse_as_iptables_restore_input(queue, ipv6, mss):
-    blocks = _blocks(firewall_rules(TOPO, profile(mss=mss), queue, ipv6))
+@pytest.mark.parametrize("rwnd", [None, 32767])
+def test_rules_parse_as_iptables_restore_input(queue, ipv6, mss, rwnd):
+    blocks = _blocks(firewall_rules(TOPO, profile(mss=mss, rwnd_bytes=rwnd), queue, ipv6))
     assert list(blocks) == ["raw", "mangle", "filter"]
     assert [line.split()[1] for line in blocks["raw"]] == ["PREROUTING", "PREROUTING"]
-    assert len(blocks["mangle"]) == (3 if mss else 2)
+    assert len(blocks["mangle"]) == 2 + bool(mss) + bool(rwnd)
     assert blocks["filter"][0] == ":FORWARD DROP [0:0]"
     tags = [line.split("--comment ")[1].split()[0] for block in blocks.values() for line in block if "--comment" in line]
     assert tags == ["pb:up", "pb:down", "pb:tcp_conns", "pb:udp_flows"]
+
+
+# the receive-window clamp ---------------------------------------------------------
+
+CLAMPED = profile(rtt_ms=120, mss=1400, rwnd_bytes=32767)
+RWND_RULE = "-A FORWARD -i rc -o rs -p tcp -j NFQUEUE --queue-num 2"
+
+
+@pytest.mark.parametrize("queue", [False, True])
+@pytest.mark.parametrize("ipv6", [False, True])
+def test_rwnd_queues_the_clients_tcp_last_in_mangle_forward(queue, ipv6):
+    """Both backends, both families: after the MSS clamp, and last (an accepted packet
+    resumes at the next table); fail closed (no --queue-bypass)."""
+    mangle = _blocks(firewall_rules(TOPO, CLAMPED, queue, ipv6))["mangle"]
+    forward = [line for line in mangle if line.startswith("-A FORWARD")]
+    assert forward == ["-A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss 1400", RWND_RULE]
+    assert firewall_rules(TOPO, CLAMPED, queue, ipv6) == firewall_rules(
+        TOPO, profile(rtt_ms=120, mss=1400), queue, ipv6).replace(
+        "--set-mss 1400\n", f"--set-mss 1400\n{RWND_RULE}\n")
+
+
+def test_no_rwnd_no_third_queue():
+    for queue in (False, True):
+        assert "--queue-num 2" not in firewall_rules(TOPO, SHAPED, queue) + firewall_rules(TOPO, SHAPED, queue, True)
+
+
+def test_userspace_plan_clamps_in_the_same_program():
+    plan = userspace_plan(TOPO, CLAMPED, PROGRAM, STATS, seed=7)
+    without = userspace_plan(TOPO, profile(rtt_ms=120, mss=1400), PROGRAM, STATS, seed=7)
+    assert plan.delay_argv == without.delay_argv + ("--rwnd-queue", "2", "--rwnd-bytes", "32767")
+    assert plan.router_tc == without.router_tc and plan.endpoint == without.endpoint
+    assert plan.notes == ["client receive window clamped to 32767 B at the router (window scaling off both ways): "
+                          "one TCP connection at most 2.18 Mbit/s"]
+
+
+def test_netem_plan_runs_the_program_for_the_clamp_alone():
+    plan = netem_plan(TOPO, CLAMPED, PROGRAM, STATS)
+    assert plan.delay_argv == (
+        "ip", "netns", "exec", R, "/opt/pb/pagebench-delay", "--no-delay-queues",
+        "--rwnd-queue", "2", "--rwnd-bytes", "32767", "--stats", "/run/pb/delay.stats",
+    )
+    without = netem_plan(TOPO, profile(rtt_ms=120, mss=1400), PROGRAM, STATS)
+    assert without.delay_argv is None  # no clamp: no program with netem
+    assert plan.router_tc == without.router_tc
+    assert plan.rules_v4 == firewall_rules(TOPO, CLAMPED, queue=False)
+    assert plan.rules_v6 == firewall_rules(TOPO, CLAMPED, queue=False, ipv6=True)
+    assert plan.notes == rwnd_notes(CLAMPED)
+    with pytest.raises(ValueError, match="rwnd_bytes needs the delay program"):
+        netem_plan(TOPO, CLAMPED)
+
+
+def test_rwnd_note_gives_the_rate_one_connection_gets():
+    assert rwnd_notes(profile(rtt_ms=50)) == []
+    assert rwnd_notes(profile(rtt_ms=100, rwnd_bytes=65535)) == [
+        "client receive window clamped to 65535 B at the router (window scaling off both ways): "
+        "one TCP connection at most 5.24 Mbit/s"]
+    assert rwnd_notes(profile(rwnd_bytes=8192)) == [
+        "client receive window clamped to 8192 B at the router (window scaling off both ways)"]

@@ -154,3 +154,17 @@ def test_nfqueue_drops_invalidate_the_link():
                        LinkCounters(drops_nfqueue=4, lateness_hist=lateness(5)))
     assert report["valid"] is False
     assert report["problems"] == ["4 packets dropped at the NFQUEUE hand-over"]
+
+
+def test_a_window_clamp_that_missed_a_syn_invalidates_the_link():
+    """With rwnd_bytes, every new connection's SYN must have lost its window scaling."""
+    clamped = profile(rtt_ms=50, rwnd_bytes=32767)
+    held = summarize("userspace", clamped, RTT, 1.0, 1.0, UDP, LinkCounters(tcp_conns=53, rwnd_wscale_stripped=54,
+                                                                            rwnd_clamped=900))
+    assert (held["valid"], held["problems"]) == (True, [])
+    assert held["counters"]["rwnd_clamped"] == 900 and held["counters"]["rwnd_wscale_stripped"] == 54
+    missed = summarize("userspace", clamped, RTT, 1.0, 1.0, UDP, LinkCounters(tcp_conns=53, rwnd_wscale_stripped=52))
+    assert missed["problems"] == ["window clamp: window scaling stripped from 52 SYNs of 53 new TCP connections"]
+    # the era's TCP sends no window scale to strip
+    era = profile(rtt_ms=50, rwnd_bytes=32767, window_scaling=False)
+    assert summarize("netem", era, RTT, 1.0, 1.0, UDP, LinkCounters(tcp_conns=53))["valid"] is True

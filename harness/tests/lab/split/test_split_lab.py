@@ -174,7 +174,8 @@ import json, sys
 from pagebench.lab.split.control import Client
 router, sites = Client(sys.argv[1], "router"), Client(sys.argv[2], "sites")
 print(json.dumps(router.post("/link/open", {"backend": None, "seed": 1})))
-router.post("/link/apply", {"profile": {"name": "t", "rtt_ms": 20, "down_mbit": 10, "up_mbit": 5}})
+router.post("/link/apply", {"profile": {"name": "t", "rtt_ms": 20, "down_mbit": 10, "up_mbit": 5,
+                                         "rwnd_bytes": 32767}})
 sites.post("/sites/start", {"sites": ["seed000-small-n1"], "modes": ["keepalive", "h2"], "tls": ["1.3"]})
 sites.post("/probe/start", {"host": "198.18.1.2", "port": 5201})
 """
@@ -190,6 +191,7 @@ def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing():
         bed.run(bed.exec_argv(topology.client, [sys.executable, "-c", CONTROL_SCRIPT, ROUTER_URL, SITES_URL]))
         assert "htb" in text("tc", "-n", topology.router, "qdisc", "show")
         assert "pb:up" in text("ip", "netns", "exec", topology.router, "iptables-save")
+        assert "--queue-num 2" in text("ip", "netns", "exec", topology.router, "ip6tables-save")  # the clamp
         assert "198.18.1.3/24" in text("ip", "-n", topology.server, "addr", "show")
         assert len(text("ip", "netns", "pids", topology.server).split()) >= 3  # role, nginx, probe server
         stop_role(bed, router)
