@@ -99,7 +99,7 @@ def latest_runs(store: Store, scenarios: Iterable[str]) -> RunMap:
 def facts(store: Store, runs: RunMap, command: str, minutes: float) -> dict[str, str]:
     """What the HTML answer states about how it was measured: when, with what, how long."""
     ids = list(runs.values())
-    first = store.experiment(ids[0]) if ids else {}
+    first = min((store.experiment(i) for i in ids), key=lambda e: e.get("created_at") or 0, default={})
     when = datetime.fromtimestamp(first.get("created_at") or time.time(), timezone.utc)
     found = {"measured": when.strftime("%Y-%m-%d %H:%M UTC"), "command": command,
              "runs": f"{len(ids)} ({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})",
