@@ -41,7 +41,7 @@ class _Requests:
         self.url = ""
 
 
-async def serve(limit: int, authority: Authority, connections: list[Seen]) -> asyncio.AbstractServer:
+async def serve(limit: int, authority: Authority, connections: list[Seen], tls: bool = True) -> asyncio.AbstractServer:
     leaf = authority.leaf([HOST])
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(leaf.chain_path, leaf.key_path)
@@ -75,13 +75,13 @@ async def serve(limit: int, authority: Authority, connections: list[Seen]) -> as
         await writer.drain()
         writer.close()
 
-    return await asyncio.start_server(handle, "127.0.0.1", 0, ssl=context)
+    return await asyncio.start_server(handle, "127.0.0.1", 0, ssl=context if tls else None)
 
 
 async def fetch_all(strategy: Strategy, limit: int, count: int, tmp_path) -> tuple[list, Upstream, list[Seen]]:
     authority = Authority(tmp_path / "tls")
     connections: list[Seen] = []
-    server = await serve(limit, authority, connections)
+    server = await serve(limit, authority, connections, tls=not strategy.cleartext)
     port = server.sockets[0].getsockname()[1]
     upstream = Upstream(strategy, {HOST: "127.0.0.1"}, str(authority.ca_path), port=port)
     try:
@@ -115,6 +115,25 @@ def test_http10_opens_a_connection_per_request(tmp_path):
     assert [r.body.decode() for r in responses] == [f"GET /r{i} HTTP/1.0" for i in range(5)]
     assert len(upstream.connections) == len(seen) == 5
     assert {e.protocol for e in upstream.exchanges} == {"http/1.0"}
+
+
+@pytest.mark.parametrize("mode", ["http1.0", "keepalive", "pipelining"])
+def test_a_cleartext_strategy_speaks_plain_http_to_a_plain_server(tmp_path, mode):
+    # the server parses what arrives as HTTP: a TLS ClientHello would answer nothing
+    responses, upstream, seen = asyncio.run(fetch_all(Strategy(mode, 1, 4, cleartext=True), 100, 3, tmp_path))
+    version = "1.0" if mode == "http1.0" else "1.1"
+    assert [r.body.decode() for r in responses] == [f"GET /r{i} HTTP/{version}" for i in range(3)]
+    assert len(seen) == (3 if mode == "http1.0" else 1)
+
+
+def test_a_cleartext_strategy_goes_to_port_80_unless_told(tmp_path):
+    upstream = Upstream(Strategy("keepalive", cleartext=True), {HOST: "127.0.0.1"})
+    try:  # whether anything answers on loopback port 80 does not matter: where it went does
+        asyncio.run(upstream.fetch(HOST, Request("GET", "/", ())))
+    except Exception:  # noqa: BLE001
+        pass
+    assert upstream.pools[HOST].port == 80
+    assert Upstream(Strategy("keepalive"), {HOST: "127.0.0.1"}).port is None  # TLS: 443, the origins' port
 
 
 def test_unknown_origin_is_refused(tmp_path):
