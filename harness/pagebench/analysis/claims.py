@@ -419,10 +419,6 @@ class Claim:
     missing: str | None = None  # the mechanism the claim needs, when pagebench lacks it
 
 
-def _pct(value: float) -> float:
-    return value / 100
-
-
 CLAIMS: tuple[Claim, ...] = (
     Claim("000-3.2-remote-2k", "000", "§3.2, Fig. 3-2", "2 KB on a new connection, remote",
           "using a TCP connection to transfer only 2 Kbytes results in a throughput less than 10% of "

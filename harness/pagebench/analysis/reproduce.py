@@ -228,6 +228,13 @@ def _table(rows: Sequence[Row]) -> str:
     return f'<table class="conditions"><thead><tr>{head}</tr></thead><tbody>{lines}</tbody></table>'
 
 
+def _add(series: list[charts.Series], legend: list[tuple[str, str]], label: str, colour: str,
+         points: list[charts.Point], dashed: bool) -> None:
+    """One line of a figure and its legend entry (era dashed)."""
+    series.append(charts.Series(label, colour, tuple(points), dashed))
+    legend.append((charts.legend_swatch(colour, dashed), escape(label)))
+
+
 def _median_point(x: float, values: list[float]) -> charts.Point | None:
     if not values:
         return None
@@ -256,8 +263,7 @@ def _latency_figures(data: Data | None, profile: str, small_fig: str, large_fig:
                     if point is not None:
                         points.append(point)
                 if points:
-                    series.append(charts.Series(f"{mode.name} {variant}", mode.colour, tuple(points), variant == ERA))
-                    legend.append((charts.legend_swatch(mode.colour, variant == ERA), escape(f"{mode.name} {variant}")))
+                    _add(series, legend, f"{mode.name} {variant}", mode.colour, points, variant == ERA)
         if series:
             svg = charts.line_plot(series, "images on the page (N)", "load time (s)", {})
             out.append(Figure(f"fig-{fig}", svg, f"Like the seed's figure {fig}: load time against N {size}-byte "
@@ -284,8 +290,7 @@ def _throughput_figures(data: Data | None) -> list[Figure]:
                 if found is not None:
                     points.append(charts.Point(math.log10(nbytes), found.estimate, found.low, found.high))
             if points:
-                series.append(charts.Series(variant, colour, tuple(points), variant == ERA))
-                legend.append((charts.legend_swatch(colour, variant == ERA), escape(variant)))
+                _add(series, legend, variant, colour, points, variant == ERA)
         if series:
             marks = {math.log10(n): f"{n / 1024:g} KB" for n in sizes}
             capacity = data.profiles[profile].get("down_mbit")
@@ -336,8 +341,7 @@ def _pool_figure(data: Data | None) -> list[Figure]:
                 if point is not None:
                     points.append(point)
             if points:
-                series.append(charts.Series(f"{mode.name} {variant}", mode.colour, tuple(points), variant == ERA))
-                legend.append((charts.legend_swatch(mode.colour, variant == ERA), escape(f"{mode.name} {variant}")))
+                _add(series, legend, f"{mode.name} {variant}", mode.colour, points, variant == ERA)
     if not series:
         return []
     sizes = sorted({int(label.removeprefix("C=")) for _, label in data.loads})
