@@ -298,7 +298,7 @@ def run(
 
             def progress(done, total, planned, result, status):
                 c = planned.condition
-                label = status or f"{c.site} {c.mode} {c.profile} {c.cache}" + (
+                label = status or c.label + (
                     f"  [{result.load_ms:.0f} ms]" if result and result.load_ms else "")
                 bar.update(task, completed=done, total=total, description=label)
 
@@ -383,7 +383,7 @@ def reproduce(
 
                 def progress(done, total, load, result, status):
                     c = load.condition
-                    label = f"{status}  {c.site} {c.mode} {c.profile} {c.cache}" + (
+                    label = f"{status}  {c.label}" + (
                         f"  [{result.load_ms:.0f} ms]" if result and result.load_ms else "")
                     bar.update(task, completed=done, total=total, description=label)
 

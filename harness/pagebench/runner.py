@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pagebench import REPO_ROOT as REPO
-from pagebench.core import modes, serverplan
+from pagebench.core import encodings, modes, serverplan
 from pagebench.core import spec as spec_mod
 from pagebench.core.bound import Link as BoundLink
 from pagebench.core.bound import fetches_of, lower_bound_ms
@@ -70,9 +70,23 @@ def prepare(document: dict[str, Any], origin: str) -> Prepared:
         except ValueError as error:
             raise spec_mod.SpecError(f"{origin}: sites[{index}]: {error}") from None
         found[site.name] = site
+        _check_versions(spec, site, origin, index)
     profiles = spec_mod.resolve_profiles(spec, builtin_profiles(), origin)
     matrix = spec_mod.conditions(spec, list(found), profiles)
     return Prepared(spec, document, found, {p.name: p for p in profiles}, spec_mod.plan(spec, matrix))
+
+
+def _check_versions(spec: spec_mod.Experiment, site: GeneratedSite | Site, origin: str, index: int) -> None:
+    """What a spec's `version` and `encoding: dcz` ask of a site it names."""
+    versions = site.manifest.versions
+    beyond = [v for v in spec.version if v > versions]
+    if beyond:
+        raise spec_mod.SpecError(f"{origin}: version: {beyond[0]}: site {site.name} (sites[{index}]) has "
+                                 + (f"versions 1-{versions}" if versions > 1 else "one version (1)"))
+    if "dcz" in spec.encoding and versions == 1:
+        raise spec_mod.SpecError(f"{origin}: encoding: dcz needs a site with versions (a delta is made against "
+                                 f"the one the browser holds); site {site.name} (sites[{index}]) has one: generate "
+                                 "it with `versions: [0.01]`, or use seed001-a..d")
 
 
 def new_run_id() -> str:
@@ -153,7 +167,7 @@ class Runner:
             return
         spec = self.p.spec
         site_list = [sitefiles.materialize(site) for site in self.p.sites.values()]
-        server_plan = serverplan.plan(site_list, spec_mod.origin_modes(spec), spec.tls)
+        server_plan = serverplan.plan(site_list, spec_mod.origin_modes(spec), spec.tls, encodings=spec.encoding)
         backend = self.store.experiment(self.run_id)["backend"]  # as recorded
         # Built here (native), or the router and sites roles of a split lab (compose).
         lab = (build.native(server_plan, backend, spec.seed) if self.roles is None
@@ -218,14 +232,16 @@ class Runner:
         """How Chromium is launched for a condition. Through the proxy every name but the
         proxy's fails to resolve, so nothing can bypass it; direct, only the condition's
         origins resolve (Chromium never sends a DNS query out of the lab; it otherwise tries
-        the host's resolver, delaying cold loads by up to a round trip)."""
+        the host's resolver, delaying cold loads by up to a round trip). The site's version
+        is the condition's: priming passes a condition of version 1."""
         spki = tls.spki_list()
         if c.topology == "proxy":
             assert proxy is not None
             return Setup("MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", spki, proxies=proxy.servers)
-        rules = server_plan.host_resolver_rules(c.mode, c.tls, site=c.site, block_others=True)
+        cell = dict(site=c.site, encoding=c.encoding, version=c.version)
+        rules = server_plan.host_resolver_rules(c.mode, c.tls, block_others=True, **cell)
         if modes.get(c.mode).quic:  # QUIC from the first request: no TCP, no Alt-Svc discovery
-            return Setup(rules, spki, force_quic_on=server_plan.force_quic_on(c.mode, c.tls, site=c.site))
+            return Setup(rules, spki, force_quic_on=server_plan.force_quic_on(c.mode, c.tls, **cell))
         return Setup(rules, spki)
 
     def _strategy(self, c: Condition, server_plan: serverplan.ServerPlan, proxy: EdgeProxy | None,
@@ -238,7 +254,8 @@ class Runner:
             return
         assert proxy is not None
         settings = self.p.spec.proxy_settings
-        bindings = server_plan.select(modes.get(c.mode).origin, c.tls, c.site)
+        bindings = server_plan.select(modes.get(c.mode).origin, c.tls, c.site, encoding=c.encoding,
+                                      version=c.version)
         proxy.configure(Strategy(c.mode, settings.connections, settings.depth, c.tls == modes.CLEARTEXT),
                         {b.origin: b.ip for b in bindings}, pool or settings.pool, key=c.key)
 
@@ -268,15 +285,20 @@ class Runner:
         document_path = url.split("/", 3)[3] if url.count("/") >= 3 else ""
         server = ServerView(log.connections, log.requests, log.statuses_for("/" + document_path), log.not_modified(),
                             log.tls_seen())
+        site = self.p.sites[c.site].manifest
+        # A warm load of a later version: its changed files must come anew (as deltas, in dcz)
+        changed = frozenset(site.changed.get(c.version, ())) if c.cache == "warm" else frozenset()
         results = []
         for client, raw in enumerate(raws):
             view = None if stats is None else _proxy_view(stats, client)
-            results.append(evaluate(c, raw, _link_view(delta), server, view))
+            results.append(evaluate(c, raw, _link_view(delta), server, view, expect_delta=changed,
+                                    versioned=site.versions > 1))
         return results, started
 
     def _loads(self, remaining: list[PlannedLoad], done: int, link: LinkControl, origins: Origins,
                driver: Driver, server_plan: serverplan.ServerPlan, proxy: EdgeProxy | None) -> None:
         spec, primed = self.p.spec, set()
+        prime_errors: dict[str, str | None] = {}
         for planned in remaining:
             c = planned.condition
             profile = self.p.profiles[c.profile]
@@ -284,15 +306,23 @@ class Runner:
                 link.apply(profile)
                 self._note_scheduling(link)
             warm_profile = hashlib.sha1(c.key.encode()).hexdigest()[:12]
-            if c.cache == "warm" and c.key not in primed:
-                self.progress(done, len(self.p.plan), planned, None, "priming the warm profile")
-                self._strategy(c, server_plan, proxy)
-                driver.prime(self._setup(c, server_plan, proxy), warm_profile,
-                             serverplan.browser_url(self.p.sites[c.site].entry, c.tls, c.topology),
-                             spec.timeouts.load_s)
+            # A later version's warm load changes the profile's cache (it now holds that
+            # version): each one starts again from a profile primed with version 1.
+            if c.cache == "warm" and (c.key not in primed or c.version != 1):
+                self.progress(done, len(self.p.plan), planned, None, "priming the warm profile"
+                              + (" with version 1" if c.version != 1 else ""))
+                first = replace(c, version=1)
+                self._strategy(first, server_plan, proxy)
+                raw = driver.prime(self._setup(first, server_plan, proxy), warm_profile,
+                                   serverplan.browser_url(self.p.sites[c.site].entry, c.tls, c.topology),
+                                   spec.timeouts.load_s, dictionaries=encodings.get(c.encoding).dictionary)
                 primed.add(c.key)
+                prime_errors[c.key] = raw.error
             results, started = self._load(c, link, origins, driver, server_plan, proxy, warm_profile, spec.clients)
             results = [replace(r, bound_ms=self._bound(c, profile, r)) for r in results]
+            if prime_errors.get(c.key):  # not warm as its condition says
+                results = [replace(r, flagged=True, flags=(*r.flags, f"its warm profile's priming load failed: "
+                                                                     f"{prime_errors[c.key]}")) for r in results]
             self.store.record_loads(self.run_id, planned, results, started)
             done += 1
             self.progress(done, len(self.p.plan), planned, results[0], "")
@@ -316,7 +346,7 @@ class Runner:
             for topology in ("direct", "proxy"):
                 self.progress(0, len(self.p.plan), self.p.plan[0], None, f"edge-proxy overhead: {topology}")
                 c = Condition(site, mode.origin if topology == "direct" else mode.name, topology,
-                              "none", "cold", tls_version)
+                              "none", "cold", tls_version, spec.encoding[0])
                 # cold even with a warm pool: the proxy's cost per request, handshakes included
                 results, _ = self._load(c, link, origins, driver, server_plan, proxy, "", 1, pool="cold")
                 result = results[0]

@@ -438,3 +438,89 @@ def test_protocol_medians_are_the_reports(filled, engine):
         for metric, name in (("load_ms", "load"), ("ttfb_ms", "TTFB")):
             assert got[f"{name} median"] == pytest.approx(condition["metrics"][metric]["median"], abs=1e-9)
             assert got[f"{name} CI low"] <= got[f"{name} median"] <= got[f"{name} CI high"]
+
+
+# -- encodings, against a store filled by hand (no browser: a second or two) -------------------
+
+ENCODED_BOARDS = ["protocols.json", "connections.json", "trend.json", "waterfall.json"]
+
+
+@pytest.fixture(scope="module")
+def encoded(postgres_url) -> Iterator[str]:
+    """A PostgreSQL store with one run of identity, gzip and dcz loads of a site's version 2
+    (recorded by the store's own writes, as a run records them)."""
+    from dataclasses import replace
+
+    from pagebench.core.records import Condition, PlannedLoad
+    from pagebench.results.store import Store
+    from tests.helpers import META, PROFILES, SPEC, fake_load
+
+    url = fresh_database(postgres_url, "dashboards_encodings")
+    base = Condition("demo", "h2", "direct", "3g", "warm", encoding="identity", version=2)
+    conditions = [base, replace(base, encoding="gzip"), replace(base, encoding="dcz")]
+    plan = [PlannedLoad(seq, conditions[seq % 3], seq // 3, False) for seq in range(15)]
+    share = {"identity": 1.0, "gzip": 0.25, "dcz": 0.05}
+    with Store(url) as store:
+        store.create_experiment("enc1", {**SPEC, "encoding": ["identity", "gzip", "dcz"]}, META, plan,
+                                {"3g": PROFILES["3g"]})
+        for planned in plan:
+            name = planned.condition.encoding
+            load = fake_load(replace(planned, condition=replace(planned.condition, cache="cold")),
+                             {"identity": 1800.0, "gzip": 1500.0, "dcz": 1400.0}[name] + planned.repetition)
+            resources = tuple(replace(r, encoded_bytes=round(r.body_bytes * (share[name] if i < 3 else 1.0)),
+                                      content_encoding="" if name == "identity" or i >= 3 else name,
+                                      dictionary_offered=name == "dcz" and 0 < i < 3,
+                                      dictionary_used=name == "dcz" and i == 1)
+                              for i, r in enumerate(load.resources))
+            store.record_loads("enc1", planned, [replace(load, resources=resources)], started_at=time_now())
+        store.set_status("enc1", "complete")
+    yield url.replace("postgresql+psycopg://", "postgresql://")
+    drop_database(postgres_url, "dashboards_encodings")
+
+
+def time_now() -> float:
+    return datetime.now(timezone.utc).timestamp()
+
+
+@needs_root
+@pytest.mark.parametrize("name", ENCODED_BOARDS)
+def test_the_queries_run_on_a_run_of_several_encodings(name, encoded):
+    board = load(DASHBOARDS / "json" / name)
+    engine = sa.create_engine(encoded.replace("postgresql://", "postgresql+psycopg://"))
+    start, end = time_range(board, datetime.now(timezone.utc))
+    try:
+        with engine.connect() as conn:
+            values = resolve(board, conn, start, end)
+            for panel in panels(board):
+                for target in panel.get("targets", []):
+                    run_target(conn, f"{name}: panel {panel['title']!r}", target, values, start, end)
+    finally:
+        engine.dispose()
+
+
+@needs_root
+def test_the_encodings_table_sets_each_encoding_against_identity(encoded):
+    board = load(DASHBOARDS / "json" / "protocols.json")
+    [table] = [p for p in panels(board) if p["title"] == "Encodings against identity"]
+    [bars] = [p for p in panels(board) if p["title"].startswith("Response bytes per load")]
+    engine = sa.create_engine(encoded.replace("postgresql://", "postgresql+psycopg://"))
+    start, end = time_range(board, datetime.now(timezone.utc))
+    try:
+        with engine.connect() as conn:
+            values = resolve(board, conn, start, end)
+            columns, rows = query(conn, expand(table["targets"][0]["rawSql"], values, start, end))
+            bar_columns, bar_rows = query(conn, expand(bars["targets"][0]["rawSql"], values, start, end))
+    finally:
+        engine.dispose()
+    got = {row[columns.index("encoding")]: dict(zip(columns, row)) for row in rows}
+    assert list(got) == ["identity", "gzip", "dcz"] and all(r["version"] == 2 for r in got.values())
+    text, images = 14_210 + 22_400 + 91_200, 181_004 + 9_120 + 7_311
+    assert got["identity"]["bytes / load"] == text + images
+    assert got["gzip"]["bytes / load"] == pytest.approx(text / 4 + images, abs=2)
+    assert float(got["gzip"]["saved vs identity %"]) == pytest.approx(100 * 0.75 * text / (text + images), abs=0.1)
+    assert got["gzip"]["measured saved (ms)"] == pytest.approx(300.0)
+    assert float(got["identity"]["saved vs identity %"]) == 0.0
+    assert (got["dcz"]["dictionary offered"], got["dcz"]["dictionary used"], got["dcz"]["304s"]) == (2, 1, 0)
+    [bar] = bar_rows
+    row = dict(zip(bar_columns, bar))
+    assert row["identity"] == text + images and row["br"] is None and row["dcz"] < row["gzip"] < row["identity"]

@@ -22,7 +22,7 @@ from xml.sax.saxutils import escape, quoteattr
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pagebench.analysis import stats
-from pagebench.analysis.summary import CONDITION_FIELDS, METRICS, counts, label, order
+from pagebench.analysis.summary import CONDITION_FIELDS, METRICS, counts, field, key_of, label, order
 from pagebench.core.messages import shown
 
 #: Fewer usable loads than this on either side: no test, the verdict says so.
@@ -47,10 +47,13 @@ class Budget(BaseModel):
     profile: str | None = None
     cache: str | None = None
     tls: str | None = None
+    encoding: str | None = None
+    version: int | None = None
 
     def matches(self, condition: Mapping[str, str]) -> bool:
         """Does this budget apply to the condition (every set field equal)?"""
-        return all(getattr(self, name) in (None, condition[name]) for name in CONDITION_FIELDS)
+        return all(getattr(self, name) is None or str(getattr(self, name)) == field(condition, name)
+                   for name in CONDITION_FIELDS)
 
 
 class BudgetFile(BaseModel):
@@ -142,7 +145,7 @@ def _usable(loads: Iterable[Mapping[str, Any]], metric: str) -> dict[Key, list[f
     groups: dict[Key, list[float]] = {}
     for load in loads:
         if counts(load) and load.get(metric) is not None:
-            groups.setdefault(tuple(str(load[name]) for name in CONDITION_FIELDS), []).append(float(load[metric]))
+            groups.setdefault(key_of(load), []).append(float(load[metric]))
     return groups
 
 
@@ -212,7 +215,7 @@ def compare(base_loads: Iterable[Mapping[str, Any]], candidate_loads: Iterable[M
     base, candidate = _usable(base_loads, metric), _usable(candidate_loads, metric)
     if not set(base) & set(candidate):
         raise CompareError("no condition of the candidate run matches one of the base run "
-                           "(site, mode, topology, profile, cache and TLS must all be equal)")
+                           "(site, mode, topology, profile, cache, TLS, encoding and version must all be equal)")
     keys = sorted(set(base) | set(candidate), key=lambda k: order(dict(zip(CONDITION_FIELDS, k))))
     verdicts = []
     for key in keys:

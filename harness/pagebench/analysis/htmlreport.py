@@ -20,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from pagebench.analysis import charts, stats
+from pagebench.analysis import encoding as encoding_mod
 from pagebench.analysis.report import human_bytes, ms, proxy_line, proxy_settings
-from pagebench.analysis.summary import CONDITION_FIELDS, MIN_N, counts, summarize, warnings
-from pagebench.core import modes
+from pagebench.analysis.summary import (CONDITION_FIELDS, MIN_N, counts, is_default, key_of, shown, summarize,
+                                        warnings)
+from pagebench.core import encodings, modes
 from pagebench.core.records import PlannedLoad
 from pagebench.results.store import META_COLUMNS, Store
 
@@ -32,6 +34,10 @@ OTHER_MODE = "#555555"
 MIN_FOR_INTERVAL = 2
 COUNTS = (("browser", "#332288"), ("link", "#44AA99"), ("server", "#DDAA33"))
 TABLE_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls")
+#: Shown beside the TLS and cache only when a run has a value other than the default.
+OPTIONAL_FIELDS = ("encoding", "version")
+#: Bars of the encodings (Okabe-Ito, as the modes' colours): identity grey.
+ENCODING_COLOURS = {"identity": "#999999", "gzip": "#E69F00", "br": "#56B4E9", "zstd": "#009E73", "dcz": "#CC79A7"}
 
 Row = Mapping[str, Any]
 
@@ -63,6 +69,8 @@ class ReportData:
     link_checks: Sequence[Row]
     proxy_overheads: Sequence[Row]
     resources: Mapping[int, Sequence[Row]]  # load id -> its resources, for each median load
+    #: Each condition against identity (`encoding.savings`), when the run has several encodings.
+    encodings: Sequence[encoding_mod.EncodingSaving] = ()
 
 
 def write_html_report(store: Store, run_id: str, path: Path) -> None:
@@ -77,8 +85,12 @@ def gather(store: Store, run_id: str) -> ReportData:
     profiles = {c["profile"]: c["profile_fields"] for c in store.conditions(run_id)}
     summary = summarize(run_id, loads, plan)
     medians = [_median_load(c) for c in _conditions(summary["conditions"], loads, profiles, ["mode"]) if c.used]
+    savings: list[encoding_mod.EncodingSaving] = []
+    if encoding_mod.several_encodings(item.condition for item in plan):  # reads every resource: only then
+        savings = encoding_mod.savings(encoding_mod.loads_by_condition(loads, store.run_resources(run_id)))
     return ReportData(run_id, store.experiment(run_id), loads, plan, profiles, store.link_checks(run_id),
-                      store.proxy_overheads(run_id), {load["id"]: store.resources(load["id"]) for load in medians})
+                      store.proxy_overheads(run_id), {load["id"]: store.resources(load["id"]) for load in medians},
+                      savings)
 
 
 def render(data: ReportData) -> str:
@@ -94,6 +106,8 @@ def render(data: ReportData) -> str:
         _section("Warnings", _warnings(warnings(summary)), "warnings"),
         _section("Conditions", _condition_table(conditions, varying) + _excluded(loads), "conditions"),
         _section("Protocols against each other", _mode_ratios(conditions), "ratios"),
+        *([_section("Encodings against identity", _encodings(data.encodings), "encodings")]
+          if data.encodings else []),
         _section("Link checks", _link_checks(data.link_checks), "link-checks"),
         *([_section("Edge-proxy overhead", _proxy_overheads(overheads), "proxy-overhead")] if overheads else []),
         _section("Load time", _distribution(conditions), "distributions"),
@@ -112,7 +126,19 @@ def render(data: ReportData) -> str:
 
 
 def _key(row: Row) -> tuple[str, ...]:
-    return tuple(str(row[name]) for name in CONDITION_FIELDS)
+    return key_of(row)
+
+
+def _words(fields: Sequence[str], values: Sequence[Any], present: Iterable[str] = ()) -> str:
+    """Values as a label: versions as `v2`; an identity encoding and version 1 left out
+    unless the field is `present` (has another value somewhere in the run)."""
+    keep = set(present)
+    return " ".join(shown(f, v) for f, v in zip(fields, values) if f in keep or not is_default(f, v))
+
+
+def _present(conditions: Sequence[_Condition]) -> list[str]:
+    """The optional fields (encoding, version) some condition of the run has a non-default value of."""
+    return [f for f in OPTIONAL_FIELDS if any(not is_default(f, c.summary[f]) for c in conditions)]
 
 
 def _conditions(summaries: Sequence[dict[str, Any]], loads: Iterable[Row], profiles: Mapping[str, Any],
@@ -129,7 +155,7 @@ def _conditions(summaries: Sequence[dict[str, Any]], loads: Iterable[Row], profi
         rtt = (profiles.get(summary["profile"]) or {}).get("rtt_ms")
         result.append(_Condition(
             summary=summary,
-            label=" ".join(str(summary[f]) for f in varying),
+            label=" ".join(shown(f, summary[f]) for f in varying),
             used=used,
             flagged=tuple(r for r in rows if r["ok"] and r["flagged"] and r["load_ms"] is not None),
             median=statistics.median(times) if times else None,
@@ -203,7 +229,7 @@ def _header(experiment: Mapping[str, Any], varying: Sequence[str], summary: Mapp
              ("loads recorded / planned", f"{experiment['recorded']} / {experiment['planned']} (warm-ups included)"),
              ("created", escape(_utc(experiment["created_at"])))]
     constant = [f"{f} {summary['conditions'][0][f]}" for f in CONDITION_FIELDS
-                if f not in varying and summary["conditions"]]
+                if f not in varying and summary["conditions"] and not is_default(f, summary["conditions"][0][f])]
     if constant:
         facts.append(("every condition", escape(", ".join(constant))))
     proxy = proxy_settings(dict(experiment))
@@ -235,6 +261,7 @@ def _warnings(lines: Sequence[str]) -> str:
 
 def _condition_table(conditions: Sequence[_Condition], varying: Sequence[str]) -> str:
     fields = [f for f in TABLE_FIELDS if f != "topology" or "topology" in varying]
+    fields += _present(conditions)
     head = ("<thead><tr>" + "".join(f'<th rowspan="2">{f}</th>' for f in fields)
             + '<th rowspan="2">n</th><th rowspan="2">flagged</th><th rowspan="2">failed</th>'
             '<th colspan="4">load (ms)</th><th colspan="2">TTFB (ms)</th><th colspan="3">connections</th>'
@@ -278,9 +305,10 @@ def _mode_ratios(conditions: Sequence[_Condition]) -> str:
     usually HTTP/1.0), per (site, topology, profile, cache, TLS), with a bootstrap 95 %
     interval (missing when either side has fewer than MIN_FOR_INTERVAL loads)."""
     groups: dict[tuple[str, ...], list[_Condition]] = {}
+    fields = [f for f in CONDITION_FIELDS if f != "mode"]
     for c in conditions:
         if c.used:
-            groups.setdefault(tuple(str(c.summary[f]) for f in CONDITION_FIELDS if f != "mode"), []).append(c)
+            groups.setdefault(tuple(str(c.summary[f]) for f in fields), []).append(c)
     rows = []
     for key, members in groups.items():
         members.sort(key=lambda c: modes.rank(c.summary["mode"]))
@@ -289,14 +317,70 @@ def _mode_ratios(conditions: Sequence[_Condition]) -> str:
             ratio = stats.ratio_ci([r["load_ms"] for r in other.used], [r["load_ms"] for r in base.used])
             interval = (f"{ratio.low:.2f} – {ratio.high:.2f}"
                         if min(len(other.used), len(base.used)) >= MIN_FOR_INTERVAL else DASH)
-            rows.append(f'<tr><td class="f">{_e(" ".join(key))}</td>'
+            rows.append(f'<tr><td class="f">{_e(_words(fields, key, _present(conditions)))}</td>'
                         f'<td class="f">{_e(other.summary["mode"])} / {_e(base.summary["mode"])}</td>'
                         f"<td><b>{ratio.estimate:.2f}</b></td><td>{interval}</td></tr>")
     if not rows:
         return '<p class="note">One mode per condition group: nothing to compare.</p>'
-    return ('<table class="numbers"><thead><tr><th>site, topology, profile, cache, TLS</th><th>modes</th>'
+    extra = "".join(f", {f}" for f in _present(conditions))
+    return (f'<table class="numbers"><thead><tr><th>site, topology, profile, cache, TLS{extra}</th><th>modes</th>'
             "<th>load-time ratio<br>of medians</th><th>95 % interval<br>(bootstrap)</th></tr></thead><tbody>"
             + "".join(rows) + "</tbody></table>")
+
+
+def _interval(value: stats.Interval | None, show: Any, n: int) -> str:
+    """An estimate in bold with its interval (none below MIN_FOR_INTERVAL loads)."""
+    if value is None:
+        return DASH
+    interval = f" <small>{escape(show(value.low))}–{escape(show(value.high))}</small>" if n >= MIN_FOR_INTERVAL else ""
+    return f"<b>{escape(show(value.estimate))}</b>{interval}"
+
+
+def _encodings(rows: Sequence[encoding_mod.EncodingSaving]) -> str:
+    """Per group (everything but the encoding equal), each encoding against identity:
+    bytes per load, the share saved, time saved measured and estimated by seed 001's model,
+    dictionary use and 304s; and the bytes as bars."""
+    fields = [f for f in CONDITION_FIELDS if f != "encoding"
+              and len({str(getattr(r.condition, f)) for r in rows}) > 1] or ["mode"]
+    groups = encoding_mod.grouped(rows)
+    body = []
+    for baseline, members in groups:
+        name = " ".join(shown(f, getattr(baseline, f)) for f in fields)
+        for i, r in enumerate(members):
+            first = f'<td class="f" rowspan="{len(members)}">{_e(name)}</td>' if i == 0 else ""
+            saved = ("<td>baseline</td><td></td><td></td>" if r.is_baseline else
+                     f"<td>{_interval(r.saved_pct, lambda v: f'{v:.1f} %', r.n)}</td>"
+                     f"<td>{_interval(r.measured_ms, ms, min(r.n, r.n_baseline))}</td>"
+                     f"<td>{_interval(r.estimated_ms, ms, r.n)}</td>")
+            note = r.reason or (f"{r.unmatched} responses without an identity one" if r.unmatched else "")
+            body.append(f'<tr>{first}<td class="f">{_e(r.condition.encoding)}</td><td>{r.n}</td>'
+                        f"<td>{_interval(r.bytes, human_bytes, r.n)}</td>{saved}"
+                        f"<td>{_num(r.dictionary_offered)} / {_num(r.dictionary_used)}</td>"
+                        f'<td>{_num(r.revalidated)}</td><td class="f">{_e(note) if note else ""}</td></tr>')
+    table = ('<div class="scroll"><table class="numbers"><thead><tr>'
+             f'<th>{escape(", ".join(fields))}</th><th>encoding</th><th>n</th><th>bytes / load</th>'
+             "<th>saved vs<br>identity</th><th>measured<br>saved (ms)</th>"
+             '<th title="seed 001: each response\'s identity transfer time (first to last byte) × the share '
+             'of its bytes saved, summed over the load">estimated<br>saved (ms)</th>'
+             "<th>dictionary<br>offered / used</th><th>304s</th><th>note</th></tr></thead>"
+             f'<tbody>{"".join(body)}</tbody></table></div>'
+             '<p class="note">Medians per load (small: 95 % bootstrap interval). Bytes are response bodies as '
+             "sent (encodedBodySize). Measured saved: median identity load time minus this encoding's, "
+             "same site, mode, topology, profile, cache, TLS and version. Estimated saved: Mogul et al. 1997 "
+             "(5.4), each response's transfer time under identity (first byte to last) times the share of its "
+             "bytes this encoding saves, summed over the load; it leaves out round trips and CPU. Dictionary: "
+             "requests that offered one (Available-Dictionary) and answers that used it (dcz), per load.</p>")
+    names = [name for name in encodings.NAMES if any(r.condition.encoding == name for r in rows)]
+    names += sorted({r.condition.encoding for r in rows} - set(names))
+    bars = [charts.BarGroup(" ".join(shown(f, getattr(baseline, f)) for f in fields),
+                            tuple(next((None if r.bytes is None else round(r.bytes.estimate / 1024, 1)
+                                        for r in members if r.condition.encoding == name), None)
+                                  for name in names))
+            for baseline, members in groups]
+    colours = [ENCODING_COLOURS.get(name, OTHER_MODE) for name in names]
+    svg = charts.grouped_bars(bars, names, colours, "response bytes per load (KiB, median)")
+    legend = _legend((_chip(colour), escape(name)) for name, colour in zip(names, colours))
+    return table + _figure("encodings", svg, "Response bytes per load (bodies as sent) of each encoding.", legend)
 
 
 def _proxy_overheads(rows: Sequence[Row]) -> str:
@@ -385,7 +469,8 @@ def _against_rtt(conditions: Sequence[_Condition], varying: Sequence[str], profi
         mode, cache = members[0].summary["mode"], members[0].summary["cache"]
         same = looks[mode, cache] = looks.get((mode, cache), -1) + 1
         series.append(charts.Series(
-            label=" ".join(key), colour=_mode_colour(mode), dashed=cache == "warm",
+            label=" ".join(shown(f, v) for f, v in zip(fields, key)), colour=_mode_colour(mode),
+            dashed=cache == "warm",
             marker=charts.MARKERS[same % len(charts.MARKERS)],
             points=tuple(charts.Point(c.rtt_ms, c.median, None if c.ci is None else c.ci.low,
                                       None if c.ci is None else c.ci.high)

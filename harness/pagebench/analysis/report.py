@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import datetime, timezone
 from typing import Any
 
+from rich.console import Group, RenderableType
 from rich.table import Table
 
+from pagebench.analysis import encoding as encoding_mod
 from pagebench.analysis import summary as summary_mod
+from pagebench.analysis.stats import Interval
+from pagebench.core.records import Condition
 from pagebench.core.spec import ProxySettings
 from pagebench.results.store import META_COLUMNS, Store
 
@@ -20,9 +25,19 @@ def _iso(epoch: float | None) -> str | None:
 
 
 def report_json(store: Store, run_id: str) -> dict[str, Any]:
-    """The summary contract plus how the run was made: metadata, status, link checks, warnings."""
+    """The summary contract plus how the run was made: metadata, status, link checks, warnings;
+    `encodings`: each condition against identity (`encoding.savings`) when the run has
+    several encodings, else empty."""
+    return _report(store, run_id)[0]
+
+
+def _report(store: Store, run_id: str) -> tuple[dict[str, Any], list[encoding_mod.EncodingSaving]]:
     experiment = store.experiment(run_id)
-    summary = summary_mod.summarize(run_id, store.loads(run_id), store.plan(run_id))
+    loads, plan = store.loads(run_id), store.plan(run_id)
+    summary = summary_mod.summarize(run_id, loads, plan)
+    savings = []
+    if encoding_mod.several_encodings(item.condition for item in plan):  # reads every resource: only then
+        savings = encoding_mod.savings(encoding_mod.loads_by_condition(loads, store.run_resources(run_id)))
     checks = [
         {**{key: check[key] for key in LINK_CHECK_FIELDS}, "checked_at": _iso(check["checked_at"]),
          "problems": list(check["result"].get("problems", []))}
@@ -43,7 +58,8 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
                             | {"measured_at": _iso(row["measured_at"])} for row in store.proxy_overheads(run_id)],
         "warnings": summary_mod.warnings(summary),
         "conditions": summary["conditions"],
-    }
+        "encodings": [encoding_mod.as_json(row) for row in savings],
+    }, savings
 
 
 def proxy_settings(experiment: dict[str, Any]) -> dict[str, Any] | None:
@@ -106,18 +122,20 @@ def overhead_line(row: dict[str, Any]) -> str:
             f"{row.get('scheduling') or 'as not recorded'})")
 
 
-def report_table(store: Store, run_id: str) -> Table:
+def report_table(store: Store, run_id: str) -> RenderableType:
     """One row per condition: n, load and TTFB (median, p90), connections, cache, size.
-    Warnings (incomplete conditions, n too small) are the table's caption."""
-    data = report_json(store, run_id)
+    Warnings (incomplete conditions, n too small) are the table's caption. A run with
+    several encodings gets a second table: each encoding against identity."""
+    data, savings = _report(store, run_id)
     versions = ", ".join(f"{name} {data[key]}" for name, key in
                          (("backend", "backend"), ("delay program", "delay_scheduling"), ("chromium", "chromium_version"),
                           ("nginx", "nginx_version"))
                          if data[key])
     # Columns that are the same for every condition go into the title, once.
-    fields = ("site", "mode", "topology", "profile", "cache", "tls")
+    fields = summary_mod.CONDITION_FIELDS
     varying = [f for f in fields if len({str(c[f]) for c in data["conditions"]}) > 1] or ["mode"]
-    constant = [f"{f} {data['conditions'][0][f]}" for f in fields if f not in varying and data["conditions"]]
+    constant = [f"{f} {data['conditions'][0][f]}" for f in fields if f not in varying and data["conditions"]
+                and not summary_mod.is_default(f, data["conditions"][0][f])]
     state = data["status"] + (f" ({data['reason']})" if data.get("reason") else "")
     table = Table(title=f"run {run_id}: {state}, {data['recorded']}/{data['planned']} loads"
                         + (f" ({versions})" if versions else "")
@@ -148,10 +166,58 @@ def report_table(store: Store, run_id: str) -> Table:
             n += f" (+{condition['failed']} failed)"
         connections = "/".join(_count(m[f"connections_{way}"]["median"]) for way in ways)
         table.add_row(
-            *(str(condition[field]) for field in varying), n,
+            *(summary_mod.shown(field, condition[field]) for field in varying), n,
             ms(m["load_ms"]["median"]), ms(m["load_ms"]["p90"]),
             ms(m["ttfb_ms"]["median"]), ms(m["ttfb_ms"]["p90"]),
             _ratio(condition["load_over_bound"]["median"]), connections, _count(m["cache_hits"]["median"]), _count(m["requests"]["median"]),
             human_bytes(m["bytes"]["median"]),
         )
+    if not savings:
+        return table
+    return Group(table, encoding_table(savings, varying))
+
+
+def interval_text(value: Interval | None, show: Any, n: int) -> str:
+    """'80.0 (75.1–84.2)': an estimate with its interval (none below two loads), or '–'."""
+    if value is None:
+        return "–"
+    text = show(value.estimate)
+    return text if n < 2 else f"{text} ({show(value.low)}–{show(value.high)})"
+
+
+def percent(value: float) -> str:
+    return f"{value:.1f} %"
+
+
+def group_label(condition: Condition, varying: list[str]) -> str:
+    """A group of encodings named by the fields that vary in the run (the encoding aside)."""
+    fields = [f for f in varying if f != "encoding"] or ["mode"]
+    return " ".join(summary_mod.shown(f, getattr(condition, f)) for f in fields)
+
+
+def encoding_table(rows: list[encoding_mod.EncodingSaving], varying: list[str]) -> Table:
+    """Per group (same site, mode, topology, profile, cache, TLS, version), each encoding
+    against identity: bytes per load, saved, time saved measured and estimated (seed 001's
+    model), dictionary use and 304s; medians per load with 95 % bootstrap intervals."""
+    table = Table(title="encodings against identity (medians per load, 95 % bootstrap intervals)",
+                  caption="estimated: seed 001's model, each response's identity transfer time (first to last "
+                          "byte) x the share of its bytes saved; measured: median identity load time - median "
+                          "load time" + "".join(f"\n{summary_mod.label(asdict(row.condition))}: {row.reason}"
+                                                for row in rows if row.reason),
+                  caption_justify="left")
+    for column in ("condition", "encoding"):
+        table.add_column(column, no_wrap=True)
+    for column in ("n", "bytes / load", "saved vs identity", "measured saved (ms)", "estimated saved (ms)",
+                   "dictionary\noffered/used", "304s"):
+        table.add_column(column, justify="right")
+    for baseline, members in encoding_mod.grouped(rows):
+        for row in members:
+            table.add_row(
+                group_label(baseline, varying), row.condition.encoding, str(row.n),
+                "–" if row.bytes is None else human_bytes(row.bytes.estimate),
+                "baseline" if row.is_baseline else interval_text(row.saved_pct, percent, row.n),
+                "" if row.is_baseline else interval_text(row.measured_ms, ms, min(row.n, row.n_baseline)),
+                "" if row.is_baseline else interval_text(row.estimated_ms, ms, row.n),
+                f"{_count(row.dictionary_offered)}/{_count(row.dictionary_used)}", _count(row.revalidated))
+        table.add_section()
     return table

@@ -12,11 +12,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pagebench.core import modes
+from pagebench.core import encodings, modes
 from pagebench.core.quantiles import percentile
-from pagebench.core.records import CACHE_STATES, PlannedLoad
+from pagebench.core.records import CACHE_STATES, Condition, PlannedLoad
 
-CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls")
+CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version")
+#: Fields a run stored before encodings does not have, and their values then: a row
+#: without them is identity, version 1, and is shown exactly as it was.
+DEFAULTS: dict[str, str] = {"encoding": encodings.IDENTITY, "version": "1"}
 METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser", "connections_link",
            "connections_server", "connections_proxy", "connections_proxy_reused", "cache_hits", "requests",
            "bytes")
@@ -40,6 +43,33 @@ def describe(values: Iterable[float | None]) -> dict[str, float | None]:
     }
 
 
+def field(row: Mapping[str, Any], name: str) -> str:
+    """A condition field of a row (a load, a summary) as text, its default when absent."""
+    value = row.get(name)
+    return DEFAULTS[name] if value is None and name in DEFAULTS else str(value)
+
+
+def key_of(row: Mapping[str, Any]) -> Key:
+    """The condition of a row as a tuple of CONDITION_FIELDS (text)."""
+    return tuple(field(row, name) for name in CONDITION_FIELDS)
+
+
+def condition_of(row: Mapping[str, Any]) -> Condition:
+    """The Condition of a row (a load or a summary)."""
+    return Condition(*(field(row, name) for name in CONDITION_FIELDS[:6]), encoding=field(row, "encoding"),
+                     version=int(field(row, "version")))
+
+
+def is_default(name: str, value: Any) -> bool:
+    """Is this the value every run before encodings had (shown nowhere, so old reports stay)?"""
+    return name in DEFAULTS and str(value) == DEFAULTS[name]
+
+
+def shown(name: str, value: Any) -> str:
+    """A field's value as the reports show it: versions as `v2`, the rest as they are."""
+    return f"v{value}" if name == "version" else str(value)
+
+
 def _rank(value: str, known: Sequence[str]) -> tuple[int, str]:
     return (known.index(value), "") if value in known else (len(known), value)
 
@@ -51,19 +81,26 @@ def counts(load: Mapping[str, Any]) -> bool:
 
 
 def order(condition: Mapping[str, Any]) -> tuple[Any, ...]:
-    """Stable report order: site, mode (as the modes table lists them), profile, cache, tls, topology."""
+    """Stable report order: site, mode (as the modes table lists them), profile, cache, tls, topology,
+    version, encoding (as the encodings table lists them)."""
     return (condition["site"], (modes.rank(condition["mode"]), condition["mode"]), condition["profile"],
-            _rank(condition["cache"], CACHE_STATES), condition["tls"], condition["topology"])
+            _rank(condition["cache"], CACHE_STATES), condition["tls"], condition["topology"],
+            int(field(condition, "version")), _rank(field(condition, "encoding"), encodings.NAMES))
 
 
 def label(condition: Mapping[str, Any]) -> str:
-    """One-line name of a condition, e.g. 'demo h2 direct 3g cold tls1.3'."""
-    return " ".join(str(condition[name]) for name in CONDITION_FIELDS[:-1]) + " " + modes.tls_label(condition["tls"])
+    """One-line name of a condition, e.g. 'demo h2 direct 3g cold tls1.3', then its encoding
+    and version when not identity and 1 ('demo h2 direct 3g warm tls1.3 dcz v2')."""
+    extra = [shown(name, field(condition, name)) for name in ("encoding", "version")
+             if not is_default(name, field(condition, name))]
+    return " ".join([*(str(condition[name]) for name in CONDITION_FIELDS[:5]), modes.tls_label(condition["tls"]),
+                     *extra])
 
 
 def summarize(run_id: str, loads: Iterable[Mapping[str, Any]], plan: Iterable[PlannedLoad]) -> dict[str, Any]:
     """The report contract: {"run", "conditions": [{site, mode, topology, profile, cache,
-    tls, planned, n, flagged, failed, metrics: {metric: {median, p90, min, max}}}]}.
+    tls, encoding, version, planned, n, flagged, failed, metrics: {metric: {median, p90,
+    min, max}}}]} (version an int).
     Conditions that are planned but have no loads yet appear with n = 0."""
     planned: dict[Key, int] = {}
     for item in plan:
@@ -75,7 +112,7 @@ def summarize(run_id: str, loads: Iterable[Mapping[str, Any]], plan: Iterable[Pl
     for load in loads:
         if load.get("warmup"):
             continue
-        key = tuple(str(load[name]) for name in CONDITION_FIELDS)
+        key = key_of(load)
         used.setdefault(key, [])
         flagged.setdefault(key, 0)
         failed.setdefault(key, 0)
@@ -88,6 +125,7 @@ def summarize(run_id: str, loads: Iterable[Mapping[str, Any]], plan: Iterable[Pl
     summaries = []
     for key, rows in used.items():
         condition: dict[str, Any] = dict(zip(CONDITION_FIELDS, key))
+        condition["version"] = int(condition["version"])
         summaries.append({
             **condition,
             "planned": planned.get(key, 0),

@@ -14,6 +14,15 @@ handshake, as with nginx). The responses carry the headers nginx's configuration
 the same MIME types); `file_server` gives ETag and Last-Modified, so a warm load's HTML
 revalidates with a 304.
 
+A binding's encoding and site version are served as nginx serves them (`nginxconf`):
+gzip, br and zstd by `file_server`'s `precompressed` restricted to that one encoding, and
+only for text files (the route before the plain `file_server`); dcz as zstd after a route
+that answers `<file>.<id>.dcz` when Accept-Encoding names dcz and the `map` of
+`Available-Dictionary` gives an `id` whose delta exists; `<path>.pbdict` routes for the
+dictionaries; `Link` on version 1's entry page; text `no-cache` in versioned sites. With
+`tcp=True` every server also speaks h1 and h2 on TCP (the same routes): for checks with a
+client that has no HTTP/3 (curl 7.88 here); never in a run.
+
 The access log is JSON, one line per request. Each server logs under its own logger,
 `http.log.access.<LOGGER_PREFIX><binding index>`, so a record names the binding and
 thus the server address it arrived at (`accesslog.parse_caddy_log`).
@@ -26,17 +35,29 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pagebench.core import modes
+from pagebench.core import encodings, modes
 from pagebench.core.certs import Leaf
 from pagebench.core.serverplan import (
     COMMON_HEADERS,
+    DCZ_VARY,
+    DICTIONARY_CACHE_CONTROL,
     HTML_CACHE_CONTROL,
+    INDEX,
     MIME_TYPES,
     QUIC_PORT,
     STATIC_CACHE_CONTROL,
+    Binding,
     PlanError,
     ServerPlan,
+    accepts_pattern,
+    dictionary_ids,
+    dictionary_links,
+    dictionary_paths,
+    entry_file,
     glob_regex,
+    negotiated,
+    text_pattern,
+    use_as_dictionary,
 )
 from pagebench.core.sites import Site
 
@@ -47,7 +68,8 @@ DEFAULT_TYPE = "application/octet-stream"
 #: What nginx's `map $uri` sends `no-cache` for; a directory path is served its
 #: index.html (nginx matches the map after the index redirect).
 HTML_PATH = r"(\.html?|/)$"
-INDEX = "index.html"
+#: The placeholder the `map` of Available-Dictionary sets: the id of a delta's dictionary.
+DICTIONARY_PLACEHOLDER = "{pb_dictionary_id}"
 #: The stable line Caddy logs once every app has started (all sockets bound).
 READY_MESSAGE = "serving initial configuration"
 
@@ -84,9 +106,63 @@ def _mime_pattern(extensions: str) -> str:
     return r"(?i)\.(" + "|".join(re.escape(ext) for ext in extensions.split()) + r")$"
 
 
-def routes(site: Site, origin: str) -> list[dict[str, Any]]:
+def _mime_of(path: str) -> str:
+    suffix = path.rsplit(".", 1)[-1].lower()
+    return next((mime for mime, extensions in MIME_TYPES if suffix in extensions.split()), DEFAULT_TYPE)
+
+
+def _file_server(root: Path, encoding: str | None = None) -> dict[str, Any]:
+    handler: dict[str, Any] = {"handler": "file_server", "root": _path(root), "index_names": [INDEX]}
+    if encoding is not None:
+        handler["precompressed"] = {encoding: {}}
+        handler["precompressed_order"] = [encoding]
+    return handler
+
+
+def _negotiated_routes(site: Site, binding: Binding) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The routes an encoding adds: (before the site rules: dictionaries and the entry's
+    Link; after them: the delta and the text files' sidecars)."""
+    root, text = site.origin_root(binding.origin, binding.version), f"(?i){text_pattern()}$"
+    before: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
+    if binding.encoding == "dcz":
+        for path in dictionary_paths(site, binding.origin):
+            before.append({"match": [{"path": [path + encodings.DICTIONARY_SUFFIX]}], "handle": [
+                _set_headers({"Cache-Control": DICTIONARY_CACHE_CONTROL, "Content-Type": _mime_of(path),
+                              "Use-As-Dictionary": use_as_dictionary(path)}),
+                {"handler": "rewrite", "uri": path},
+                _file_server(site.origin_root(binding.origin))]})
+        host, entry = entry_file(site)
+        if binding.version == 1 and host == binding.origin and site.manifest.dictionaries:
+            paths = [entry] + ([entry.removesuffix(INDEX)] if entry.endswith("/" + INDEX) else [])
+            before.append({"match": [{"path": paths}], "handle": [_set_headers({"Link": dictionary_links(site)})]})
+        after.append(_route({"handler": "map", "source": "{http.request.header.Available-Dictionary}",
+                             "destinations": [DICTIONARY_PLACEHOLDER],
+                             "mappings": [{"input": value, "outputs": [ident]}
+                                          for value, ident in dictionary_ids([site]).items()],
+                             "defaults": [""]}))
+        delta = "." + DICTIONARY_PLACEHOLDER + ".dcz"
+        after.append({"match": [{
+            "header_regexp": {"Accept-Encoding": {"pattern": "(?i)" + accepts_pattern("dcz")}},
+            "file": {"root": _path(root), "try_files": ["{http.request.uri.path}" + delta,
+                                                        "{http.request.uri.path}" + INDEX + delta]},
+        }], "handle": [
+            {"handler": "rewrite", "uri": "{http.matchers.file.relative}"},
+            # deferred: set when the response starts, over the Vary file_server adds
+            {"handler": "headers", "response": {"set": {"Content-Encoding": ["dcz"], "Vary": [DCZ_VARY]},
+                                                "deferred": True}},
+            _file_server(root)]})
+    token = encodings.get(encodings.get(binding.encoding).fallback or binding.encoding).token
+    after.append({"match": [{"path_regexp": {"pattern": text}}, {"path_regexp": {"pattern": "/$"}}],
+                  "handle": [_file_server(root, token)]})
+    return before, after
+
+
+def routes(site: Site, origin: str, binding: Binding | None = None) -> list[dict[str, Any]]:
     """Headers first (each route sets, later ones override), then the files. Site rules
-    form one group, so only the first matching rule applies, like nginx's regex locations."""
+    form one group, so only the first matching rule applies, like nginx's regex locations.
+    `binding` (else identity, version 1) chooses the encoding and the version's root."""
+    binding = binding or Binding("1.3", "h3", site.name, origin, 0)
     common = dict(COMMON_HEADERS)
     out = [_route(_set_headers({"Cache-Control": STATIC_CACHE_CONTROL, **common, "Content-Type": DEFAULT_TYPE}))]
     for mime, extensions in MIME_TYPES:
@@ -95,13 +171,19 @@ def routes(site: Site, origin: str) -> list[dict[str, Any]]:
             pattern = f"{pattern}|/$"
         out.append(_route(_set_headers({"Content-Type": mime}), pattern))
     out.append(_route(_set_headers({"Cache-Control": HTML_CACHE_CONTROL}), HTML_PATH))
+    if site.manifest.versions > 1:
+        out.append(_route(_set_headers({"Cache-Control": HTML_CACHE_CONTROL}), f"(?i){text_pattern()}$"))
+    before, after = _negotiated_routes(site, binding) if negotiated(binding) else ([], [])
+    out += before
     for glob, headers in site.manifest.headers.items():
         out.append(_route(_set_headers(dict(headers)), glob_regex(glob), group="site-rules"))
-    out.append(_route({"handler": "file_server", "root": _path(site.origin_root(origin)), "index_names": [INDEX]}))
+    out += after
+    out.append(_route(_file_server(site.origin_root(origin, binding.version))))
     return out
 
 
-def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> dict[str, Any]:
+def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None,
+                  tcp: bool = False) -> dict[str, Any]:
     """The configuration as a JSON-ready dict (see `render`)."""
     leaf = leaf or server_plan.leaf
     if leaf is None:
@@ -117,14 +199,14 @@ def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = Non
             "listen": [f"{b.ip}:{QUIC_PORT}", f"[{b.ip6}]:{QUIC_PORT}"],
             # QUIC only: UDP 443 alone (Caddy 2.6 also bound TCP 443 and served nothing there).
             # Caddy names its protocols as ALPN does.
-            "protocols": list(modes.get(b.mode).alpn),
+            "protocols": ["h1", "h2", *modes.get(b.mode).alpn] if tcp else list(modes.get(b.mode).alpn),
             "automatic_https": {"disable": True},
             "tls_connection_policies": [{
                 "certificate_selection": {"any_tag": [CERT_TAG]},
                 "protocol_min": "tls1.3", "protocol_max": "tls1.3",
             }],
             "logs": {"default_logger_name": logger_name(b.index)},
-            "routes": routes(sites[b.site], b.origin),
+            "routes": routes(sites[b.site], b.origin, b),
         }
     return {
         "admin": {"disabled": True, "config": {"persist": False}},
@@ -147,7 +229,7 @@ def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = Non
     }
 
 
-def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> str:
+def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None, tcp: bool = False) -> str:
     """caddy.json for the plan's h3 bindings; `leaf` (else the plan's) is the certificate.
     Deterministic: the same plan renders the same text."""
-    return json.dumps(render_config(server_plan, rundir, leaf), indent=2) + "\n"
+    return json.dumps(render_config(server_plan, rundir, leaf, tcp), indent=2) + "\n"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from pagebench.core import modes
+from pagebench.core import encodings, modes
 from pagebench.core.records import Condition, LoadResult, RawLoad, Resource
 
 #: The status of a response the browser had cached and the server confirmed unchanged.
@@ -55,6 +55,14 @@ def _host_path(url: str) -> str:
     return f"{parts.hostname}{parts.path or '/'}" + (f"?{parts.query}" if parts.query else "")
 
 
+def _file_key(url: str) -> str:
+    """"host/path" of the file a URL serves (a directory's index.html), as the site's
+    manifest names its changed files."""
+    parts = urlsplit(url)
+    path = parts.path or "/"
+    return f"{parts.hostname}{path}" + ("index.html" if path.endswith("/") else "")
+
+
 def _origin(url: str) -> str:
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}"
@@ -81,6 +89,8 @@ def resources(raw: RawLoad) -> list[Resource]:
         t = rt.pop(0) if rt else ({**nav, "name": e["url"]} if index == 0 and nav else {})
         protocol = t.get("nextHopProtocol") or e.get("protocol") or ""
         connection = e.get("connection_id")
+        encoding = str(e.get("content_encoding") or "").strip().lower()
+        encoded = t.get("encodedBodySize")
         result.append(Resource(
             url=e["url"],
             origin=_origin(e["url"]),
@@ -95,6 +105,10 @@ def resources(raw: RawLoad) -> list[Resource]:
             transfer_bytes=0 if from_cache else int(e.get("encoded_bytes") or 0),
             body_bytes=int(t.get("decodedBodySize") or 0),
             timing={k: v for k, v in (e.get("timing") or {}).items() if isinstance(v, (int, float))},
+            encoded_bytes=None if from_cache or not isinstance(encoded, (int, float)) else int(encoded),
+            content_encoding=encoding,
+            dictionary_offered=bool(e.get("dictionary_offered")),
+            dictionary_used=encoding == "dcz",
         ))
     return result
 
@@ -133,10 +147,16 @@ def _explain_connections(browser: int, link: int, server: int) -> list[str]:
 
 
 def evaluate(
-    condition: Condition, raw: RawLoad, link: LinkView, server: ServerView, proxy: ProxyView | None = None
+    condition: Condition, raw: RawLoad, link: LinkView, server: ServerView, proxy: ProxyView | None = None,
+    *, expect_delta: frozenset[str] = frozenset(), versioned: bool = False,
 ) -> LoadResult:
     """The load's metrics, checked against what its condition promises (flags) and with
-    the differences between the three connection counts explained (notes)."""
+    the differences between the three connection counts explained (notes).
+    `expect_delta`: "host/path" of the files that changed since the version a warm
+    profile was primed with; they must come over the network (and in a dictionary
+    encoding, as deltas), not as 304s or from the cache. `versioned`: the site has versions,
+    so its text files are sent `no-cache` and a warm load revalidates them (a 304 is the
+    cache at work, not a miss)."""
     mode = modes.get(condition.mode)
     res = [replace(r, revalidated=_host_path(r.url) in server.not_modified) for r in resources(raw)]
     nav = raw.page.get("nav", {})
@@ -156,16 +176,21 @@ def evaluate(
     if condition.cache == "cold" and cache_hits:
         flags.append(f"cold load had {cache_hits} cache hit(s)")
     if condition.cache == "warm" and document is not None:
-        missed = [r.url for r in subresources if not r.from_cache]
+        # Versioned sites send text `no-cache` (revalidated on every warm load: a 304 is the
+        # cache at work); a changed file must come anew.
+        missed = [r.url for r in subresources if not r.from_cache and _file_key(r.url) not in expect_delta
+                  and not (versioned and r.revalidated and encodings.is_text(_file_key(r.url)))]
         if missed:
             flags.append(f"warm load fetched {len(missed)} cacheable subresource(s) from the network, "
                          f"e.g. {missed[0]}")
-        if NOT_MODIFIED not in server.document_statuses:
+        if NOT_MODIFIED not in server.document_statuses and _file_key(document.url) not in expect_delta:
             flags.append("warm load did not revalidate the HTML (no 304 at the server)")
+        flags += _check_delta(condition, res, expect_delta)
     expected = mode.upstream_protocol if proxy is not None else mode.browser_protocol
     wrong = [r for r in network if expected and r.protocol and r.protocol != expected]
     if wrong:
         flags.append(f"{len(wrong)} resource(s) used {wrong[0].protocol} instead of {expected}")
+    flags += _check_encoding(condition, res)
     if server.tls - {condition.tls}:
         flags.append(f"the servers logged TLS {', '.join(sorted(server.tls))} for a tls {condition.tls} load")
     if proxy is not None:
@@ -211,4 +236,50 @@ def _check_upstream(mode: modes.Mode, proxy: ProxyView, link: LinkView, server: 
     if mode.connection_per_request and proxy.connections != proxy.requests:
         flags.append(f"{mode.name} through the proxy used {proxy.connections} connection(s) for "
                      f"{proxy.requests} request(s)")
+    return flags
+
+
+def _check_encoding(condition: Condition, res: list[Resource]) -> list[str]:
+    """Every text file the server sent (a 200 over the network) carries the condition's
+    Content-Encoding (dcz: or its fallback, where no dictionary was offered); images and
+    fonts are sent as stored, without one."""
+    encoding = encodings.get(condition.encoding)
+    allowed = [encoding.token] + ([encodings.get(encoding.fallback).token] if encoding.fallback else [])
+    sent = [r for r in res if not r.from_cache and not r.revalidated and r.status == 200]
+    text = [r for r in sent if encodings.is_text(_file_key(r.url))]
+    flags = []
+    wrong = [r for r in text if r.content_encoding not in allowed]
+    if wrong:
+        want = " or ".join(token or "none" for token in allowed)
+        flags.append(f"{len(wrong)} text resource(s) arrived with Content-Encoding "
+                     f"{wrong[0].content_encoding or 'none'} instead of {want} (encoding {condition.encoding}), "
+                     f"e.g. {wrong[0].url}")
+    encoded = [r for r in sent if r.content_encoding and not encodings.is_text(_file_key(r.url))]
+    if encoded:
+        flags.append(f"{len(encoded)} image/font resource(s) arrived with Content-Encoding "
+                     f"{encoded[0].content_encoding} (they are sent as stored), e.g. {encoded[0].url}")
+    return flags
+
+
+def _check_delta(condition: Condition, res: list[Resource], expect_delta: frozenset[str]) -> list[str]:
+    """A warm load of a later version: each changed file came anew (not a 304, not the
+    cached copy) and, in a dictionary encoding, as a delta; if not, why not."""
+    first: dict[str, Resource] = {}
+    for r in res:
+        first.setdefault(_file_key(r.url), r)
+    delta = encodings.get(condition.encoding).dictionary
+    flags = []
+    for key in sorted(expect_delta):
+        r = first.get(key)
+        changed = f"{key} changed in version {condition.version}"
+        if r is None or r.status >= 400:
+            continue  # not requested (nothing measured), or an error (flagged as one)
+        if r.revalidated:
+            flags.append(f"{changed} but the server answered 304: the browser kept the old one")
+        elif r.from_cache:
+            flags.append(f"{changed} but was served from the cache without asking the server")
+        elif delta and r.status == 200 and not r.dictionary_used:
+            why = (f"dictionary offered, answered {r.content_encoding or 'identity'}" if r.dictionary_offered
+                   else "no dictionary offered")
+            flags.append(f"{changed} and arrived whole, not as a delta: {why}")
     return flags

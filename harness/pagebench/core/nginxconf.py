@@ -9,24 +9,55 @@ Pure: `render` returns the text; `lab.nginx.NginxServer` writes and runs it.
     cleartext (tls none)    `listen ...:80` without `ssl` (h2: `listen ...:80 http2`, prior
                             knowledge only: the edge proxy's upstream, never a browser),
                             `sendfile off` (see `_server`)
+
+A binding's encoding (`encodings.py`) and site version choose its root and what it
+answers from (plain nginx 1.22: no gzip_static, brotli or zstd module is needed):
+
+    identity    the files as stored (exactly the configuration before encodings existed)
+    gzip/br/zstd a text file from its sidecar (`try_files $uri.gz $uri`, the suffix from a
+                `map` of Accept-Encoding) with `Content-Encoding` and `Vary: Accept-Encoding`;
+                its own Content-Type (the sidecar's extension is in no `types`, so
+                `default_type ""` leaves it unset and `add_header` names the original's)
+    dcz         as zstd, but first `<file>.<id>.dcz` when Accept-Encoding names dcz and
+                `Available-Dictionary` maps to a dictionary `id` of the plan; `<path>.pbdict`
+                is version 1 of `<path>` (`Use-As-Dictionary`), and version 1's entry page
+                lists every dictionary of the site in `Link`
+    versions    a site of several versions sends its text files `no-cache`
+
+ETag and Last-Modified are those of the file sent: a sidecar has its original's mtime and
+is byte-identical across versions when the original is, so a revalidation in another
+version of an unchanged file is a 304 whatever the encoding.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from pagebench.core import modes
+from pagebench.core import encodings, modes
 from pagebench.core.certs import Leaf
 from pagebench.core.serverplan import (
     COMMON_HEADERS,
+    DCZ_VARY,
+    DICTIONARY_CACHE_CONTROL,
     HTML_CACHE_CONTROL,
     MIME_TYPES,
     STATIC_CACHE_CONTROL,
+    VARY,
     Binding,
     PlanError,
     ServerPlan,
+    accepts_pattern,
+    dictionary_ids,
+    dictionary_links,
+    dictionary_paths,
+    entry_file,
     glob_regex,
+    negotiated,
+    sidecar_pattern,
+    text_pattern,
+    use_as_dictionary,
 )
 from pagebench.core.sites import Site
 
@@ -37,6 +68,12 @@ CACHE_VARIABLE = "$pagebench_cache_control"
 SSL_PROTOCOLS = {"1.2": "TLSv1.2", "1.3": "TLSv1.3"}
 #: Every response's headers: Cache-Control by path (HTML or static), then the common ones.
 HEADERS = (("Cache-Control", CACHE_VARIABLE), *COMMON_HEADERS)
+#: The variables of the maps the negotiated and versioned bindings use (`_encoding_maps`).
+ENCODED_CACHE_VARIABLE = "$pb_encoded_cache_control"  # HTML no-cache, its sidecars too
+VERSIONED_CACHE_VARIABLE = "$pb_versioned_cache_control"  # every text file no-cache
+CONTENT_ENCODING_VARIABLE = "$pb_content_encoding"
+CONTENT_TYPE_VARIABLE = "$pb_content_type"
+VARY_VARIABLE = "$pb_vary"
 
 # Rendering ----------------------------------------------------------------------------
 
@@ -78,13 +115,149 @@ def _server(binding: Binding, site: Site) -> list[str]:
         lines.append("        sendfile off;")
     if mode.connection_per_request:
         lines.append("        keepalive_timeout 0;")
-    lines.append(f"        root {_path(site.origin_root(binding.origin))};")
-    lines += _add_headers(HEADERS, "        ")
+    lines.append(f"        root {_path(site.origin_root(binding.origin, binding.version))};")
+    if not negotiated(binding) and site.manifest.versions == 1:
+        lines += _add_headers(HEADERS, "        ")
+        for glob, headers in site.manifest.headers.items():
+            lines.append(f'        location ~ "{glob_regex(glob)}" {{')
+            lines += _add_headers(_merged(headers), "            ")
+            lines.append("        }")
+    else:
+        lines += _negotiated(binding, site)
+    lines.append("    }")
+    return lines
+
+
+# Encodings and versions -------------------------------------------------------------------------
+
+
+def _headers_of(binding: Binding, site: Site) -> list[tuple[str, str]]:
+    """A negotiated or versioned binding's response headers (in place of HEADERS)."""
+    cache = VERSIONED_CACHE_VARIABLE if site.manifest.versions > 1 else ENCODED_CACHE_VARIABLE
+    headers = [("Cache-Control", cache), *COMMON_HEADERS]
+    if negotiated(binding):
+        headers.append(("Vary", VARY_VARIABLE))
+    return headers
+
+
+def _try_files(binding: Binding) -> str:
+    """The files a request may be answered from, best first (sidecar suffixes come from
+    the maps of Accept-Encoding; an empty one is the file itself)."""
+    if binding.encoding == "dcz":
+        return "try_files $uri$pb_dcz_first $uri$pb_dcz_then $uri $uri/ =404;"
+    if negotiated(binding):
+        return f"try_files $uri$pb_accepts_{binding.encoding} $uri $uri/ =404;"
+    return ""
+
+
+def _serving(binding: Binding, headers: Sequence[tuple[str, str]], indent: str) -> list[str]:
+    """What every location of a negotiated binding repeats (add_header is not inherited by
+    a location that has its own): where the file comes from and the headers."""
+    lines = [indent + line for line in [_try_files(binding)] if line]
+    lines += _add_headers(headers, indent)
+    if negotiated(binding):  # on 2xx/3xx only: error pages keep nginx's own
+        lines += [f'{indent}add_header Content-Encoding "{CONTENT_ENCODING_VARIABLE}";',
+                  f'{indent}add_header Content-Type "{CONTENT_TYPE_VARIABLE}";']
+    return lines
+
+
+def _rule_for(site: Site, path: str) -> dict[str, str]:
+    """The headers of the first site rule matching `path` (nginx's first matching regex location)."""
+    for glob, headers in site.manifest.headers.items():
+        if re.search(glob_regex(glob), path):
+            return headers
+    return {}
+
+
+def _negotiated(binding: Binding, site: Site) -> list[str]:
+    """The body of a server block that negotiates an encoding or serves a versioned site."""
+    base = _headers_of(binding, site)
+    lines = []
+    if negotiated(binding):
+        lines.append('        default_type "";')  # the sidecars' extensions: Content-Type from the map
+    lines += _serving(binding, base, "        ")
+    if binding.encoding == "dcz":
+        host, entry = entry_file(site)
+        if binding.version == 1 and host == binding.origin and site.manifest.dictionaries:
+            headers = [*_merged_into(base, _rule_for(site, entry)), ("Link", dictionary_links(site))]
+            lines.append(f"        location = {_path(entry)} {{")
+            lines += _serving(binding, headers, "            ")
+            lines.append("        }")
+        v1 = _path(site.origin_root(binding.origin))
+        for path in dictionary_paths(site, binding.origin):
+            lines += [f"        location = {_path(path)}{encodings.DICTIONARY_SUFFIX} {{",
+                      f"            root {v1};",
+                      f"            try_files {_path(path)} =404;"]
+            lines += _add_headers([("Cache-Control", DICTIONARY_CACHE_CONTROL), *COMMON_HEADERS], "            ")
+            lines += [f"            add_header Use-As-Dictionary '{use_as_dictionary(path)}' always;", "        }"]
     for glob, headers in site.manifest.headers.items():
         lines.append(f'        location ~ "{glob_regex(glob)}" {{')
-        lines += _add_headers(_merged(headers), "            ")
+        lines += _serving(binding, _merged_into(base, headers), "            ")
         lines.append("        }")
-    lines.append("    }")
+    return lines
+
+
+def _merged_into(base: Sequence[tuple[str, str]], extra: dict[str, str]) -> list[tuple[str, str]]:
+    override = {name.lower() for name in extra}
+    return [(n, v) for n, v in base if n.lower() not in override] + list(extra.items())
+
+
+def _encoding_maps(server_plan: ServerPlan) -> list[str]:
+    """The maps negotiated and versioned bindings read: which sidecar Accept-Encoding
+    allows, which delta Available-Dictionary names, and the headers of the file sent
+    (by its final $uri: `style.css.br` after try_files)."""
+    bindings = server_plan.served_by("nginx")
+    sites = {s.name: s for s in server_plan.sites}
+    if all(not negotiated(b) and sites[b.site].manifest.versions == 1 for b in bindings):
+        return []
+    text, sidecar = text_pattern(), sidecar_pattern()
+    lines = ["    # content encodings and versions (core/encodings.py)"]
+    for encoding in encodings.SIDECARS:
+        lines += [f"    map $http_accept_encoding $pb_accepts_{encoding.name} {{",
+                  f'        "~*{accepts_pattern(encoding.token)}" "{encoding.suffix}";',
+                  "    }"]
+    lines += ["    map $http_accept_encoding $pb_accepts_dcz {",
+              f'        "~*{accepts_pattern("dcz")}" "1";',
+              "    }",
+              '    map "$pb_accepts_dcz$http_available_dictionary" $pb_dcz {']
+    for value, ident in dictionary_ids(server_plan.sites).items():
+        lines.append(f'        "~^1{re.escape(value)}$" ".{ident}.dcz";')
+    lines += ["    }",
+              "    map $pb_dcz $pb_dcz_first {",
+              '        "" $pb_accepts_zstd;',
+              "        default $pb_dcz;",
+              "    }",
+              "    map $pb_dcz $pb_dcz_then {",
+              '        "" "";',
+              "        default $pb_accepts_zstd;",
+              "    }",
+              f"    map $uri {CONTENT_ENCODING_VARIABLE} {{"]
+    for encoding in encodings.SIDECARS:
+        lines.append(f'        "~*{text}{re.escape(encoding.suffix)}$" "{encoding.token}";')
+    lines += [f'        "~*{text}\\.[0-9a-f]{{16}}\\.dcz$" "dcz";',
+              "    }",
+              f"    map $uri {VARY_VARIABLE} {{",
+              f'        "~*{text}\\.[0-9a-f]{{16}}\\.dcz$" "{DCZ_VARY}";',
+              f'        "~*{text}{sidecar}?$" "{VARY}";',
+              "    }",
+              f"    map $uri {CONTENT_TYPE_VARIABLE} {{"]
+    known = []
+    for mime, extensions in MIME_TYPES:
+        pattern = "|".join(re.escape(ext) for ext in extensions.split())
+        known.append(pattern)
+        if any(encodings.is_text("." + ext) for ext in extensions.split()):
+            lines.append(f'        "~*\\.({pattern}){sidecar}$" "{mime}";')
+    lines += [f'        "~*\\.({"|".join(known)})$" "";',
+              '        default "application/octet-stream";',
+              "    }",
+              f"    map $uri {ENCODED_CACHE_VARIABLE} {{",
+              f'        default "{STATIC_CACHE_CONTROL}";',
+              f'        "~\\.html?{sidecar}?$" "{HTML_CACHE_CONTROL}";',
+              "    }",
+              f"    map $uri {VERSIONED_CACHE_VARIABLE} {{",
+              f'        default "{STATIC_CACHE_CONTROL}";',
+              f'        "~*{text}{sidecar}?$" "{HTML_CACHE_CONTROL}";',
+              "    }"]
     return lines
 
 
@@ -138,6 +311,7 @@ def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> s
         f'        default "{STATIC_CACHE_CONTROL}";',
         f'        "~\\.html?$" "{HTML_CACHE_CONTROL}";',
         "    }",
+        *_encoding_maps(server_plan),
     ]
     for binding in server_plan.served_by("nginx"):
         lines += [""] + _server(binding, sites[binding.site])

@@ -19,10 +19,23 @@ class Condition:
     profile: str  # profile name (its fields are stored with the experiment)
     cache: str
     tls: str = "1.3"
+    encoding: str = "identity"  # encodings.NAMES
+    #: The site's version this load sees (a warm load primes with version 1 first).
+    version: int = 1
 
     @property
     def key(self) -> str:
-        return f"{self.site}|{self.mode}|{self.topology}|{self.profile}|{self.cache}|tls{self.tls}"
+        key = f"{self.site}|{self.mode}|{self.topology}|{self.profile}|{self.cache}|tls{self.tls}"
+        # Only what differs from the defaults: keys of runs stored before encodings stay.
+        return key + (f"|{self.encoding}" if self.encoding != "identity" else "") + (
+            f"|v{self.version}" if self.version != 1 else "")
+
+    @property
+    def label(self) -> str:
+        """Short, for progress lines: what varies in most runs, and encoding/version when set."""
+        extra = (f" {self.encoding}" if self.encoding != "identity" else "") + (
+            f" v{self.version}" if self.version != 1 else "")
+        return f"{self.site} {self.mode} {self.profile} {self.cache}{extra}"
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,13 @@ class Resource:
     body_bytes: int  # decoded body size
     timing: dict[str, float] = field(default_factory=dict)  # CDP ResourceTiming phases
     revalidated: bool = False  # 304 Not Modified
+    #: Body bytes as sent (Resource Timing encodedBodySize); body_bytes is after decoding.
+    #: None when the browser did not say (stored before encodings, or a failed request).
+    encoded_bytes: int | None = None
+    content_encoding: str = ""  # the Content-Encoding received ("" none)
+    #: The request offered a dictionary (Available-Dictionary), and the answer used it (dcz).
+    dictionary_offered: bool = False
+    dictionary_used: bool = False
 
 
 @dataclass(frozen=True)

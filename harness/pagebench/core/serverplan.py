@@ -1,18 +1,20 @@
 """The server plan of a run: every site under every mode and TLS version at once, each
-(TLS version, mode, site, origin) on its own server address.
+(TLS version, mode, site, version, encoding, origin) on its own server address.
 
 Pure: `plan` allocates addresses; `nginxconf` and `caddyconf` render the configuration
 text of the two server programs, `lab.nginx` and `lab.caddy` run them.
 
-Each (TLS version, mode, site, origin) gets its own server IP on port 443 (cleartext,
-`tls: none`: port 80; the browser speaks it directly for HTTP/1.x, the edge proxy across
-the link for every strategy, h2 with prior knowledge), in that
+Each (TLS version, mode, site, site version, encoding, origin) gets its own server IP on
+port 443 (cleartext, `tls: none`: port 80; the browser speaks it directly for HTTP/1.x,
+the edge proxy across the link for every strategy, h2 with prior knowledge), in that
 nesting order (QUIC modes under TLS 1.3 only): index i is `Layout.server_addresses[i]`
 (and `server_addresses6[i]`). Distinct IPs keep Chromium from pooling connections across
 modes, TLS versions or origins (h2 coalescing needs a shared IP). The browser reaches a
 condition through `ServerPlan.host_resolver_rules(mode, tls)` (name the site when two
-sites of the plan share a hostname, as the seed000 family does). The certificate
-(`certs.Leaf`) is only needed to render; `lab.nginx.NginxServer` issues it when the plan
+sites of the plan share a hostname, as the seed000 family does; and the encoding and the
+site version when the plan has several: a version is the same URLs on other addresses,
+so a warm load of version 2 revalidates what version 1's load left in the cache). The
+certificate (`certs.Leaf`) is only needed to render; `lab.nginx.NginxServer` issues it when the plan
 has none. Every connection does a full handshake (no session cache, no tickets, no
 early data). The modes a plan serves are the origin modes of `modes.MODES`: a mode
 served by another's bindings (pipelining, by keep-alive's) is not planned itself.
@@ -23,7 +25,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
+from pagebench.core import encodings as encodings_table
 from pagebench.core import modes as modes_table
 from pagebench.core.certs import Leaf
 from pagebench.core.layout import MAX_SERVER_IPS, Layout
@@ -53,19 +57,34 @@ MIME_TYPES = (
 )
 
 
+#: What a directory URL serves (nginx's default `index`, Caddy's `index_names`).
+INDEX = "index.html"
+#: Sent with a negotiated text response; a dcz one also varies with the dictionary offered.
+VARY = "Accept-Encoding"
+DCZ_VARY = "Accept-Encoding, Available-Dictionary"
+#: A dictionary (`<path>.pbdict`) stays fresh for a day: Chromium registers none without freshness.
+DICTIONARY_CACHE_CONTROL = "max-age=86400"
+#: The characters a dictionary's `match` URL pattern would read as syntax, or its
+#: structured-field string could not hold.
+_PATTERN_SYNTAX = set('*?+:(){}\\"')
+
+
 class PlanError(ValueError):
     """One line: which mode, TLS version, site or host is at fault, and why."""
 
 
 @dataclass(frozen=True)
 class Binding:
-    """One nginx server block: a site's origin under one mode and TLS version."""
+    """One nginx server block: a site's origin under one mode and TLS version, one version
+    of its content and one content encoding."""
 
     tls: str
     mode: str
     site: str
     origin: str
     index: int  # into Layout.server_addresses / server_addresses6
+    encoding: str = encodings_table.IDENTITY  # a name of `encodings.ENCODINGS`
+    version: int = 1  # of the site's content (`Site.origin_root(origin, version)`)
 
     @property
     def server(self) -> str:
@@ -94,6 +113,7 @@ class ServerPlan:
     tls_versions: tuple[str, ...]
     bindings: tuple[Binding, ...]
     leaf: Leaf | None = None  # the certificate; `servers` supplies it when the plan has none
+    encodings: tuple[str, ...] = (encodings_table.IDENTITY,)
 
     @property
     def ip_count(self) -> int:
@@ -109,8 +129,10 @@ class ServerPlan:
         """Every origin served (what the certificate must name)."""
         return tuple(sorted({b.origin for b in self.bindings}))
 
-    def select(self, mode: str, tls: str, site: str | None = None) -> tuple[Binding, ...]:
-        """The bindings of one condition (mode, TLS, optionally the site), checked to be servable."""
+    def select(self, mode: str, tls: str, site: str | None = None, *, encoding: str = encodings_table.IDENTITY,
+               version: int = 1) -> tuple[Binding, ...]:
+        """The bindings of one condition (mode, TLS, optionally the site; the encoding and the
+        site version), checked to be servable."""
         if mode not in self.modes:
             raise PlanError(f"mode {mode!r}: not in this plan (has {', '.join(self.modes)})")
         if tls not in self.tls_versions:
@@ -119,7 +141,13 @@ class ServerPlan:
             raise PlanError(f"mode {mode} with tls {tls}: QUIC always uses TLS {modes_table.QUIC_TLS}")
         if site is not None and site not in {s.name for s in self.sites}:
             raise PlanError(f"site {site!r}: not in this plan (has {', '.join(s.name for s in self.sites)})")
-        chosen = tuple(b for b in self.bindings if b.mode == mode and b.tls == tls and site in (None, b.site))
+        if encoding not in self.encodings:
+            raise PlanError(f"encoding {encoding!r}: not in this plan (has {', '.join(self.encodings)})")
+        versions = max((s.manifest.versions for s in self.sites if site in (None, s.name)), default=1)
+        if not 1 <= version <= versions:
+            raise PlanError(f"version {version}: not in this plan (site {site or 'any'} has versions 1..{versions})")
+        chosen = tuple(b for b in self.bindings if b.mode == mode and b.tls == tls and site in (None, b.site)
+                       and b.encoding == encoding and b.version == version)
         hosts = [b.origin for b in chosen]
         shared = sorted({host for host in hosts if hosts.count(host) > 1})
         if shared:
@@ -127,35 +155,46 @@ class ServerPlan:
             raise PlanError(f"host {shared[0]} is served for several sites ({', '.join(owners)}): name the site")
         return chosen
 
-    def addresses(self, mode: str, tls: str, site: str | None = None) -> dict[str, str]:
+    def addresses(self, mode: str, tls: str, site: str | None = None, *, encoding: str = encodings_table.IDENTITY,
+                  version: int = 1) -> dict[str, str]:
         """host -> IPv4 address for one condition (e.g. for curl --resolve host:443:ip)."""
-        return {b.origin: b.ip for b in self.select(mode, tls, site)}
+        return {b.origin: b.ip for b in self.select(mode, tls, site, encoding=encoding, version=version)}
 
-    def address(self, mode: str, tls: str, host: str, site: str | None = None) -> Binding:
+    def address(self, mode: str, tls: str, host: str, site: str | None = None, *,
+                encoding: str = encodings_table.IDENTITY, version: int = 1) -> Binding:
         """The binding serving `host` in one condition."""
-        for binding in self.select(mode, tls, site):
+        for binding in self.select(mode, tls, site, encoding=encoding, version=version):
             if binding.origin == host:
                 return binding
-        raise PlanError(f"host {host!r}: not served under mode {mode}, tls {tls}")
+        raise PlanError(f"host {host!r}: not served under mode {mode}, tls {tls}, encoding {encoding}, "
+                        f"version {version}")
 
-    def host_resolver_rules(self, mode: str, tls: str, site: str | None = None, block_others: bool = False) -> str:
+    def host_resolver_rules(self, mode: str, tls: str, site: str | None = None, block_others: bool = False, *,
+                            encoding: str = encodings_table.IDENTITY, version: int = 1) -> str:
         """Chromium's --host-resolver-rules value: `MAP host ip, MAP host2 ip2`.
         `block_others` adds `MAP * ~NOTFOUND` so no other name is ever looked up."""
-        rules = [f"MAP {b.origin} {b.ip}" for b in self.select(mode, tls, site)]
+        rules = [f"MAP {b.origin} {b.ip}" for b in self.select(mode, tls, site, encoding=encoding, version=version)]
         return ", ".join(rules + (["MAP * ~NOTFOUND"] if block_others else []))
 
-    def force_quic_on(self, mode: str, tls: str, site: str | None = None) -> str:
+    def force_quic_on(self, mode: str, tls: str, site: str | None = None, *,
+                      encoding: str = encodings_table.IDENTITY, version: int = 1) -> str:
         """Chromium's --origin-to-force-quic-on value for a QUIC mode's origins:
         `host:443,host2:443` (QUIC from the first request, no TCP and no Alt-Svc discovery)."""
-        return ",".join(f"{b.origin}:{QUIC_PORT}" for b in self.select(mode, tls, site))
+        return ",".join(f"{b.origin}:{QUIC_PORT}"
+                        for b in self.select(mode, tls, site, encoding=encoding, version=version))
 
 
 
 def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str],
-         leaf: Leaf | None = None) -> ServerPlan:
-    """Allocate one server IP per (TLS version, mode, site, origin), in that order; QUIC
-    cells exist for TLS 1.3 only (QUIC has no other)."""
+         leaf: Leaf | None = None, encodings: Iterable[str] = (encodings_table.IDENTITY,)) -> ServerPlan:
+    """Allocate one server IP per (TLS version, mode, site, site version, encoding, origin),
+    in that order; QUIC cells exist for TLS 1.3 only (QUIC has no other). With one encoding
+    and sites of one version, indices are what they were before either existed."""
     modes, tls_versions = tuple(dict.fromkeys(modes)), tuple(dict.fromkeys(tls_versions))
+    encoding_names = tuple(dict.fromkeys(encodings))
+    for encoding in encoding_names:
+        if encoding not in encodings_table.BY_NAME:
+            raise PlanError(f"encoding {encoding!r}: unknown; known are {', '.join(encodings_table.NAMES)}")
     served = [mode.name for mode in modes_table.MODES if mode.origin == mode.name]
     for mode in modes:
         if mode not in modes_table.BY_NAME:
@@ -166,8 +205,8 @@ def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str
     for tls in tls_versions:
         if tls not in modes_table.TLS_CHOICES:
             raise PlanError(f"tls {tls!r}: must be one of {', '.join(modes_table.TLS_CHOICES)}")
-    if not sites or not modes or not tls_versions:
-        raise PlanError("plan: needs at least one site, one mode and one TLS version")
+    if not sites or not modes or not tls_versions or not encoding_names:
+        raise PlanError("plan: needs at least one site, one mode, one TLS version and one encoding")
     for mode in modes:
         if not set(modes_table.get(mode).tls_versions) & set(tls_versions):
             raise PlanError(f"mode {mode}: QUIC always uses TLS {modes_table.QUIC_TLS}, and the plan has tls "
@@ -175,14 +214,17 @@ def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str
     names = [site.name for site in sites]
     if len(set(names)) != len(names):
         raise PlanError(f"sites: {sorted({n for n in names if names.count(n) > 1})[0]} is listed twice")
-    cells = [(tls, mode, site.name, origin)
-             for tls in tls_versions for mode in modes for site in sites for origin in site.origins
+    cells = [(tls, mode, site.name, origin, version, encoding)
+             for tls in tls_versions for mode in modes for site in sites
+             for version in range(1, site.manifest.versions + 1) for encoding in encoding_names
+             for origin in site.origins
              if tls in modes_table.get(mode).tls_versions]
     if len(cells) > MAX_SERVER_IPS:
-        raise PlanError(f"plan: needs {len(cells)} server IPs (one per TLS version x mode x origin), at most "
-                        f"{MAX_SERVER_IPS}: split it into several plans")
-    bindings = tuple(Binding(*cell, index=i) for i, cell in enumerate(cells))
-    return ServerPlan(tuple(sites), modes, tls_versions, bindings, leaf)
+        raise PlanError(f"plan: needs {len(cells)} server IPs (one per TLS version x mode x site version x "
+                        f"encoding x origin), at most {MAX_SERVER_IPS}: split it into several plans")
+    bindings = tuple(Binding(tls, mode, site, origin, index=i, encoding=encoding, version=version)
+                     for i, (tls, mode, site, origin, version, encoding) in enumerate(cells))
+    return ServerPlan(tuple(sites), modes, tls_versions, bindings, leaf, encoding_names)
 
 
 def browser_url(entry: str, tls: str, topology: str) -> str:
@@ -209,6 +251,74 @@ def glob_regex(glob: str) -> str:
 
 
 def binding_rows(server_plan: ServerPlan) -> list[list[object]]:
-    """The plan's bindings as JSON rows (tls, mode, site, origin, index): what the harness
-    and a split lab's sites role compare to know they serve the same plan."""
-    return [[b.tls, b.mode, b.site, b.origin, b.index] for b in server_plan.bindings]
+    """The plan's bindings as JSON rows (tls, mode, site, origin, index, encoding, version):
+    what the harness and a split lab's sites role compare to know they serve the same plan."""
+    return [[b.tls, b.mode, b.site, b.origin, b.index, b.encoding, b.version] for b in server_plan.bindings]
+
+
+# Content encodings and versions (what both servers' configurations need) ---------------------
+
+
+def text_pattern() -> str:
+    """A regex (no anchors, no flags) matching a text file's suffix (`encodings.is_text`)."""
+    return r"\.(" + "|".join(re.escape(s.lstrip(".")) for s in encodings_table.TEXT_SUFFIXES) + ")"
+
+
+def sidecar_pattern() -> str:
+    """A regex matching what follows a text file's name in its sidecars: `.gz`, `.br`, `.zst`
+    or `.<dictionary id>.dcz` (the agreed layout)."""
+    plain = "|".join(re.escape(e.suffix) for e in encodings_table.SIDECARS)
+    return rf"({plain}|\.[0-9a-f]{{16}}\.dcz)"
+
+
+def accepts_pattern(token: str) -> str:
+    """A regex (PCRE and RE2 alike; match it case-insensitively) that an Accept-Encoding
+    value names `token` with a non-zero q (RFC 9110 12.5.3)."""
+    q = r"(;[ \t]*q[ \t]*=[ \t]*(1(\.0{0,3})?|0?\.[0-9]{0,2}[1-9][0-9]{0,2}))?"
+    return rf"(^|,)[ \t]*{re.escape(token)}[ \t]*{q}[ \t]*(,|$)"
+
+
+def dictionary_paths(site: Site, origin: str) -> list[str]:
+    """The paths on `origin` that have a version-1 dictionary (`manifest.dictionaries`)."""
+    paths = sorted("/" + key.split("/", 1)[1] for key in site.manifest.dictionaries
+                   if key.split("/", 1)[0] == origin and "/" in key)
+    for path in paths:
+        if _PATTERN_SYNTAX & set(path) or any(ord(ch) <= 32 or ord(ch) > 126 for ch in path):
+            raise PlanError(f"site {site.name}: dictionary path {path!r} must be printable ASCII without "
+                            f"{''.join(sorted(_PATTERN_SYNTAX))} or spaces (it is a URL pattern)")
+    return paths
+
+
+def use_as_dictionary(path: str) -> str:
+    """The `Use-As-Dictionary` value of `<path>.pbdict`: it is the dictionary for `path`; a
+    directory's index (`/index.html`) also for the directory (`/`, as entries are loaded)."""
+    if path.endswith("/" + INDEX):
+        return f'match="{path.removesuffix(INDEX)}{{{INDEX}}}?"'
+    return f'match="{path}"'
+
+
+def dictionary_ids(sites: Iterable[Site]) -> dict[str, str]:
+    """Every `Available-Dictionary` value the plan's sites can be offered -> the id in the
+    file name of the deltas made against it (`<file>.<id>.dcz`)."""
+    values = sorted({value for site in sites for value in site.manifest.dictionaries.values()})
+    return {value: encodings_table.dictionary_id_of_header(value) for value in values}
+
+
+def entry_file(site: Site) -> tuple[str, str]:
+    """The entry's host and the path of the file it serves (a directory's index)."""
+    url = urlsplit(site.manifest.entry)
+    path = url.path or "/"
+    return url.hostname or "", path + INDEX if path.endswith("/") else path
+
+
+def dictionary_links(site: Site) -> str:
+    """The `Link` header of the entry page of version 1 in a dcz binding: every dictionary
+    of the site, on every origin, for Chromium to fetch at idle after the load."""
+    links = [f"<https://{origin}{path}{encodings_table.DICTIONARY_SUFFIX}>; rel=compression-dictionary"
+             for origin in site.origins for path in dictionary_paths(site, origin)]
+    return ", ".join(links)
+
+
+def negotiated(binding: Binding) -> bool:
+    """Whether a binding answers from precompressed files (every encoding but identity)."""
+    return binding.encoding != encodings_table.IDENTITY

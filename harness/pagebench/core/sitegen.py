@@ -15,6 +15,13 @@ Built-in sites (requests = files fetched by one cold load, bytes = response bodi
   figures 6-1/6-2): one origin `www.seed000.test`; `/` (HTML) with N inline PNGs of
   exactly 2544 (small, 64x48) or 45566 (large, 320x240) bytes, each distinct
   (`/img/small-01.png` ...). N + 1 requests.
+- `seed001-a` .. `seed001-d` (Mogul, Douglis, Feldmann & Krishnamurthy 1997, table
+  6-3): one origin `www.seed001.test`, one HTML page `/` and nothing else, of exactly
+  17,545 (A), 6,017 (B), 374,144 (C) and 97,125 (D) bytes, compressing as the seed's did
+  (gzip -9 within 15 % of its 6,177, 2,033, 39,200 and 10,223 bytes): A and B are
+  w3.org-like prose pages with link lists, C and D SPEC CPU95 results (per system, tables
+  of run times and ratios, a configuration table). Versions 2, 3, 4 edit 0.1 %, 1 % and
+  10 % of the page's bytes, scattered (`with_versions`); 1 request.
 - `seed002` (the 2013 SPDY testbed report, Appendix A): the report's page rebuilt
   over two origins. `www.seed002.test`: `/` (HTML), `/img/soe.gif` (6250 B),
   `/img/a_flores.jpg` (1,184,000 B), `/img/mypic_afs.jpg` (1,046,000 B) and the "Picture
@@ -44,20 +51,32 @@ Built-in sites (requests = files fetched by one cold load, bytes = response bodi
   round-robin over `origins` origins (`www.gen.test`, `o2.gen.test`, ...); `css`
   stylesheets (10,000 B) and `js` sync scripts (20,000 B) in the head on origin 1;
   `late` more images inserted by `/late.js` (continuing the round-robin); HTML padded
-  to `html_bytes` when given. Named from its parameters: `gen-i20-b2544-o1[-c1][-j1][-l5][-h30000]`.
+  to `html_bytes` when given. `versions: [0.01, 0.1]` adds versions 2, 3, ... (at most
+  19 more) editing that fraction of the bytes of the chosen text files (`edit: one` in
+  one run, or `scattered`, the default; `changed: 0.5` of the HTML, CSS and JS files,
+  the HTML always; the rest byte-identical). Named from its parameters:
+  `gen-i20-b2544-o1[-c1][-j1][-l5][-h30000][-v0.01_0.1[-eone][-x0.25]]` (a long list of
+  versions as `-v<count>x<hash>`).
+
+Text is realistic (`versions`): HTML is padded with paragraphs of English-like prose,
+CSS and JS with rules and functions that are never used and comments of prose, so every
+encoding compresses them about as it does real pages (gzip -9: HTML and JS ~0.35-0.4,
+CSS ~0.25), at the same exact sizes.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import random
 import re
 import struct
 import zlib
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from pagebench.core import encodings, versions
 from pagebench.core.sites import GeneratedSite, SiteError, SiteManifest, one_line
 
 
@@ -183,18 +202,23 @@ def svg(size: int, width: int, height: int, seed: str) -> bytes:
 
 
 def padded(body: bytes, size: int, open_: bytes, close: bytes, seed: str) -> bytes:
-    """`body` followed by a comment that brings it to exactly `size` bytes."""
+    """`body` followed by a comment of prose that brings it to exactly `size` bytes."""
     room = size - len(body) - len(open_) - len(close)
     if size == len(body):
         return body
     if room < 0:
         raise SiteError(f"{seed}: {size} bytes is less than its content ({len(body) + len(open_) + len(close)})")
-    return body + open_ + filler(seed, room) + close
+    return body + open_ + versions.prose(seed, room) + close
 
 
-def text_file(body: str, size: int, seed: str) -> bytes:
-    """CSS or JavaScript padded with a /* */ comment."""
-    return padded(body.encode(), size, b"/*", b"*/\n", seed)
+def text_file(body: str, size: int, seed: str, css: bool = False) -> bytes:
+    """JavaScript (or CSS) padded to exactly `size` bytes with realistic code: functions
+    never called (rules that match nothing) and comments of prose, which compress as
+    real code does."""
+    room = size - len(body.encode())
+    if room < 0:
+        raise SiteError(f"{seed}: {size} bytes is less than its content ({len(body.encode())})")
+    return body.encode() + (versions.css_text if css else versions.js_text)(seed, room)
 
 
 FONT_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.,:;!?-'&"
@@ -248,7 +272,8 @@ def font(family: str, style: str, size: int, flavor: str | None, seed: str) -> b
 
 
 def html_page(title: str, head: list[str], body: list[str], size: int = 0, seed: str = "") -> bytes:
-    """A page with `head` and `body` lines, padded with a comment to `size` bytes when given."""
+    """A page with `head` and `body` lines, padded to `size` bytes when given with
+    paragraphs of prose (text that compresses as text does, and that versions edit)."""
     text = "\n".join([
         "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -260,13 +285,63 @@ def html_page(title: str, head: list[str], body: list[str], size: int = 0, seed:
     room = size - len(text.encode()) - len(end)
     if room == 0:
         return (text + end).encode()
-    if room < 8:
-        raise SiteError(f"html_bytes: at least {len(text.encode()) + len(end) + 8} for this page (got {size})")
-    return text.encode() + b"<!--" + filler(seed or title, room - 8) + b"-->\n" + end.encode()
+    if room < 9:
+        raise SiteError(f"html_bytes: at least {len(text.encode()) + len(end) + 9} for this page (got {size})")
+    return text.encode() + versions.paragraphs(seed or title, room) + end.encode()
 
 
 def _manifest(name: str, origins: list[str], path: str = "/") -> SiteManifest:
     return SiteManifest(name=name, entry=f"https://{origins[0]}{path}", origins=tuple(origins))
+
+
+# Versions --------------------------------------------------------------------------------
+
+MAX_VERSIONS = 20
+_EDITED = (".html", ".htm", ".css", ".js", ".mjs", ".txt")
+
+
+def _is_code(path: str) -> bool:
+    return path.endswith((".css", ".js", ".mjs"))
+
+
+def with_versions(site: GeneratedSite, fractions: tuple[float, ...], spread: str = "scattered",
+                  changed: float = 0.5, where: str = "versions") -> GeneratedSite:
+    """`site` with versions 2..N: version k edits `fractions[k - 2]` of the bytes of the
+    same chosen text files of version 1 (`versions.edit`): the entry HTML, then others in a
+    fixed shuffled order until `changed` of the text files (HTML, CSS, JS) are chosen;
+    every other file stays byte-identical. Files with too little text to take the largest
+    edit are passed over (the HTML must take it: one-line error naming `where`)."""
+    if not fractions:
+        return site
+    entry = site.manifest.origins[0] + "/" + (site.entry.split("/", 3)[3] or "index.html")
+    texts = sorted(p for p in site.files if p.endswith(_EDITED))
+    if entry not in texts:
+        raise SiteError(f"{where}: the entry {entry} is not an HTML file of the site")
+    order = [p for p in texts if p != entry]
+    random.Random(f"{site.name}/changed").shuffle(order)
+    wanted, chosen = max(1, round(changed * len(texts))), []
+    for path in [entry, *order]:
+        body, need = site.files[path], max(1, round(max(fractions) * len(site.files[path])))
+        if len(chosen) < wanted and len(versions.editable(body, _is_code(path))) >= need:
+            chosen.append(path)
+        elif path == entry:
+            have = len(versions.editable(body, False))
+            raise SiteError(f"{where}: {max(fractions):g} of {entry} ({len(body)} bytes) is {need} bytes but it "
+                            f"has {have} bytes of text to edit (make the page larger: html_bytes)")
+    later = []
+    for number, fraction in enumerate(fractions, 2):
+        files = dict(site.files)
+        for path in chosen:
+            files[path] = versions.edit(site.files[path], fraction, spread, f"{site.name}/{path}/v{number}",
+                                        _is_code(path)).body
+        later.append(files)
+    manifest = site.manifest.model_copy(update={
+        "versions": 1 + len(later),
+        "dictionaries": {p: encodings.available_dictionary(b) for p, b in sorted(site.files.items())
+                         if encodings.is_text(p)},
+        "changed": {number: sorted(chosen) for number in range(2, 2 + len(later))},
+    })
+    return GeneratedSite(SiteManifest.model_validate(manifest.model_dump()), site.files, site.levels, tuple(later))
 
 
 # seed000: Padmanabhan & Mogul 1994 ---------------------------------------------------
@@ -354,6 +429,109 @@ SEED002_BIO1 = (
     "and NMSU in the area of network design, server administration and application development.")
 
 
+# seed001: Mogul et al. 1997 ----------------------------------------------------------
+
+#: The seed's files A-D (table 6-3): HTML bytes and their gzip -9 size.
+SEED001_FILES = {"a": (17_545, 6_177), "b": (6_017, 2_033), "c": (374_144, 39_200), "d": (97_125, 10_223)}
+#: Versions 2-4 edit 0.1 %, 1 % and 10 % of the page's bytes, scattered.
+SEED001_EDITS = (0.001, 0.01, 0.1)
+SPEC_INT95 = (("099.go", 4600), ("124.m88ksim", 1900), ("126.gcc", 1700), ("129.compress", 1800),
+              ("130.li", 1900), ("132.ijpeg", 2400), ("134.perl", 1900), ("147.vortex", 2700))
+SPEC_FP95 = (("101.tomcatv", 3700), ("102.swim", 8600), ("103.su2cor", 1400), ("104.hydro2d", 2400),
+             ("107.mgrid", 2500), ("110.applu", 2200), ("125.turb3d", 4100), ("141.apsi", 2100),
+             ("145.fpppp", 9600), ("146.wave5", 3000))
+SPEC_SYSTEMS = (  # vendor, model family, CPU, operating system, compiler
+    ("Digital Equipment Corp.", "AlphaStation", "Alpha 21164", "Digital UNIX V4.0", "DEC C V5.2"),
+    ("Hewlett-Packard Company", "HP 9000 Model", "PA-8000", "HP-UX 10.20", "HP C/ANSI C A.10.32"),
+    ("IBM Corporation", "RS/6000 Model", "PowerPC 604e", "AIX 4.2", "IBM C Set++ 3.1"),
+    ("Silicon Graphics", "Origin200", "MIPS R10000", "IRIX64 6.4", "MIPSpro 7.1"),
+    ("Sun Microsystems", "Ultra Enterprise", "UltraSPARC", "Solaris 2.5.1", "SunPro C 4.2"),
+    ("Intel Corporation", "Alder System", "Pentium Pro", "UnixWare 2.1", "Intel Reference C 2.3"),
+)
+
+
+def _w3_link(rng: random.Random) -> str:
+    words, kinds = versions.WORDS, ("draft", "note", "report", "HTML", "PostScript")
+    return (f'<li><a href="/Protocols/HTTP/{rng.choice(words[:60])}/{rng.choice(words[:200])}.html">'
+            f'{rng.choice(words[:200]).capitalize()} {rng.choice(words[:200])}</a> '
+            f'<em>(<a href="/Protocols/HTTP/{rng.choice(words[:60])}/">{rng.choice(kinds)}</a>)</em></li>')
+
+
+def _w3_body(letter: str, size: int) -> list[str]:
+    """A w3.org-like page of about `size` bytes: a navigation list, sections of prose with
+    links (A and B)."""
+    rng = random.Random(f"seed001/{letter}")
+    spread = (500, 1400) if letter == "a" else (100, 300)  # paragraph sizes: A has longer ones
+    lines = ['<p><a href="/"><img src="data:," alt="W3C" width="72" height="48"></a> '
+             '<a href="/Protocols/">Protocols</a> | <a href="/Consortium/">Consortium</a></p>',
+             f"<h1>{versions.prose(f'seed001/{letter}/h1', 40).decode().rstrip('.')}</h1>"]
+    total, i = sum(len(line) + 1 for line in lines), 0
+    while True:
+        words = versions.WORDS
+        section = [f'<h2><a name="s{i}">{i + 1}. {rng.choice(words).capitalize()} {rng.choice(words)}</a></h2>']
+        section += ["<p>" + versions.prose(f"seed001/{letter}/{i}/{j}", rng.randint(*spread)).decode() + "</p>"
+                    for j in range(rng.randint(1, 2))]
+        section += ["<ul>", *(_w3_link(rng) for _ in range(rng.randint(3, 10))), "</ul>"]
+        total += sum(len(line) + 1 for line in section)
+        if total > size - 350:  # html_page's frame, the rest in paragraphs
+            return lines
+        lines += section
+        i += 1
+
+
+def _spec_body(letter: str, size: int) -> list[str]:
+    """SPEC CPU95 results pages of about `size` bytes: per system, a heading, the integer
+    and floating-point tables of run times and ratios, and its configuration (C and D)."""
+    rng = random.Random(f"seed001/{letter}")
+    lines = ["<h1>SPEC CPU95 Results</h1>", "<p>" + versions.prose(f"seed001/{letter}/intro", 400).decode() + "</p>"]
+    total, n = sum(len(line) + 1 for line in lines), 0
+    while True:
+        vendor, family, cpu, system, compiler = rng.choice(SPEC_SYSTEMS)
+        mhz = rng.choice((133, 150, 166, 180, 200, 233, 250, 266, 300, 333, 400, 500))
+        speed = mhz / 40 * rng.uniform(0.7, 1.3)
+        model = f"{family} {rng.randint(2, 9)}{rng.randint(0, 99):02d} ({mhz} MHz)"
+        block = [f'<hr><h2><a name="r{n}">{vendor} {model}</a></h2>']
+        for kind, rows in (("int", SPEC_INT95), ("fp", SPEC_FP95)):
+            block += ['<table border="1" cellpadding="3">',
+                      "<tr><th>Benchmark</th><th>Reference Time</th><th>Base Run Time</th><th>Base Ratio</th>"
+                      "<th>Run Time</th><th>Ratio</th></tr>"]
+            for bench, ref in rows:
+                base = speed * rng.uniform(0.8, 1.2)
+                peak = base * rng.uniform(1.0, 1.15)
+                block.append(f'<tr><td>{bench}</td><td align="right">{ref}</td><td align="right">{ref / base:.0f}</td>'
+                             f'<td align="right">{base:.2f}</td><td align="right">{ref / peak:.0f}</td>'
+                             f'<td align="right">{peak:.2f}</td></tr>')
+            block += [f'<tr><td colspan="3">SPEC{kind}_base95</td><td align="right">{speed:.2f}</td>'
+                      f'<td colspan="2">&nbsp;</td></tr>', "</table>"]
+        block += ["<p>Notes: " + versions.prose(f"seed001/{letter}/{n}", rng.randint(100, 300)).decode() + "</p>",
+                  '<table border="0" cellpadding="2">',
+                  *(f"<tr><td>{key}</td><td>{value}</td></tr>" for key, value in (
+                      ("Hardware Vendor:", vendor), ("Model Name:", f"{family} {mhz}"), ("CPU:", f"{mhz} MHz {cpu}"),
+                      ("Number of CPUs:", "1"), ("Primary Cache:", "8KBI+8KBD on chip"),
+                      ("Secondary Cache:", f"{rng.choice((96, 256, 512, 1024, 2048))}KB(I+D)"),
+                      ("Memory:", f"{rng.choice((64, 128, 256, 512))}MB"), ("Operating System:", system),
+                      ("Compiler:", compiler), ("Tested by:", vendor),
+                      ("Test Date:", f"{rng.choice(('Jan', 'Mar', 'May', 'Jul', 'Sep', 'Nov'))}-96"))),
+                  "</table>"]
+        total += sum(len(line) + 1 for line in block)
+        if total > size - 350:
+            return lines
+        lines += block
+        n += 1
+
+
+def seed001(letter: str) -> GeneratedSite:
+    """One of the seed's files A-D, with versions 2-4 edited 0.1 %, 1 % and 10 %."""
+    if letter not in SEED001_FILES:
+        raise SiteError(f"seed001: file must be one of a, b, c, d (got {letter!r})")
+    size, _ = SEED001_FILES[letter]
+    host = "www.seed001.test"
+    body = (_w3_body if letter in "ab" else _spec_body)(letter, size)
+    html = html_page(f"seed001 file {letter.upper()}", [], body, size, f"seed001/{letter}/fill")
+    site = GeneratedSite(_manifest(f"seed001-{letter}", [host]), {f"{host}/index.html": html})
+    return with_versions(site, SEED001_EDITS, "scattered", 1.0, f"seed001-{letter}")
+
+
 # modern: a present-day page -----------------------------------------------------------
 
 
@@ -410,10 +588,10 @@ def modern() -> GeneratedSite:
         faces + "body { font-family: 'PB Sans', sans-serif; margin: 0; }\nh1, h2, strong { font-weight: 700; }\n"
         "blockquote { font-family: 'PB Serif', serif; font-style: italic; }\n"
         ".icon { font-family: 'PB Icons'; }\n.grid img, #more img { display: inline-block; margin: 4px; }\n",
-        72_000, "modern/main.css"))
+        72_000, "modern/main.css", css=True))
     css_theme = add(static, "/css/theme.css", text_file(
         "header { background: #123; color: #fff; }\n.hero { width: 100%; height: auto; }\n", 18_000,
-        "modern/theme.css"))
+        "modern/theme.css", css=True))
 
     logo = add(img, "/logo.svg", svg(6_000, 160, 40, "modern/logo"))
     icons = [add(social, f"/icons/s{i}.svg", svg(1_200 + 240 * (i - 1), 24, 24, f"modern/s{i}")) for i in range(1, 7)]
@@ -491,11 +669,18 @@ class GenParams(BaseModel):
     js: int = Field(0, ge=0, le=50)
     late: int = Field(0, ge=0, le=1000)
     html_bytes: int = Field(0, ge=0, le=50_000_000)
+    #: Later versions: the fraction of its bytes each edits (in the chosen text files).
+    versions: tuple[Annotated[float, Field(gt=0, le=0.5)], ...] = Field((), max_length=MAX_VERSIONS - 1)
+    edit: Literal["one", "scattered"] = "scattered"
+    #: The fraction of the text files each later version edits (the HTML always).
+    changed: float = Field(0.5, gt=0, le=1)
 
     @model_validator(mode="after")
     def _bounded(self) -> GenParams:
         if (self.images + self.late) * self.image_bytes > GEN_MAX_BYTES:
             raise ValueError(f"(images + late) x image_bytes must be at most {GEN_MAX_BYTES:,} bytes")
+        if not self.versions and (self.edit != "scattered" or self.changed != 0.5):
+            raise ValueError("edit and changed need versions (the later versions' edit fractions)")
         return self
 
     @property
@@ -503,6 +688,13 @@ class GenParams(BaseModel):
         name = f"gen-i{self.images}-b{self.image_bytes}-o{self.origins}"
         for key, value in (("c", self.css), ("j", self.js), ("l", self.late), ("h", self.html_bytes)):
             name += f"-{key}{value}" if value else ""
+        if self.versions:
+            fractions = "_".join(f"{f:g}" for f in self.versions)
+            if len(name) + len(fractions) > 60:  # a name is at most 80 characters
+                digest = hashlib.sha256(fractions.encode()).hexdigest()[:8]
+                fractions = f"{len(self.versions)}x{digest}"
+            name += f"-v{fractions}" + ("-eone" if self.edit == "one" else "")
+            name += f"-x{self.changed:g}" if self.changed != 0.5 else ""
         return name
 
     @property
@@ -532,7 +724,8 @@ def generate(params: GenParams) -> GeneratedSite:
 
     head = []
     for i in range(1, params.css + 1):
-        files[f"{hosts[0]}/css/{i:02d}.css"] = text_file(f".c{i} {{ margin: {i}px; }}\n", GEN_CSS_BYTES, f"{name}/c{i}")
+        files[f"{hosts[0]}/css/{i:02d}.css"] = text_file(f".c{i} {{ margin: {i}px; }}\n", GEN_CSS_BYTES,
+                                                        f"{name}/c{i}", css=True)
         head.append(f'<link rel="stylesheet" href="/css/{i:02d}.css">')
     for i in range(1, params.js + 1):
         files[f"{hosts[0]}/js/{i:02d}.js"] = text_file(f"window.__pb{i} = {i};\n", GEN_JS_BYTES, f"{name}/j{i}")
@@ -548,7 +741,8 @@ def generate(params: GenParams) -> GeneratedSite:
         files[f"{hosts[0]}/late.js"] = f"/* late.js: inserts {params.late} images */\n{code}\n".encode()
         body.append('<script async src="/late.js"></script>')
     files[f"{hosts[0]}/index.html"] = html_page(name, head, body, params.html_bytes, f"{name}/html")
-    return GeneratedSite(_manifest(name, hosts), files, levels)
+    site = GeneratedSite(_manifest(name, hosts), files, levels)
+    return with_versions(site, params.versions, params.edit, params.changed, "generate: versions")
 
 
 # Built-in names ---------------------------------------------------------------------------
@@ -559,7 +753,7 @@ _SEED000 = re.compile(r"^seed000-(small|large)-n([0-9]+)$")
 def builtin_sites() -> tuple[str, ...]:
     """Every built-in site name."""
     seed000_names = [f"seed000-{kind}-n{n}" for kind in SEED000_SIZES for n in range(1, SEED000_MAX + 1)]
-    return (*seed000_names, "seed002", "modern")
+    return (*seed000_names, *(f"seed001-{letter}" for letter in SEED001_FILES), "seed002", "modern")
 
 
 def builtin(name: str) -> GeneratedSite:
@@ -567,11 +761,14 @@ def builtin(name: str) -> GeneratedSite:
     match = _SEED000.match(name)
     if match and 1 <= int(match.group(2)) <= SEED000_MAX and not match.group(2).startswith("0"):
         return seed000(match.group(1), int(match.group(2)))
+    if name.startswith("seed001-") and name[8:] in SEED001_FILES:
+        return seed001(name[8:])
     if name == "seed002":
         return seed002()
     if name == "modern":
         return modern()
-    raise SiteError(f"unknown site {name!r}; built-in: seed000-{{small,large}}-n1..{SEED000_MAX}, seed002, "
-                    "modern; or generate: {images: N, image_bytes: B, origins: K, ...}; or a directory with site.yaml")
+    raise SiteError(f"unknown site {name!r}; built-in: seed000-{{small,large}}-n1..{SEED000_MAX}, "
+                    "seed001-{a,b,c,d}, seed002, modern; or generate: {images: N, image_bytes: B, origins: K, ...}; "
+                    "or a directory with site.yaml")
 
 

@@ -51,6 +51,14 @@ class SiteManifest(BaseModel):
     entry: str  # https://<first origin>/<path>
     origins: tuple[str, ...] = Field(min_length=1)
     headers: dict[str, dict[str, str]] = {}  # path glob -> response headers
+    #: Versions of the content (1: the site as it is). Version k > 1 lives in `v<k>/<host>/`.
+    versions: int = Field(1, ge=1, le=20)
+    #: "host/path" of every text file of version 1 -> its `Available-Dictionary` value (the
+    #: sf-binary SHA-256 of its body): the dictionaries a delta (dcz) is made against.
+    dictionaries: dict[str, str] = {}
+    #: version -> "host/path" of the text files that differ from version 1 (a warm load of
+    #: that version must receive each of them as a delta; the rest are 304s).
+    changed: dict[int, list[str]] = {}
 
     @field_validator("name")
     @classmethod
@@ -79,6 +87,17 @@ class SiteManifest(BaseModel):
                 if not _VALUE.match(text) or any(ch in text for ch in '"\\$'):
                     raise ValueError(f"{glob}: {name}: value must be printable ASCII without \" \\ $")
         return value
+
+    @model_validator(mode="after")
+    def _versions(self) -> SiteManifest:
+        for version, paths in self.changed.items():
+            if not 2 <= version <= self.versions:
+                raise ValueError(f"changed: version {version} is not one of the later versions 2..{self.versions}")
+            unknown = [p for p in paths if p not in self.dictionaries]
+            if unknown:
+                raise ValueError(f"changed: {unknown[0]} (version {version}) is not a text file of version 1 "
+                                 "(dictionaries)")
+        return self
 
     @model_validator(mode="after")
     def _entry(self) -> SiteManifest:
@@ -118,9 +137,9 @@ class Site(_Described):
     manifest: SiteManifest
     root: Path
 
-    def origin_root(self, host: str) -> Path:
-        """The directory an origin serves (its nginx root)."""
-        return self.root / host
+    def origin_root(self, host: str, version: int = 1) -> Path:
+        """The directory an origin serves (its nginx root) in one version of the site."""
+        return self.root / host if version == 1 else self.root / f"v{version}" / host
 
 
 def one_line(where: str, error: ValidationError) -> SiteError:
@@ -163,10 +182,19 @@ class GeneratedSite(_Described):
     #: Dependency level of the files found only by fetching another (CSS -> font: 2,
     #: script-inserted: 1 + its script's); unlisted files are found in the HTML (1).
     levels: Mapping[str, int] = field(default_factory=dict, repr=False)
+    #: Versions 2..N, each every file of the site (`manifest.changed` lists the text files
+    #: that differ from `files`, version 1; the rest are the same bytes).
+    later: tuple[Mapping[str, bytes], ...] = field(default=(), repr=False)
 
     def level(self, host_path: str) -> int:
         """Dependency level of a generated file ("host/path")."""
         return self.levels.get(host_path, 1)
+
+    def version(self, number: int) -> Mapping[str, bytes]:
+        """Every file of one version (1: `files`)."""
+        if not 1 <= number <= 1 + len(self.later):
+            raise SiteError(f"{self.name}: version {number}: the site has versions 1-{1 + len(self.later)}")
+        return self.files if number == 1 else self.later[number - 2]
 
     @property
     def requests(self) -> int:
@@ -183,6 +211,12 @@ class GeneratedSite(_Described):
         for path in sorted(self.files):
             h.update(f"\0{path}\0{len(self.files[path])}\0".encode())
             h.update(hashlib.sha256(self.files[path]).digest())
+        for number, files in enumerate(self.later, 2):
+            for path in sorted(files):
+                body = files[path]
+                same = body is self.files.get(path) or body == self.files.get(path)
+                h.update(f"\0v{number}\0{path}\0{len(body)}\0".encode())
+                h.update(b"=" if same else hashlib.sha256(body).digest())
         return h.hexdigest()
 
 

@@ -13,6 +13,9 @@ the loads into a seeded, interleaved order. Pure: the caller reads the file.
     cache: [cold, warm]
     tls: ["1.3"]                # "1.2", "1.3", or "none" (cleartext: http1.0/keepalive direct,
                                 # every mode across the link from the edge proxy)
+    encoding: [identity]        # identity, gzip, br, zstd, dcz (delta by dictionary, warm loads
+                                # of a site's later version; see core/encodings.py)
+    version: [1]                # the site version loads see (warm loads prime with 1 first)
     repetitions: 10
     warmup: 1
     seed: 1
@@ -26,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from pagebench.core import modes
+from pagebench.core import encodings, modes
 from pagebench.core.messages import shown
 from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
 from pagebench.core.records import Condition, PlannedLoad
@@ -78,11 +81,28 @@ class Experiment(BaseModel):
     profiles: list[str | dict[str, Any]] = Field(default_factory=lambda: ["none"], min_length=1)
     cache: list[Literal["cold", "warm"]] = Field(default_factory=lambda: ["cold"], min_length=1)
     tls: list[Literal["none", "1.2", "1.3"]] = Field(default_factory=lambda: ["1.3"], min_length=1)
+    encoding: list[str] = Field(default_factory=lambda: [encodings.IDENTITY], min_length=1)
+    version: list[int] = Field(default_factory=lambda: [1], min_length=1)
     repetitions: int = Field(10, ge=1, le=100_000)
     warmup: int = Field(1, ge=0, le=1000)
     seed: int = 1
     timeouts: Timeouts = Timeouts()
     backend: Literal["netem", "userspace"] | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _versions(cls, value: Any) -> Any:
+        value = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+        if isinstance(value, list) and any(isinstance(v, int) and not isinstance(v, bool) and v < 1 for v in value):
+            raise ValueError("a site's versions are numbered from 1")
+        return value
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encodings(cls, names: list[str]) -> list[str]:
+        for name in names:
+            encodings.get(name)
+        return names
 
     @field_validator("modes")
     @classmethod
@@ -105,7 +125,10 @@ class Experiment(BaseModel):
         if self.clients > 1 and "warm" in self.cache:
             raise ValueError("clients: several clients load cold only (a warm load relaunches one persistent "
                              "profile); use cache: [cold]")
-        for field in ("sites", "modes", "cache", "tls"):
+        if "dcz" in self.encoding and self.tls == [modes.CLEARTEXT]:
+            raise ValueError("encoding: dcz needs https (browsers keep compression dictionaries for secure "
+                             "origins only); add tls 1.3")
+        for field in ("sites", "modes", "cache", "tls", "encoding", "version"):
             values = [repr(v) for v in getattr(self, field)]
             if len(set(values)) != len(values):
                 raise ValueError(f"{field} lists a value twice")
@@ -135,6 +158,12 @@ class Experiment(BaseModel):
                 skipped = [tls for tls in self.tls if tls not in mode.tls_in(topology)]
                 if skipped:
                     notes.append(f"tls {', '.join(skipped)}: skipped for {mode.name} {topology} ({mode.tls_reason()})")
+        if "dcz" in self.encoding and modes.CLEARTEXT in self.tls:
+            notes.append("encoding dcz: skipped for tls none (browsers keep compression dictionaries for "
+                         "secure origins only)")
+        if "dcz" in self.encoding and "cold" in self.cache:
+            notes.append("encoding dcz with cache cold: a cold browser holds no dictionary, so every resource "
+                         "is answered with zstd (its fallback)")
         return notes + _pool_notes(self)
 
 
@@ -208,13 +237,15 @@ def resolve_profiles(spec: Experiment, catalogue: dict[str, Profile], origin: st
 def conditions(spec: Experiment, site_names: list[str], profiles: list[Profile]) -> list[Condition]:
     """The matrix, in a stable order (what the report lists)."""
     return [
-        Condition(site, mode.name, topology, profile.name, cache, tls)
+        Condition(site, mode.name, topology, profile.name, cache, tls, encoding, version)
         for site in site_names
         for mode in map(modes.get, spec.resolved_modes)
         for topology in spec.topologies if mode.runs_in(topology)
         for profile in profiles
         for cache in spec.cache
         for tls in spec.tls if tls in mode.tls_in(topology)
+        for encoding in spec.encoding if not (encoding == "dcz" and tls == modes.CLEARTEXT)
+        for version in spec.version
     ]
 
 

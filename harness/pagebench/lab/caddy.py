@@ -73,13 +73,14 @@ class CaddyServer(AccessLogReader):
     """
 
     def __init__(self, bed: Bed, plan: ServerPlan, rundir: Path, caddy: str = CADDY,
-                 timeout: float = 10.0, authority: Authority | None = None) -> None:
+                 timeout: float = 10.0, authority: Authority | None = None, tcp: bool = False) -> None:
         if plan.ip_count > bed.layout.server_ips:
             raise ServerError(f"plan needs {plan.ip_count} server IPs, the topology has "
                               f"{bed.layout.server_ips}: Layout(prefix, server_ips={plan.ip_count})")
         self.bed, self.plan, self.rundir = bed, plan, Path(rundir)
         self.authority = authority
         self.caddy, self.timeout = caddy, timeout
+        self.tcp = tcp  # also h1/h2 on TCP, the same routes: for checks with curl (`caddyconf.render`)
         self.conf_path = self.rundir / "caddy.json"
         self.access_log = self.rundir / "access.log"
         self.stderr_path = self.rundir / "stderr.log"
@@ -99,7 +100,7 @@ class CaddyServer(AccessLogReader):
         self.plan = with_certificate(self.plan, self.authority)
         self.rundir.mkdir(parents=True, exist_ok=True)
         (self.rundir / "home").mkdir(exist_ok=True)
-        self.conf_path.write_text(caddyconf.render(self.plan, self.rundir))
+        self.conf_path.write_text(caddyconf.render(self.plan, self.rundir, tcp=self.tcp))
         try:
             with open(self.stderr_path, "w") as stderr:
                 self.process = self.bed.spawn(self.argv(), stdout=stderr, stderr=subprocess.STDOUT,

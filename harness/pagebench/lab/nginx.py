@@ -30,9 +30,9 @@ class ServerError(RuntimeError):
 
 
 def prepare(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str],
-            authority: Authority | None = None) -> ServerPlan:
+            authority: Authority | None = None, encodings: Iterable[str] = ("identity",)) -> ServerPlan:
     """The plan with its certificate: one leaf (cached) covering every origin."""
-    return with_certificate(serverplan.plan(sites, modes, tls_versions), authority)
+    return with_certificate(serverplan.plan(sites, modes, tls_versions, encodings=encodings), authority)
 
 
 def with_certificate(server_plan: ServerPlan, authority: Authority | None = None) -> ServerPlan:
@@ -47,8 +47,8 @@ def check_readable(server_plan: ServerPlan) -> None:
     searchable by other users, or each request is a 403."""
     checked: set[Path] = set()
     for site in server_plan.sites:
-        for host in site.origins:
-            root = site.origin_root(host)
+        for host, version in ((h, v) for h in site.origins for v in range(1, site.manifest.versions + 1)):
+            root = site.origin_root(host, version)
             for directory in (root, *root.parents):
                 if directory in checked:
                     continue

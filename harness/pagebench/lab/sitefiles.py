@@ -2,20 +2,35 @@
 read, a generated site written once (world-readable: nginx's workers run as nobody), and
 what a spec names resolved to one or the other.
 
-    <data dir>/sites/<name>/site.yaml          name, entry, origins, headers (per path glob)
-    <data dir>/sites/<name>/<origin host>/...  what that origin serves (its nginx root)
-    <data dir>/sites/<name>/.digest            sha256 of the generated content
+    <data dir>/sites/<name>/site.yaml             name, entry, origins, headers (per path glob)
+    <data dir>/sites/<name>/<origin host>/...     what that origin serves in version 1 (its root)
+    <data dir>/sites/<name>/v<k>/<origin host>/   version k > 1: every file again
+    <data dir>/sites/<name>/.digest               sha256 of the generated content
+    <data dir>/sites/<name>/encoding-cost.json    the CPU each encoding cost when written
+
+Every text file (`encodings.is_text`) of every version has its precompressed sidecars
+beside it (`style.css.gz`, `.br`, `.zst`), so the servers spend no CPU compressing and
+each encoding's cost is measured once, here (seed 001 section 8.4; its table 6-4 asks what
+compression costs). In `v<k>`, a text file that differs from version 1 also has its
+delta, `style.css.<dictionary_id(v1 body)>.dcz`. The mtimes are fixed so that a server's
+ETag and Last-Modified (mtime and size) are the same for a file in every version it is
+unchanged in (a revalidation is a 304) and differ where it changed: version 1 and the
+unchanged files of later versions (hard links to version 1's) BASE_MTIME, a file changed
+in version k (and its sidecars) BASE_MTIME + k days.
 """
 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pagebench.core import encodings
 from pagebench.core.sitegen import builtin, generate, parse_generate
 from pagebench.core.sites import GeneratedSite, Site, SiteError, manifest_yaml, parse_manifest
 from pagebench.lab.tls import data_dir
@@ -57,12 +72,22 @@ def write_site(generated: GeneratedSite, base: Path | None = None) -> Site:
             return Site(generated.manifest, root)
         tmp = parent / f".{generated.name}.{os.getpid()}.tmp"
         shutil.rmtree(tmp, ignore_errors=True)
+        cost: dict[str, dict[str, float]] = {}
         for rel, body in generated.files.items():
-            path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(body)
+            _write(tmp / rel, body, BASE_MTIME, cost)
+        for number in range(2, generated.manifest.versions + 1):
+            for rel, body in generated.version(number).items():
+                path, first = tmp / f"v{number}" / rel, generated.files.get(rel)
+                if body == first:
+                    _link(tmp / rel, path)
+                    continue
+                _write(path, body, BASE_MTIME + number * DAY, cost)
+                if first is not None and encodings.is_text(rel):
+                    dcz = path.with_name(f"{path.name}.{encodings.dictionary_id(first)}.dcz")
+                    _store(dcz, _timed(cost, "dcz", body, encodings.dcz_encode, first, body), BASE_MTIME + number * DAY)
         (tmp / "site.yaml").write_text(manifest_yaml(generated.manifest))
         (tmp / ".digest").write_text(digest)
+        (tmp / COST_FILE).write_text(json.dumps(cost, indent=1, sort_keys=True) + "\n")
         for directory, _, names in os.walk(tmp):
             os.chmod(directory, 0o755)
             for name in names:
@@ -73,6 +98,82 @@ def write_site(generated: GeneratedSite, base: Path | None = None) -> Site:
             shutil.rmtree(old)
         os.rename(tmp, root)
     return Site(generated.manifest, root)
+
+
+BASE_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z
+DAY = 86_400
+COST_FILE = "encoding-cost.json"
+
+
+def _timed(cost: dict[str, dict[str, float]], name: str, body: bytes, encode: Callable[..., bytes],
+           *args: Any) -> bytes:
+    """`encode(*args)` (which encodes `body`), adding its CPU time and sizes to `cost[name]`."""
+    start = time.process_time()
+    out = encode(*args)
+    spent = time.process_time() - start
+    entry = cost.setdefault(name, {"files": 0, "bytes_in": 0, "bytes_out": 0, "cpu_ms": 0.0})
+    entry["files"] += 1
+    entry["bytes_in"] += len(body)
+    entry["bytes_out"] += len(out)
+    entry["cpu_ms"] = round(entry["cpu_ms"] + spent * 1000, 3)
+    return out
+
+
+def _store(path: Path, body: bytes, mtime: int) -> None:
+    path.write_bytes(body)
+    os.utime(path, (mtime, mtime))
+
+
+def _write(path: Path, body: bytes, mtime: int, cost: dict[str, dict[str, float]]) -> None:
+    """A file and, for text, its sidecars, all with `mtime`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _store(path, body, mtime)
+    if encodings.is_text(path.name):
+        for encoding in encodings.SIDECARS:
+            encoded = _timed(cost, encoding.name, body, encodings.encode, encoding.name, body)
+            _store(path.with_name(path.name + encoding.suffix), encoded, mtime)
+
+
+def _link(source: Path, path: Path) -> None:
+    """A file unchanged from version 1, and its sidecars: hard links (same inode, mtime)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.link(source, path)
+    if encodings.is_text(source.name):
+        for encoding in encodings.SIDECARS:
+            os.link(source.with_name(source.name + encoding.suffix), path.with_name(path.name + encoding.suffix))
+
+
+def write_sidecars(site: Site) -> Site:
+    """Precompressed sidecars for the text files of a site directory (every version),
+    made in place where one is missing or stale (its mtime is not its file's), with its
+    file's mtime; no deltas (dcz needs generated versions)."""
+    for number in range(1, site.manifest.versions + 1):
+        for host in site.origins:
+            for directory, _, names in os.walk(site.origin_root(host, number)):
+                for name in names:
+                    if encodings.is_text(name) and not name.startswith("."):
+                        _sidecars(Path(directory) / name)
+    return site
+
+
+def _sidecars(path: Path) -> None:
+    made = path.stat()
+    for encoding in encodings.SIDECARS:
+        side = path.with_name(path.name + encoding.suffix)
+        try:
+            if side.stat().st_mtime_ns == made.st_mtime_ns:
+                continue
+        except FileNotFoundError:
+            pass
+        tmp = path.with_name(f".{path.name}{encoding.suffix}.{os.getpid()}.tmp")
+        try:
+            tmp.write_bytes(encodings.encode(encoding.name, path.read_bytes()))
+            os.chmod(tmp, 0o644)
+            os.utime(tmp, ns=(made.st_atime_ns, made.st_mtime_ns))
+            os.rename(tmp, side)
+        except OSError as error:
+            raise SiteError(f"{path.parent}: cannot write the precompressed {side.name} ({error.strerror}); "
+                            "make the site directory writable or add its sidecars") from None
 
 
 def _read(path: Path) -> str | None:
@@ -96,5 +197,6 @@ def resolve(ref: str | Mapping[str, Any]) -> GeneratedSite | Site:
 
 
 def materialize(site: GeneratedSite | Site, base: Path | None = None) -> Site:
-    """A site on disk, ready for nginx: generated sites are written (once)."""
-    return site if isinstance(site, Site) else write_site(site, base)
+    """A site on disk, ready for nginx: generated sites are written (once), a site
+    directory gets its missing sidecars."""
+    return write_sidecars(site) if isinstance(site, Site) else write_site(site, base)

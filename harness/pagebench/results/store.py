@@ -94,6 +94,8 @@ conditions = sa.Table(
     sa.Column("profile_fields", sa.JSON, nullable=False),
     sa.Column("cache", sa.Text, nullable=False),
     sa.Column("tls", sa.Text, nullable=False),
+    sa.Column("encoding", sa.Text, nullable=False, server_default="identity"),
+    sa.Column("version", sa.Integer, nullable=False, server_default="1"),  # the site's version loaded
     sa.UniqueConstraint("experiment_id", "key", name="uq_conditions_experiment_key"),
 )
 
@@ -172,6 +174,10 @@ resources = sa.Table(
     sa.Column("transfer_bytes", sa.BigInteger, nullable=False),
     sa.Column("body_bytes", sa.BigInteger, nullable=False),
     sa.Column("timing", sa.JSON, nullable=False),
+    sa.Column("encoded_bytes", sa.BigInteger),  # body as sent (encodedBodySize); null: not said
+    sa.Column("content_encoding", sa.Text, nullable=False, server_default=""),
+    sa.Column("dictionary_offered", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("dictionary_used", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.UniqueConstraint("load_id", "position", name="uq_resources_load_position"),
 )
 
@@ -410,7 +416,7 @@ class Store:
                 conn.execute(sa.insert(conditions), [
                     {"experiment_id": experiment_id, "key": key, "site": c.site, "mode": c.mode,
                      "topology": c.topology, "profile": c.profile, "profile_fields": profiles[c.profile],
-                     "cache": c.cache, "tls": c.tls}
+                     "cache": c.cache, "tls": c.tls, "encoding": c.encoding, "version": c.version}
                     for key, c in unique.items()
                 ])
                 rows = conn.execute(sa.select(conditions.c.key, conditions.c.id)
@@ -554,7 +560,8 @@ class Store:
                     for row in conn.execute(query).mappings()]
 
     def conditions(self, run_id: str) -> list[dict[str, Any]]:
-        """The run's conditions (key, site, mode, topology, profile, profile_fields, cache, tls)."""
+        """The run's conditions (key, site, mode, topology, profile, profile_fields, cache, tls,
+        encoding, version)."""
         with self._read() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             query = (sa.select(*[c for c in conditions.c if c.name not in ("id", "experiment_id")])
@@ -663,11 +670,12 @@ def _check_plan(run_id: str, plan: list[PlannedLoad], profiles: dict[str, dict[s
 
 def _condition_columns() -> list[sa.ColumnElement[Any]]:
     return [conditions.c.key.label("condition"), conditions.c.site, conditions.c.mode, conditions.c.topology,
-            conditions.c.profile, conditions.c.cache, conditions.c.tls]
+            conditions.c.profile, conditions.c.cache, conditions.c.tls, conditions.c.encoding, conditions.c.version]
 
 
 def _condition(row: Any) -> Condition:
-    return Condition(row["site"], row["mode"], row["topology"], row["profile"], row["cache"], row["tls"])
+    return Condition(row["site"], row["mode"], row["topology"], row["profile"], row["cache"], row["tls"],
+                     row["encoding"], row["version"])
 
 
 def _public(row: Any) -> dict[str, Any]:
@@ -717,4 +725,6 @@ def resource_columns(resource: Resource) -> dict[str, Any]:
         "revalidated": resource.revalidated, "status": resource.status, "resource_type": resource.resource_type,
         "start_ms": resource.start_ms, "response_start_ms": resource.response_start_ms, "end_ms": resource.end_ms,
         "transfer_bytes": resource.transfer_bytes, "body_bytes": resource.body_bytes, "timing": resource.timing,
+        "encoded_bytes": resource.encoded_bytes, "content_encoding": resource.content_encoding,
+        "dictionary_offered": resource.dictionary_offered, "dictionary_used": resource.dictionary_used,
     }

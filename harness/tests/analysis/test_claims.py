@@ -100,7 +100,7 @@ def test_the_verdict_needs_the_whole_interval_on_one_side(interval, verdict):
     assert Rule(low=0.5).verdict(interval) == verdict
 
 
-def test_rows_give_a_reason_where_a_variant_differs_and_mark_missing_mechanisms():
+def test_rows_give_a_reason_where_a_variant_differs():
     site = f"seed000-small-n{claims.CLAIM_IMAGES}"
     loads = {(ERA, ""): [load("http1.0", ms, site=site) for ms in (1000, 1001, 999)]
              + [load("pipelining", ms, site=site) for ms in (400, 401, 399)],
@@ -108,11 +108,11 @@ def test_rows_give_a_reason_where_a_variant_differs_and_mark_missing_mechanisms(
              + [load("pipelining", ms, site=site) for ms in (700, 701, 699)]}
     rows = reproduce.evaluate([CLAIM_BY_KEY["000-6-small-cut"], CLAIM_BY_KEY["001-5-gzip-html"]],
                               {"000-latency": Data(loads)})
-    era, today, *missing = rows
+    era, today, *unmeasured = rows
     assert (era.variant, era.verdict, era.reason) == (ERA, "reproduced", "")
     assert today.verdict == "differs" and today.reason.startswith("era 60 % [")
     assert "TLS" in today.reason
-    assert [r.verdict for r in missing] == ["mechanism missing", "mechanism missing"]
+    assert [r.verdict for r in unmeasured] == ["no data", "no data"]
     assert reproduce.show(Interval(0.524, 0.48, 0.551), "%") == "52 % [48, 55]"
     assert reproduce.show(Interval(4.018, 3.981, 4.05), "RTT") == "4.02 RTT [3.98, 4.05]"
 
@@ -135,9 +135,41 @@ def test_every_scenario_is_a_valid_spec_in_both_variants_and_quick_is_smaller():
                     assert tls == (["none"] if variant == ERA else ["1.3"])
     era = dict(claims.SCENARIO_BY_NAME["004-window"].runs(ERA, False))[""]
     assert era["profiles"][0]["rwnd_bytes"] == 32767
-    # every claim with a mechanism names a scenario of the table; seed 001's wait for theirs
-    assert all(c.scenario in claims.SCENARIO_BY_NAME for c in claims.CLAIMS if c.missing is None)
-    assert {c.seed for c in claims.CLAIMS if c.missing} == {"001"}
+    assert all(c.scenario in claims.SCENARIO_BY_NAME for c in claims.CLAIMS)
+
+
+def page(encoded: int) -> list[dict]:
+    return [{"position": 0, "from_cache": False, "encoded_bytes": encoded, "transfer_bytes": encoded + 300}]
+
+
+def test_seed_001_measures_read_the_pages_bytes_and_times():
+    sizes = {"a": (17545, 6177), "b": (6017, 2033), "c": (374144, 39200), "d": (97125, 10223)}
+    loads = []
+    for f, (stored, gz) in sizes.items():
+        site = f"seed001-{f}"
+        for profile, per_byte in (("modem", 0.28), ("local", 0.001)):
+            loads += [load("http1.0", stored * per_byte + 100 + d, site=site, profile=profile, encoding="identity",
+                           resources=page(stored)) for d in (0, 1, 2)]
+            loads += [load("http1.0", gz * per_byte + 100 + d, site=site, profile=profile, encoding="gzip",
+                           resources=page(gz)) for d in (0, 1, 2)]
+    data = Data({(ERA, ""): loads})
+    gzip = measure("001-5-gzip-html", data)  # bytes over the four pages together
+    stored_sum, gz_sum = (sum(v[i] for v in sizes.values()) for i in (0, 1))
+    assert gzip.estimate == pytest.approx(1 - gz_sum / stored_sum)
+    modem = measure("001-7-modem", data)  # gzip's time over stored, C and D
+    expect = ((39200 * 0.28 + 101) / (374144 * 0.28 + 101) + (10223 * 0.28 + 101) / (97125 * 0.28 + 101)) / 2
+    assert modem.estimate == pytest.approx(expect)
+    lan = measure("001-7-lan", data)  # B on the LAN: 6117 ms against 2133 ms scale: a cut, not "no gain"
+    assert lan.estimate == pytest.approx(1 - (2033 * 0.001 + 101) / (6017 * 0.001 + 101))
+    deltas = []
+    for version, dcz in ((2, 120), (3, 400)):
+        for f, (stored, _) in sizes.items():
+            deltas.append(load("h2", 50, site=f"seed001-{f}", encoding="identity", version=version,
+                               resources=page(stored)))
+            deltas.append(load("h2", 40, site=f"seed001-{f}", encoding="dcz", version=version, resources=page(dcz)))
+    delta = measure("001-6-delta", Data({(TODAY, ""): deltas}), TODAY)
+    savings = sorted(1 - dcz / stored for dcz in (120, 400) for stored, _ in sizes.values())
+    assert delta.estimate == pytest.approx((savings[3] + savings[4]) / 2) and delta.low == savings[0]
 
 
 def test_the_html_answer_draws_the_seeds_figure_shapes():

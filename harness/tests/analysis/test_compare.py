@@ -123,3 +123,23 @@ def test_verdicts_are_frozen_and_their_statuses_are_members():
         verdict.base = ()  # type: ignore[misc]
     assert [str(status) for status in Status] == [
         "ok", "regression", "improvement", "can't tell", "only in base", "only in candidate"]
+
+
+def test_encodings_and_versions_are_compared_only_with_themselves():
+    gzip = {**H2, "encoding": "gzip", "version": 2}
+    base = loads(H2, noisy(300, 10, 1)) + loads(gzip, noisy(200, 10, 2))
+    candidate = loads({**H2, "encoding": "identity", "version": 1}, noisy(300, 10, 3)) + loads(gzip, noisy(260, 10, 4))
+    budgets = load_budgets_from([{"max": 250, "encoding": "gzip", "version": 2}])
+    result = compare(base, candidate, budgets=budgets)
+    by_name = {v.name: v for v in result.verdicts}
+    assert set(by_name) == {"s h2 direct p cold tls1.3", "s h2 direct p cold tls1.3 gzip v2"}
+    assert str(by_name["s h2 direct p cold tls1.3"].status) == "ok"  # a row without the columns is identity v1
+    assert by_name["s h2 direct p cold tls1.3"].budget is None
+    slower = by_name["s h2 direct p cold tls1.3 gzip v2"]
+    assert str(slower.status) == "regression" and slower.budget == 250
+
+
+def load_budgets_from(budgets: list[dict]) -> list:
+    from pagebench.analysis.compare import parse_budgets
+
+    return parse_budgets({"budgets": budgets}, "budgets.yaml")

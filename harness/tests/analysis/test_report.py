@@ -107,3 +107,59 @@ def test_the_reports_say_which_edge_proxy_pool_the_run_used(store):
     assert report_json(store, "c1")["proxy"] == {"connections": 6, "depth": 4, "pool": "cold"}
     fill(store)
     assert report_json(store, "r1")["proxy"] is None  # direct: no edge proxy
+
+
+def test_a_run_with_several_encodings_sets_each_against_identity(store):
+    """Identity, gzip and dcz of one site version: the JSON, the table and the page say
+    what each saved, measured and estimated; a run with only identity says nothing of it."""
+    from dataclasses import replace
+
+    from pagebench.analysis.htmlreport import gather, render
+    from pagebench.core.records import Condition, PlannedLoad
+    from tests.helpers import META, PROFILES, SPEC, fake_load
+
+    base = Condition("demo", "h2", "direct", "3g", "cold", encoding="identity", version=2)
+    conditions = [base, replace(base, encoding="gzip"), replace(base, encoding="dcz")]
+    plan = [PlannedLoad(seq, conditions[seq % 3], seq // 3, False) for seq in range(15)]
+    store.create_experiment("e1", {**SPEC, "encoding": ["identity", "gzip", "dcz"]}, META, plan,
+                            {"3g": PROFILES["3g"]})
+    share = {"identity": 1.0, "gzip": 0.25, "dcz": 0.05}  # of the bytes sent
+    for planned in plan:
+        name = planned.condition.encoding
+        load = fake_load(planned, {"identity": 1800.0, "gzip": 1500.0, "dcz": 1400.0}[name] + planned.repetition)
+        resources = tuple(replace(r, encoded_bytes=round(r.body_bytes * (share[name] if i < 3 else 1.0)),
+                                  content_encoding="" if name == "identity" or i >= 3 else name,
+                                  dictionary_offered=name == "dcz" and 0 < i < 3,
+                                  dictionary_used=name == "dcz" and i == 1)
+                          for i, r in enumerate(load.resources))
+        store.record_loads("e1", planned, [replace(load, resources=resources)], started_at=1_790_000_000.0 + planned.seq)
+    report = report_json(store, "e1")
+    json.dumps(report, allow_nan=False)
+    rows = {row["encoding"]: row for row in report["encodings"]}
+    assert [row["encoding"] for row in report["encodings"]] == ["identity", "gzip", "dcz"]
+    assert rows["identity"]["baseline"] is None and rows["identity"]["bytes_saved"] is None
+    text_bytes = 14_210 + 22_400 + 91_200
+    gzip = rows["gzip"]
+    assert gzip["baseline"] == base.key and gzip["reason"] is None and (gzip["n"], gzip["n_baseline"]) == (5, 5)
+    assert gzip["bytes_saved"]["estimate"] == pytest.approx(0.75 * text_bytes, abs=2)
+    # each text response took 89.75 ms from first to last byte: 3 x 89.75 x 0.75
+    assert gzip["estimated_ms"]["estimate"] == pytest.approx(3 * 89.75 * 0.75, abs=0.01)
+    assert gzip["measured_ms"]["estimate"] == pytest.approx(300.0)
+    assert (rows["dcz"]["dictionary_offered"], rows["dcz"]["dictionary_used"], rows["dcz"]["revalidated"]) == (2, 1, 0)
+    assert report["conditions"][1]["encoding"] == "gzip" and report["conditions"][1]["version"] == 2
+
+    console = Console(record=True, width=250)
+    console.print(report_table(store, "e1"))
+    text = console.export_text()
+    assert "encodings against identity" in text and "baseline" in text
+    assert "┃ encoding ┃" in text and "tls 1.3, version 2" in text  # a column (varies), the title (the same)
+    page = render(gather(store, "e1"))
+    assert 'id="encodings"' in page and 'data-chart="encodings"' in page and "<th>encoding</th>" in page
+    assert f"<b>{300.0:.0f}</b>" in page  # gzip's measured time saved
+
+    fill(store)  # identity only: no encodings table, and the report as it was
+    assert report_json(store, "r1")["encodings"] == []
+    assert 'id="encodings"' not in render(gather(store, "r1"))
+    console = Console(record=True, width=200)
+    console.print(report_table(store, "r1"))
+    assert "encoding" not in console.export_text() and "version" not in console.export_text()

@@ -67,8 +67,9 @@ def test_json_contract_keys_exactly():
     result = summarize("r1", loads, plan_for((H2, 1, 5)))
     assert set(result) == {"run", "conditions"} and result["run"] == "r1"
     [condition] = result["conditions"]
-    assert set(condition) == {"site", "mode", "topology", "profile", "cache", "tls", "planned", "n", "flagged",
-                              "failed", "metrics", "load_over_bound"}
+    assert set(condition) == {"site", "mode", "topology", "profile", "cache", "tls", "encoding", "version", "planned",
+                              "n", "flagged", "failed", "metrics", "load_over_bound"}
+    assert (condition["encoding"], condition["version"]) == ("identity", 1)  # rows stored before encodings
     assert condition["load_over_bound"] == {"median": None, "p90": None, "min": None, "max": None}  # no bounds
     assert set(condition["metrics"]) == {"load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser",
                                          "connections_link", "connections_server", "connections_proxy",
@@ -136,3 +137,16 @@ def test_warnings_say_incomplete_and_cant_tell():
 def test_label():
     assert label({"site": "demo", "mode": "h2", "topology": "proxy", "profile": "3g", "cache": "warm",
                   "tls": "1.2"}) == "demo h2 proxy 3g warm tls1.2"
+
+
+def test_encodings_and_versions_are_conditions_of_their_own():
+    gzip = Condition("demo", "h2", "direct", "3g", "warm", encoding="gzip", version=2)
+    identity = Condition("demo", "h2", "direct", "3g", "warm", version=2)
+    loads = [row(gzip, 800.0, encoding="gzip", version=2), row(identity, 1000.0, encoding="identity", version=2),
+             row(H2, 1200.0)]  # a row without the columns: identity, version 1
+    result = summarize("r1", loads, plan_for((gzip, 0, 1), (identity, 0, 1), (H2, 0, 1)))
+    assert [(c["cache"], c["encoding"], c["version"], c["metrics"]["load_ms"]["median"])
+            for c in result["conditions"]] == [("cold", "identity", 1, 1200.0), ("warm", "identity", 2, 1000.0),
+                                              ("warm", "gzip", 2, 800.0)]
+    assert [label(c) for c in result["conditions"]] == [
+        "demo h2 direct 3g cold tls1.3", "demo h2 direct 3g warm tls1.3 v2", "demo h2 direct 3g warm tls1.3 gzip v2"]

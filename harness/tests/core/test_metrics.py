@@ -137,3 +137,145 @@ def test_a_warm_proxy_pool_opens_nothing_and_the_three_upstream_counts_still_agr
     assert wrong.flags == ("upstream connections disagree: proxy 0 (+2 reused from the warm pool), router 1, nginx 2",)
     cold = evaluate(proxied, raw_load(), link(tcp_conns=1), ServerView(1, 4, (200,)), ProxyView(1, 4, exchanges))
     assert not cold.flagged and (cold.connections_proxy, cold.connections_proxy_reused) == (1, 0)
+
+
+# -- encodings and deltas -----------------------------------------------------------
+
+SITE = "https://www.s.test"
+
+
+def encoded_load(*files, document=""):
+    """A load of SITE/ (its index.html, sent with Content-Encoding `document`) then
+    `files`: (path, content-encoding, extra CDP fields), each with its Resource Timing
+    entry (encoded body 300 bytes, decoded 1000)."""
+    requests, timing = {}, []
+    for i, (path, encoding, extra) in enumerate((("/", document, {}),) + files):
+        url = SITE + path
+        cached = extra.get("from_disk_cache", False)
+        requests[f"r{i}"] = {"url": url, "type": "Document" if i == 0 else "Other", "sent": 10.0 + i / 100,
+                             "status": 200, "protocol": "h2", "connection_id": 0 if cached else 1,
+                             "encoded_bytes": 0 if cached else 400, "content_encoding": encoding, **extra}
+        if i:
+            timing.append({"name": url, "startTime": 100.0 + i, "nextHopProtocol": "h2",
+                           "encodedBodySize": 300, "decodedBodySize": 1000})
+    page = {"nav": {"responseStart": 151.0, "loadEventStart": 320.0, "nextHopProtocol": "h2",
+                    "encodedBodySize": 500, "decodedBodySize": 2000}, "resources": timing}
+    return RawLoad(url=SITE + "/", started_at=0.0, error=None, page=page, requests=requests)
+
+
+def encoded(encoding, cache="cold", version=1):
+    return Condition("site", "h2", "direct", "cable", cache, encoding=encoding, version=version)
+
+
+def judge(condition, raw, not_modified=(), document=200, expect_delta=frozenset(), versioned=True):
+    return evaluate(condition, raw, link(tcp_conns=1),
+                    ServerView(1, len(raw.requests), (document,), frozenset(not_modified)), expect_delta=expect_delta,
+                    versioned=versioned)
+
+
+def test_resources_carry_their_encoding_and_dictionary_use():
+    raw = encoded_load(("/a.css", "br", {}), ("/b.js", "DCZ", {"dictionary_offered": True}),
+                       ("/c.png", "", {"from_disk_cache": True}), ("/gone.js", "", {"status": 0}))
+    raw.page["resources"].pop()  # a failed request has no Resource Timing entry
+    doc, css, js, png, gone = resources(raw)
+    assert (doc.encoded_bytes, doc.body_bytes, doc.content_encoding) == (500, 2000, "")
+    assert (css.encoded_bytes, css.body_bytes, css.content_encoding) == (300, 1000, "br")
+    assert not css.dictionary_offered and not css.dictionary_used
+    assert (js.content_encoding, js.dictionary_offered, js.dictionary_used) == ("dcz", True, True)
+    assert png.from_cache and png.encoded_bytes is None  # no network response
+    assert gone.encoded_bytes is None
+
+
+def test_a_text_resource_sent_without_the_conditions_encoding_is_flagged():
+    files = (("/a.css", "gzip", {}), ("/b.js", "gzip", {}), ("/c.png", "", {}))
+    assert judge(encoded("gzip"), encoded_load(*files, document="gzip")).flags == ()
+    assert judge(encoded("gzip"), encoded_load(*files)).flags == (  # "/" is index.html: text
+        "1 text resource(s) arrived with Content-Encoding none instead of gzip (encoding gzip), "
+        "e.g. https://www.s.test/",)
+    raw = encoded_load(("/a.css", "gzip", {}), ("/b.js", "br", {}), ("/c.png", "", {}), document="gzip")
+    assert judge(encoded("gzip"), raw).flags == (
+        "1 text resource(s) arrived with Content-Encoding br instead of gzip (encoding gzip), "
+        "e.g. https://www.s.test/b.js",)
+    assert judge(encoded("br"), raw).flags == (
+        "2 text resource(s) arrived with Content-Encoding gzip instead of br (encoding br), "
+        "e.g. https://www.s.test/",)
+
+
+def test_identity_sends_text_as_stored_and_images_never_carry_an_encoding():
+    plain = encoded_load(("/a.css", "", {}), ("/c.png", "", {}), ("/f.woff2", "", {}))
+    assert judge(encoded("identity"), plain).flags == ()
+    zipped = encoded_load(("/a.css", "", {}), ("/c.png", "gzip", {}), ("/f.woff2", "zstd", {}))
+    assert judge(encoded("identity"), zipped).flags == (
+        "2 image/font resource(s) arrived with Content-Encoding gzip (they are sent as stored), "
+        "e.g. https://www.s.test/c.png",)
+    wrong = judge(encoded("identity"), encoded_load(("/a.css", "zstd", {})))
+    assert wrong.flags == ("1 text resource(s) arrived with Content-Encoding zstd instead of none "
+                           "(encoding identity), e.g. https://www.s.test/a.css",)
+
+
+def test_only_what_the_server_sent_is_checked_for_its_encoding():
+    """A cached copy or a revalidated one (304: Chromium reports the cached response)
+    was not sent in this load; an error is flagged as an error."""
+    raw = encoded_load(("/a.css", "", {"from_disk_cache": True}), ("/b.js", "", {}), ("/x.js", "", {"status": 404}),
+                       document="zstd")
+    result = judge(encoded("zstd", "warm"), raw, not_modified={"www.s.test/", "www.s.test/b.js"}, document=304)
+    assert result.flags == ("error: https://www.s.test/x.js: HTTP 404",
+                            "warm load fetched 1 cacheable subresource(s) from the network, e.g. https://www.s.test/x.js")
+    # A site without versions sends its static files fresh for a day: a 304 is a miss.
+    fixed = judge(encoded("zstd", "warm"), raw, not_modified={"www.s.test/", "www.s.test/b.js"}, document=304,
+                  versioned=False)
+    assert fixed.flags[1] == ("warm load fetched 2 cacheable subresource(s) from the network, "
+                              "e.g. https://www.s.test/b.js")
+
+
+def test_dcz_answers_zstd_where_no_dictionary_is_offered():
+    raw = encoded_load(("/a.css", "zstd", {}), ("/b.js", "dcz", {"dictionary_offered": True}), ("/c.png", "", {}),
+                       document="zstd")
+    assert judge(encoded("dcz"), raw).flags == ()
+    raw.requests["r1"]["content_encoding"] = "br"
+    assert judge(encoded("dcz"), raw).flags == (
+        "1 text resource(s) arrived with Content-Encoding br instead of dcz or zstd (encoding dcz), "
+        "e.g. https://www.s.test/a.css",)
+
+
+def test_a_warm_load_of_a_later_version_gets_each_changed_file_as_a_delta():
+    """Version 2 after a profile primed with version 1: unchanged files are 304s (sent
+    `no-cache`, revalidated: not a miss), changed ones (the HTML too) arrive as dcz."""
+    raw = encoded_load(("/a.css", "dcz", {"dictionary_offered": True}), ("/b.js", "", {}),
+                       ("/c.png", "", {"from_disk_cache": True}))
+    raw.requests["r0"].update(content_encoding="dcz", dictionary_offered=True)
+    changed = frozenset({"www.s.test/index.html", "www.s.test/a.css"})
+    good = judge(encoded("dcz", "warm", 2), raw, not_modified={"www.s.test/b.js"}, expect_delta=changed)
+    assert good.flags == ()
+    assert [(r.dictionary_offered, r.dictionary_used, r.revalidated) for r in good.resources] == [
+        (True, True, False), (True, True, False), (False, False, True), (False, False, False)]
+    # Without the list the same load is flagged: the HTML was not revalidated and a.css fetched.
+    assert judge(encoded("dcz", "warm", 2), raw, not_modified={"www.s.test/b.js"}).flags == (
+        "warm load fetched 1 cacheable subresource(s) from the network, e.g. https://www.s.test/a.css",
+        "warm load did not revalidate the HTML (no 304 at the server)")
+
+
+def test_a_changed_file_that_arrived_whole_is_flagged_with_why():
+    raw = encoded_load(("/a.css", "zstd", {}), ("/b.js", "zstd", {"dictionary_offered": True}),
+                       ("/c.js", "", {}), ("/d.js", "", {"from_disk_cache": True}), ("/e.js", "", {}))
+    changed = frozenset({"www.s.test/" + name for name in ("a.css", "b.js", "c.js", "d.js", "e.js", "never.js")})
+    result = judge(encoded("dcz", "warm", 3), raw, not_modified={"www.s.test/c.js", "www.s.test/"},
+                   document=304, expect_delta=changed)
+    assert result.flags == (
+        "www.s.test/a.css changed in version 3 and arrived whole, not as a delta: no dictionary offered",
+        "www.s.test/b.js changed in version 3 and arrived whole, not as a delta: dictionary offered, answered zstd",
+        "www.s.test/c.js changed in version 3 but the server answered 304: the browser kept the old one",
+        "www.s.test/d.js changed in version 3 but was served from the cache without asking the server",
+        "www.s.test/e.js changed in version 3 and arrived whole, not as a delta: no dictionary offered",
+        "1 text resource(s) arrived with Content-Encoding none instead of dcz or zstd (encoding dcz), "
+        "e.g. https://www.s.test/e.js",
+    )
+
+
+def test_other_encodings_get_changed_files_whole_but_never_stale():
+    raw = encoded_load(("/a.css", "br", {}), ("/b.js", "br", {}), document="br")
+    changed = frozenset({"www.s.test/a.css", "www.s.test/b.js"})
+    result = judge(encoded("br", "warm", 2), raw, not_modified={"www.s.test/", "www.s.test/b.js"},
+                   document=304, expect_delta=changed)
+    assert result.flags == ("www.s.test/b.js changed in version 2 but the server answered 304: "
+                            "the browser kept the old one",)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pagebench.core import nginxconf
+from pagebench.core import encodings, nginxconf, serverplan
 from pagebench.core.certs import Leaf
 from pagebench.core.serverplan import PlanError, browser_url, glob_regex, plan
 from pagebench.core.sites import Site, SiteManifest
@@ -292,3 +292,148 @@ def test_rendering_is_deterministic():
     p = plan([A, B], ALL_MODES, ["1.2", "1.3"], LEAF)
     assert nginxconf.render(p, RUN) == nginxconf.render(plan([A, B], ALL_MODES, ["1.2", "1.3"], LEAF), RUN)
     assert nginxconf.render(p, RUN) == nginxconf.render(p, RUN)
+
+
+# Encodings and versions ------------------------------------------------------------------------
+
+V1_CSS, V1_PAGE = b"body { color: red }", b"<!doctype html><title>v1</title>"
+DICTIONARIES = {"www.v.test/css/a.css": encodings.available_dictionary(V1_CSS),
+                "www.v.test/index.html": encodings.available_dictionary(V1_PAGE),
+                "img.v.test/x.js": encodings.available_dictionary(b"x")}
+V = Site(SiteManifest(name="v", entry="https://www.v.test/", origins=("www.v.test", "img.v.test"), versions=2,
+                      dictionaries=DICTIONARIES, changed={2: ["www.v.test/css/a.css"]}), Path("/data/sites/v"))
+
+
+def test_one_ip_per_version_and_encoding_nested_inside_the_site_origins_innermost():
+    p = plan([A, V], ["h2"], ["1.3"], LEAF, encodings=["gzip", "dcz"])
+    cells = [(b.site, b.version, b.encoding, b.origin, b.index) for b in p.bindings]
+    assert cells == [
+        ("a", 1, "gzip", "www.a.test", 0), ("a", 1, "gzip", "img.a.test", 1),
+        ("a", 1, "dcz", "www.a.test", 2), ("a", 1, "dcz", "img.a.test", 3),
+        ("v", 1, "gzip", "www.v.test", 4), ("v", 1, "gzip", "img.v.test", 5),
+        ("v", 1, "dcz", "www.v.test", 6), ("v", 1, "dcz", "img.v.test", 7),
+        ("v", 2, "gzip", "www.v.test", 8), ("v", 2, "gzip", "img.v.test", 9),
+        ("v", 2, "dcz", "www.v.test", 10), ("v", 2, "dcz", "img.v.test", 11),
+    ]
+    assert p.encodings == ("gzip", "dcz")
+    assert p.host_resolver_rules("h2", "1.3", site="v", encoding="dcz", version=2, block_others=True) == \
+        "MAP www.v.test 198.18.1.12, MAP img.v.test 198.18.1.13, MAP * ~NOTFOUND"
+    assert p.addresses("h2", "1.3", "a", encoding="gzip") == {"www.a.test": "198.18.1.2", "img.a.test": "198.18.1.3"}
+    assert p.address("h2", "1.3", "img.v.test", encoding="gzip", version=2).index == 9
+    assert len(p.select("h2", "1.3", encoding="dcz", version=2)) == 2  # only v has a version 2
+    assert serverplan.binding_rows(p)[10] == ["1.3", "h2", "v", "www.v.test", 10, "dcz", 2]
+    h3 = plan([V], ["h3"], ["1.3"], LEAF, encodings=["br"])
+    assert h3.force_quic_on("h3", "1.3", encoding="br", version=2) == "www.v.test:443,img.v.test:443"
+
+
+def test_one_encoding_and_one_version_allocate_as_before():
+    before = plan([A, B], ALL_MODES, ["1.3", "1.2"], LEAF)
+    assert [(b.tls, b.mode, b.site, b.origin, b.index) for b in before.bindings] == \
+        [(b.tls, b.mode, b.site, b.origin, b.index) for b in plan([A, B], ALL_MODES, ["1.3", "1.2"], LEAF,
+                                                                  encodings=["identity"]).bindings]
+    assert {(b.encoding, b.version) for b in before.bindings} == {("identity", 1)}
+    assert serverplan.binding_rows(before)[0] == ["1.3", "http1.0", "a", "www.a.test", 0, "identity", 1]
+
+
+@pytest.mark.parametrize("call,fragment", [
+    (lambda p: p.select("h2", "1.3", "v", encoding="br"), "encoding 'br': not in this plan (has identity, dcz)"),
+    (lambda p: p.host_resolver_rules("h2", "1.3", site="v", version=3), "version 3: not in this plan (site v has "
+                                                                         "versions 1..2)"),
+    (lambda p: p.addresses("h2", "1.3", "a", version=2), "version 2: not in this plan (site a has versions 1..1)"),
+    (lambda p: p.address("h2", "1.3", "www.a.test", version=0), "version 0: not in this plan"),
+])
+def test_unserved_encodings_and_versions_are_one_line_errors(call, fragment):
+    p = plan([A, V], ["h2"], ["1.3"], LEAF, encodings=["identity", "dcz"])
+    with pytest.raises(PlanError) as error:
+        call(p)
+    assert fragment in str(error.value) and "\n" not in str(error.value)
+    with pytest.raises(PlanError, match=r"^encoding 'lzma': unknown; known are identity, gzip, br, zstd, dcz$"):
+        plan([A], ["h2"], ["1.3"], LEAF, encodings=["lzma"])
+    with pytest.raises(PlanError, match="one encoding"):
+        plan([A], ["h2"], ["1.3"], LEAF, encodings=[])
+
+
+@pytest.mark.parametrize("value,named", [
+    ("gzip, deflate, br, zstd, dcb, dcz", True), ("dcz", True), ("DCZ;q=0.5", True), ("br, dcz ; q=1.0", True),
+    ("dcz;q=0", False), ("dcz;q=0.000, zstd", False), ("dczx, xdcz", False), ("", False), ("gzip", False),
+])
+def test_accept_encoding_names_a_token_with_a_non_zero_q(value: str, named: bool):
+    assert bool(re.search(serverplan.accepts_pattern("dcz"), value, re.IGNORECASE)) == named
+
+
+def test_dictionaries_match_their_path_and_an_index_its_directory():
+    assert serverplan.dictionary_paths(V, "www.v.test") == ["/css/a.css", "/index.html"]
+    assert serverplan.use_as_dictionary("/css/a.css") == 'match="/css/a.css"'
+    assert serverplan.use_as_dictionary("/index.html") == 'match="/{index.html}?"'  # the entry is loaded as /
+    assert serverplan.entry_file(V) == ("www.v.test", "/index.html")
+    assert serverplan.dictionary_links(V) == (
+        "<https://www.v.test/css/a.css.pbdict>; rel=compression-dictionary, "
+        "<https://www.v.test/index.html.pbdict>; rel=compression-dictionary, "
+        "<https://img.v.test/x.js.pbdict>; rel=compression-dictionary")
+    assert serverplan.dictionary_ids([V])[DICTIONARIES["www.v.test/css/a.css"]] == encodings.dictionary_id(V1_CSS)
+    odd = Site(V.manifest.model_copy(update={"dictionaries": {"www.v.test/a*b.css": DICTIONARIES["img.v.test/x.js"]}}),
+               V.root)
+    with pytest.raises(PlanError, match=r"dictionary path '/a\*b.css' must be printable ASCII without"):
+        serverplan.dictionary_paths(odd, "www.v.test")
+
+
+def test_identity_bindings_of_one_version_render_as_before():
+    conf = nginxconf.render(plan([A], ALL_MODES, ["1.3"], LEAF, encodings=["identity"]), RUN)
+    assert "$pb_" not in conf and "try_files" not in conf and "default_type \"\"" not in conf
+    assert conf == nginxconf.render(plan([A], ALL_MODES, ["1.3"], LEAF), RUN)
+
+
+def test_negotiated_and_versioned_bindings_render_their_roots_files_and_headers():
+    p = plan([V], ["h2"], ["1.3"], LEAF, encodings=["identity", "br", "dcz"])
+    conf = nginxconf.render(p, RUN)
+    blocks = servers(conf)
+    binding = {(b.encoding, b.version, b.origin): b for b in p.bindings}
+    identity2 = blocks[binding["identity", 2, "www.v.test"].ip]
+    assert "root /data/sites/v/v2/www.v.test;" in identity2 and not any("try_files" in x for x in identity2)
+    assert 'add_header Cache-Control "$pb_versioned_cache_control" always;' in identity2
+    br = blocks[binding["br", 1, "www.v.test"].ip]
+    assert "root /data/sites/v/www.v.test;" in br
+    assert "try_files $uri$pb_accepts_br $uri $uri/ =404;" in br and 'default_type "";' in br
+    assert 'add_header Content-Encoding "$pb_content_encoding";' in br  # not `always`: errors keep nginx's
+    dcz1, dcz2 = blocks[binding["dcz", 1, "www.v.test"].ip], blocks[binding["dcz", 2, "www.v.test"].ip]
+    assert "try_files $uri$pb_dcz_first $uri$pb_dcz_then $uri $uri/ =404;" in dcz2
+    assert "location = /index.html {" in dcz1 and "location = /index.html {" not in dcz2  # Link on v1 only
+    assert any(x.startswith("add_header Link \"<https://www.v.test/css/a.css.pbdict>;") for x in dcz1)
+    for block in (dcz1, dcz2):  # version 1's bodies are the dictionaries
+        start = block.index("location = /css/a.css.pbdict {")
+        assert block[start + 1:start + 3] == ["root /data/sites/v/www.v.test;", "try_files /css/a.css =404;"]
+        assert "add_header Use-As-Dictionary 'match=\"/css/a.css\"' always;" in block
+    assert "location = /x.js.pbdict {" in blocks[binding["dcz", 2, "img.v.test"].ip]
+    # the dictionary a header names: case-sensitive (sf-binary base64), only when dcz is accepted
+    value = DICTIONARIES["www.v.test/css/a.css"]
+    line = f'"~^1{re.escape(value)}$" ".{encodings.dictionary_id(V1_CSS)}.dcz";'
+    assert line in top_lines(conf)
+
+
+def test_sidecar_maps_name_the_original_type_and_the_coding():
+    conf = nginxconf.render(plan([V], ["h2"], ["1.3"], LEAF, encodings=["gzip"]), RUN)
+
+    def mapped(variable: str, uri: str) -> str | None:
+        block = conf[conf.index(f"map $uri {variable} {{"):]
+        block = block[:block.index("\n    }")]
+        default = None
+        for line in block.splitlines()[1:]:
+            key, value = (x.strip('"') for x in re.fullmatch(r'("[^"]*"|\S+) ("[^"]*"|\S+);', line.strip()).groups())
+            if key == "default":
+                default = value
+            elif re.search(key[2:], uri, re.IGNORECASE if key.startswith("~*") else 0):
+                return value
+        return default
+
+    assert mapped("$pb_content_type", "/css/a.css.gz") == "text/css"
+    assert mapped("$pb_content_type", "/index.html.1234567890abcdef.dcz") == "text/html"
+    assert mapped("$pb_content_type", "/css/a.css") == ""  # types gives it
+    assert mapped("$pb_content_type", "/a.bin") == "application/octet-stream"
+    assert mapped("$pb_content_encoding", "/js/x.js.br") == "br"
+    assert mapped("$pb_content_encoding", "/img/x.png") is None
+    assert mapped("$pb_vary", "/js/x.js") == "Accept-Encoding" and mapped("$pb_vary", "/img/x.png") is None
+    assert mapped("$pb_vary", "/js/x.js.0123456789abcdef.dcz") == "Accept-Encoding, Available-Dictionary"
+    assert mapped("$pb_versioned_cache_control", "/js/x.js.zst") == "no-cache"
+    assert mapped("$pb_versioned_cache_control", "/img/x.png") == "max-age=86400"
+    assert mapped("$pb_encoded_cache_control", "/js/x.js.zst") == "max-age=86400"
+    assert mapped("$pb_encoded_cache_control", "/index.html.gz") == "no-cache"

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
 import io
+import json
+import os
 import re
+import shutil
 import stat
 import struct
+import subprocess
 import zlib
 from pathlib import Path
 
@@ -13,7 +18,7 @@ import pytest
 import yaml
 from fontTools.ttLib import TTFont
 
-from pagebench.core import sitegen
+from pagebench.core import encodings, sitegen
 from pagebench.core import sites as site_model
 from pagebench.core.sitegen import GenParams
 from pagebench.core.sites import SiteError
@@ -288,8 +293,8 @@ def test_generate_rejects_bad_parameters_in_one_line():
 
 def test_builtin_names():
     names = sitegen.builtin_sites()
-    assert len(names) == 82 and "seed000-small-n1" in names and "seed000-large-n40" in names
-    assert {"seed002", "modern"} <= set(names)
+    assert len(names) == 86 and "seed000-small-n1" in names and "seed000-large-n40" in names
+    assert {"seed001-a", "seed001-b", "seed001-c", "seed001-d", "seed002", "modern"} <= set(names)
 
 
 @pytest.mark.parametrize("name", ["nope", "seed000-small-n41", "seed000-small-n0", "seed000-small-n05", "seed000-x-n1"])
@@ -389,3 +394,191 @@ def test_load_site_names_the_missing_origin_directory(tmp_path: Path):
         sitefiles.load_site(tmp_path)
     with pytest.raises(SiteError, match="cannot read"):
         sitefiles.load_site(tmp_path / "absent")
+
+
+# Versions and realistic text (seed 001) --------------------------------------------------------------
+
+
+def _gzip_ratio(body: bytes) -> float:
+    return len(gzip.compress(body, 9)) / len(body)
+
+
+@pytest.mark.parametrize("letter,size,gzipped", [("a", 17_545, 6_177), ("b", 6_017, 2_033),
+                                                 ("c", 374_144, 39_200), ("d", 97_125, 10_223)])
+def test_seed001_files_have_the_papers_sizes_and_compressibility(letter: str, size: int, gzipped: int):
+    site = sitegen.builtin(f"seed001-{letter}")
+    assert site.manifest.origins == ("www.seed001.test",) and site.entry == "https://www.seed001.test/"
+    assert list(site.files) == ["www.seed001.test/index.html"] and site.requests == 1
+    html = site.files["www.seed001.test/index.html"]
+    assert len(html) == size
+    check_media("index.html", html)
+    assert abs(len(gzip.compress(html, 9)) / gzipped - 1) <= 0.15
+    assert (b"<table" in html) == (letter in "cd")  # C and D are SPEC CPU95 results tables
+    assert site.manifest.versions == 4 and len(site.later) == 3
+    assert site.manifest.changed == {2: ["www.seed001.test/index.html"], 3: ["www.seed001.test/index.html"],
+                                     4: ["www.seed001.test/index.html"]}
+    for number, fraction in zip((2, 3, 4), (0.001, 0.01, 0.1)):
+        later = site.version(number)["www.seed001.test/index.html"]
+        changed = sum(a != b for a, b in zip(html, later))
+        assert len(later) == size and changed == max(1, round(fraction * size))
+        assert re.findall(rb"<[^>]*>", later) == re.findall(rb"<[^>]*>", html)
+    assert site.digest() == sitegen.builtin(f"seed001-{letter}").digest()
+
+
+def test_modern_text_is_realistically_compressible_at_exact_sizes():
+    site = sitegen.builtin("modern")
+    sizes = {"www.modern.test/index.html": 48_000, "static.modern.test/css/main.css": 72_000,
+             "static.modern.test/js/app.js": 160_000, "cdn.modern.test/lib/framework.js": 240_000,
+             "img.modern.test/logo.svg": 6_000, "analytics.modern.test/collect.gif": 43}
+    assert {path: len(site.files[path]) for path in sizes} == sizes
+    assert site.total_bytes == 2_030_055  # as before the text became realistic
+    text = b"".join(body for path, body in site.files.items() if path.endswith((".html", ".css", ".js")))
+    assert 0.25 <= _gzip_ratio(text) <= 0.42
+    assert _gzip_ratio(site.files["static.modern.test/css/main.css"]) < 0.35
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_generated_scripts_are_valid_javascript(tmp_path: Path):
+    site = sitegen.generate(GenParams(images=1, js=1, late=1, html_bytes=20_000, versions=(0.1,), changed=1))
+    scripts = {**{p: b for p, b in sitegen.builtin("modern").files.items() if p.endswith(".js")},
+               **{f"v2/{p}": b for p, b in site.version(2).items() if p.endswith(".js")}}
+    assert any(site.version(2)[p] != site.files[p] for p in site.files if p.endswith(".js"))
+    for path, body in scripts.items():
+        (tmp_path / "check.js").write_bytes(body)
+        result = subprocess.run(["node", "--check", str(tmp_path / "check.js")], capture_output=True, text=True)
+        assert result.returncode == 0, (path, result.stderr)
+
+
+def test_generated_site_with_versions_is_named_and_edits_the_chosen_files():
+    params = sitegen.parse_generate({"images": 2, "css": 2, "js": 2, "html_bytes": 20_000,
+                                     "versions": [0.01, 0.1], "edit": "one", "changed": 0.6})
+    assert params.name == "gen-i2-b2544-o1-c2-j2-h20000-v0.01_0.1-eone-x0.6"
+    site = sitegen.generate(params)
+    assert site.manifest.versions == 3 and len(site.later) == 2
+    texts = sorted(p for p in site.files if p.endswith((".html", ".css", ".js")))
+    assert sorted(site.manifest.dictionaries) == texts
+    for path in texts:
+        assert site.manifest.dictionaries[path] == encodings.available_dictionary(site.files[path])
+    for number, fraction in ((2, 0.01), (3, 0.1)):
+        files = site.version(number)
+        assert set(files) == set(site.files)
+        differ = sorted(p for p in files if files[p] != site.files[p])
+        assert differ == site.manifest.changed[number]
+        assert len(differ) == 3 and "www.gen.test/index.html" in differ  # round(0.6 x 5), HTML always
+        for path in differ:
+            positions = [i for i, (a, b) in enumerate(zip(site.files[path], files[path])) if a != b]
+            assert len(positions) == max(1, round(fraction * len(files[path])))
+        assert all(files[p] is site.files[p] for p in files if p.endswith(".png"))
+    assert site.digest() != sitegen.generate(params.model_copy(update={"versions": (0.01, 0.2)})).digest()
+    assert site.digest() != sitegen.generate(GenParams(images=2, css=2, js=2, html_bytes=20_000)).digest()
+    assert sitegen.parse_generate({"versions": [0.01] * 19}).name == "gen-i10-b2544-o1-v19x057cffc5"
+
+
+def test_generated_versions_errors_are_one_line():
+    with pytest.raises(SiteError, match=r"^generate: versions.0: Input should be less than or equal to 0.5$"):
+        sitegen.parse_generate({"versions": [0.6]})
+    with pytest.raises(SiteError, match=r"^generate: versions: "):
+        sitegen.parse_generate({"versions": [0.01] * 20})
+    with pytest.raises(SiteError, match=r"^generate: edit: "):
+        sitegen.parse_generate({"versions": [0.01], "edit": "some"})
+    with pytest.raises(SiteError, match=r"^generate: edit and changed need versions"):
+        sitegen.parse_generate({"changed": 1})
+    with pytest.raises(SiteError, match=r"^generate: versions: 0.1 of www.gen.test/index.html \(\d+ bytes\) is "
+                                        r"\d+ bytes but it has \d+ bytes of text to edit \(make the page larger"):
+        sitegen.generate(GenParams(versions=(0.1,)))
+
+
+def _decode_file(path: Path, dictionary: bytes | None = None) -> bytes:
+    token = {".gz": "gzip", ".br": "br", ".zst": "zstd", ".dcz": "dcz"}[path.suffix]
+    return encodings.decode(token, path.read_bytes(), dictionary)
+
+
+def test_write_site_writes_every_version_its_sidecars_deltas_and_fixed_mtimes(tmp_path: Path):
+    generated = sitegen.generate(GenParams(images=2, css=2, js=1, html_bytes=12_000, versions=(0.01, 0.05)))
+    site = sitefiles.write_site(generated, tmp_path)
+    assert site.manifest == generated.manifest
+    assert sitefiles.load_site(site.root).manifest.changed == generated.manifest.changed
+    base, day = sitefiles.BASE_MTIME, sitefiles.DAY
+    assert base == 1_767_225_600  # 2026-01-01T00:00:00Z
+    for number in (1, 2, 3):
+        files = generated.version(number)
+        changed = set(generated.manifest.changed.get(number, []))
+        for rel, body in files.items():
+            host, path = rel.split("/", 1)
+            file = site.origin_root(host, number) / path
+            assert file.read_bytes() == body and stat.S_IMODE(file.stat().st_mode) == 0o644
+            mtime = base + number * day if rel in changed else base
+            assert file.stat().st_mtime == mtime, (number, rel)
+            sidecars = sorted(p.name for p in file.parent.iterdir() if p.name.startswith(file.name + "."))
+            if not encodings.is_text(rel):
+                assert sidecars == []
+                continue
+            for suffix in (".gz", ".br", ".zst"):
+                side = file.with_name(file.name + suffix)
+                assert _decode_file(side) == body and side.stat().st_mtime == mtime
+            dcz = file.with_name(f"{file.name}.{encodings.dictionary_id(generated.files[rel])}.dcz")
+            if rel in changed:
+                assert _decode_file(dcz, generated.files[rel]) == body and dcz.stat().st_mtime == mtime
+                assert len(dcz.read_bytes()) < len(file.with_name(file.name + ".zst").read_bytes())
+                assert generated.manifest.dictionaries[rel] == encodings.available_dictionary(
+                    site.origin_root(host).joinpath(path).read_bytes())
+            else:
+                assert len(sidecars) == 3 and (number == 1 or body == generated.files[rel])
+    assert generated.manifest.changed[2] and all(generated.manifest.changed.values())
+    cost = json.loads((site.root / "encoding-cost.json").read_text())
+    assert set(cost) == {"gzip", "br", "zstd", "dcz"}
+    texts = [p for p in generated.files if encodings.is_text(p)]
+    changed_count = sum(len(v) for v in generated.manifest.changed.values())
+    assert cost["gzip"]["files"] == len(texts) + changed_count and cost["dcz"]["files"] == changed_count
+    for entry in cost.values():
+        assert entry["bytes_out"] < entry["bytes_in"] and entry["cpu_ms"] >= 0
+    assert cost["br"]["cpu_ms"] > cost["gzip"]["cpu_ms"]  # quality 11 is the expensive one
+
+
+def test_materialize_adds_missing_and_stale_sidecars_to_a_site_directory(tmp_path: Path):
+    root = tmp_path / "mine"
+    (root / "www.mine.test" / "css").mkdir(parents=True)
+    (root / "img.mine.test").mkdir()
+    (root / "site.yaml").write_text(yaml.safe_dump(GOOD))
+    html, css = root / "www.mine.test" / "index.html", root / "www.mine.test" / "css" / "a.css"
+    html.write_bytes(sitegen.html_page("mine", [], ["<p>hi</p>"], 5_000, "mine"))
+    css.write_bytes(b"body { margin: 0; }\n")
+    (root / "img.mine.test" / "a.png").write_bytes(sitegen.png(2544, 64, 48, "a"))
+    os.utime(html, (1_000_000_000, 1_000_000_000))
+    site = sitefiles.load_site(root)
+    assert sitefiles.materialize(site) is site
+    for file in (html, css):
+        for suffix in (".gz", ".br", ".zst"):
+            side = file.with_name(file.name + suffix)
+            assert _decode_file(side) == file.read_bytes()
+            assert side.stat().st_mtime_ns == file.stat().st_mtime_ns
+            assert stat.S_IMODE(side.stat().st_mode) == 0o644
+    assert html.stat().st_mtime == 1_000_000_000
+    assert sorted(p.name for p in (root / "img.mine.test").iterdir()) == ["a.png"]
+    stamp = (html.with_name("index.html.br")).stat().st_ino
+    sitefiles.materialize(site)
+    assert html.with_name("index.html.br").stat().st_ino == stamp  # current: left alone
+    css.write_bytes(b"body { margin: 1px; }\n")  # edited: its sidecars are stale
+    sitefiles.materialize(site)
+    assert _decode_file(css.with_name("a.css.gz")) == b"body { margin: 1px; }\n"
+    assert not list(root.rglob("*.dcz")) and not list(root.rglob(".*.tmp"))
+
+
+def test_materialize_names_a_site_directory_it_cannot_write(tmp_path: Path):
+    root = tmp_path / "ro"
+    (root / "www.mine.test").mkdir(parents=True)
+    (root / "img.mine.test").mkdir()
+    (root / "site.yaml").write_text(yaml.safe_dump(GOOD))
+    (root / "www.mine.test" / "index.html").write_bytes(b"<!DOCTYPE html><p>hi</p>\n")
+    site = sitefiles.load_site(root)
+    mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(root), str(root)], capture_output=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot make a read-only bind mount here: {mounted.stderr.decode().strip()}")
+    try:
+        with pytest.raises(SiteError) as error:
+            sitefiles.materialize(site)
+    finally:
+        subprocess.run(["umount", str(root)], check=True)
+    message = str(error.value)
+    assert message.startswith(f"{root / 'www.mine.test'}: cannot write the precompressed index.html.gz")
+    assert "Read-only file system" in message and "\n" not in message

@@ -37,6 +37,7 @@ from pagebench.lab.tls import Authority
 from pagebench.link.counters import LinkCounters
 from pagebench.link.emulator import Link
 from tests.helpers import needs_root
+from tests.lab.test_nginx import ENCODINGS, check_deltas, check_encodings, write_versioned_site
 
 # The access log (pure) ---------------------------------------------------------------------
 
@@ -362,3 +363,35 @@ def test_bad_config_is_one_line_and_leaves_nothing(tmp_path: Path):
     assert not any(ns.startswith(topology.prefix) for ns in existing_namespaces())
     assert not bed.state_dir.exists()
     assert subprocess.run(["pgrep", "-f", f"{bed.state_dir}/caddy"], capture_output=True).returncode == 1
+
+
+# Encodings and versions, over TCP with curl (the h3 servers' routes; curl 7.88 has no HTTP/3) -----
+
+
+@pytest.fixture(scope="module")
+def encoded() -> Iterator[tuple[NamespaceBed, ServerPlan, Path]]:
+    if os.geteuid() != 0:
+        pytest.skip("builds network namespaces: run as root")
+    data = Path(tempfile.mkdtemp(prefix="pagebench-test-"))
+    os.chmod(data, 0o755)
+    try:
+        site = write_versioned_site(data / "enc")
+        authority = Authority(data / "tls")
+        server_plan = prepare([site], ["h3"], ["1.3"], authority, encodings=ENCODINGS)
+        with NamespaceBed(Layout(new_prefix(), server_ips=server_plan.ip_count)) as bed:
+            with CaddyServer(bed, server_plan, bed.state_dir / "caddy", tcp=True):
+                yield bed, server_plan, authority.ca_path
+    finally:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+@pytest.mark.integration
+@needs_root
+def test_each_encoding_is_served_from_its_sidecar_and_revalidates_across_versions(encoded):
+    check_encodings(*encoded[:2], "h3", encoded[2], "--http2")
+
+
+@pytest.mark.integration
+@needs_root
+def test_dcz_answers_the_delta_for_the_dictionary_offered(encoded):
+    check_deltas(*encoded[:2], "h3", encoded[2], "--http2")

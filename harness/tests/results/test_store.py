@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
-from pagebench.core.records import PlannedLoad
+from pagebench.core.records import Condition, LoadResult, PlannedLoad
 from pagebench.results.store import (
     MIGRATIONS,
     Store,
@@ -106,7 +107,7 @@ def test_migration_to_head_matches_the_table_definitions(empty_database):
         assert _schema(migrated) == _schema(created)
         with migrated.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-            assert MigrationContext.configure(conn).get_current_revision() == "0006"
+            assert MigrationContext.configure(conn).get_current_revision() == "0007"
     finally:
         migrated.dispose()
         created.dispose()
@@ -214,6 +215,64 @@ def test_record_load_round_trip(store):
     assert [r["position"] for r in resources] == list(range(6))
     assert resources[3]["origin"] == "https://img.demo.test" and resources[3]["timing"]["sslStart"] == 0.9
     assert store.experiment("r1")["recorded"] == 7
+
+
+def _encoded_run(store: Store) -> tuple[list[PlannedLoad], LoadResult]:
+    """A run of a gzip cold condition and a dcz warm one of version 2, one load of the
+    latter recorded, its resources showing every new field."""
+    cold = Condition("demo", "h2", "direct", "cable", "cold", "1.3", "gzip", 1)
+    warm = Condition("demo", "h2", "direct", "cable", "warm", "1.3", "dcz", 2)
+    plan = [PlannedLoad(0, cold, 0, False), PlannedLoad(1, warm, 0, False)]
+    store.create_experiment("enc", SPEC, META, plan, PROFILES)
+    result = fake_load(plan[1])
+    document, css, js, *images = result.resources
+    result = replace(result, resources=(
+        replace(document, encoded_bytes=4_012, content_encoding="dcz", dictionary_offered=True, dictionary_used=True),
+        replace(css, encoded_bytes=None, revalidated=True),
+        replace(js, encoded_bytes=30_118, content_encoding="zstd", dictionary_offered=True),
+        *images))
+    store.record_loads("enc", plan[1], [result], started_at=1.0)
+    return plan, result
+
+
+def test_encodings_and_versions_round_trip(store):
+    plan, result = _encoded_run(store)
+    assert store.plan("enc") == plan  # Conditions come back whole
+    assert [(c["key"], c["encoding"], c["version"]) for c in store.conditions("enc")] == [
+        ("demo|h2|direct|cable|cold|tls1.3|gzip", "gzip", 1), ("demo|h2|direct|cable|warm|tls1.3|dcz|v2", "dcz", 2)]
+    [row] = store.loads("enc")
+    assert (row["encoding"], row["version"]) == ("dcz", 2)
+    stored = store.resources(row["id"])
+    assert [{key: r[key] for key in resource_columns(result.resources[0])} for r in stored] == [
+        resource_columns(r) for r in result.resources]
+    assert [(r["encoded_bytes"], r["content_encoding"], r["dictionary_offered"], r["dictionary_used"])
+            for r in stored[:4]] == [(4_012, "dcz", True, True), (None, "", False, False),
+                                     (30_118, "zstd", True, False), (None, "", False, False)]
+
+
+def test_rows_stored_before_encodings_read_back_with_the_defaults(url):
+    """A store written at revision 0006 (no encodings) opened by this code: its rows are
+    all kept, and read as identity, version 1, no encoding, no dictionary."""
+    with Store(url) as store:
+        plan, _ = _encoded_run(store)
+    engine = sa.create_engine(url)  # SQLite without foreign keys: batch mode's table copies cascade nothing
+    try:
+        with engine.begin() as conn:
+            command.downgrade(alembic_config(conn), "0006")
+            assert "encoding" not in {c["name"] for c in sa.inspect(conn).get_columns("conditions")}
+            conn.execute(sa.text("UPDATE conditions SET key = replace(replace(key, '|gzip', ''), '|dcz|v2', '')"))
+    finally:
+        engine.dispose()
+    with Store(url) as store:
+        old = [replace(p, condition=replace(p.condition, encoding="identity", version=1)) for p in plan]
+        assert store.plan("enc") == old
+        assert [(c["encoding"], c["version"]) for c in store.conditions("enc")] == [("identity", 1)] * 2
+        [row] = store.loads("enc")
+        assert (row["encoding"], row["version"], row["requests"]) == ("identity", 1, 6)
+        stored = store.resources(row["id"])
+        assert len(stored) == 6 and stored[2]["body_bytes"] == 91_200
+        assert {(r["encoded_bytes"], r["content_encoding"], r["dictionary_offered"], r["dictionary_used"])
+                for r in stored} == {(None, "", False, False)}
 
 
 def test_a_seq_is_recorded_once(store):

@@ -66,7 +66,8 @@ class RemoteSites:
     def __init__(self, sites: Client, refs: list[Any], server_plan: ServerPlan) -> None:
         self.client = sites
         answer = sites.post("/sites/start", {"sites": refs, "modes": list(server_plan.modes),
-                                             "tls": list(server_plan.tls_versions)})
+                                             "tls": list(server_plan.tls_versions),
+                                             "encodings": list(server_plan.encodings)})
         if answer["bindings"] != binding_rows(server_plan):
             sites.post("/sites/stop")
             raise LabError(f"sites {sites.url}: serves a different plan than this harness computed "
