@@ -6,8 +6,8 @@ edits, each beside the seed's estimator (section 5.4).
 
 Runs two experiments through the CLI (h2, TLS 1.3, cold loads for the encodings, warm
 loads of a later version for the deltas), then prints Markdown tables from the store (the
-figures in docs/benchmarks.md come from it). `--reuse` prints from the latest runs in the
-store instead of running again.
+figures in docs/benchmarks.md come from it). `--run deltas` runs only that experiment and
+takes the other's latest complete run from the store; `--run none` only prints.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def latest(store: Store, name: str) -> str:
     runs = [r for r in store.runs() if r.get("status") == "complete"
             and store.experiment(r["run_id"])["spec"].get("name") == SPECS[name]["name"]]
     if not runs:
-        sys.exit(f"no complete {name} run in the store: run without --reuse")
+        sys.exit(f"no complete {name} run in the store: --run {name}")
     return runs[0]["run_id"]
 
 
@@ -81,10 +81,11 @@ def _line(row: EncodingSaving | None) -> str | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default="sqlite:///encodings-bench.sqlite")
-    parser.add_argument("--reuse", action="store_true")
+    parser.add_argument("--run", default="encodings,deltas", help="which experiments to run (the rest: from the store)")
     args = parser.parse_args()
     started = time.monotonic()
-    runs = {name: (latest(Store(args.db), name) if args.reuse else run(name, args.db)) for name in SPECS}
+    wanted = set(args.run.split(","))
+    runs = {name: (run(name, args.db) if name in wanted else latest(Store(args.db), name)) for name in SPECS}
     store = Store(args.db)
     found = rows(store, runs["encodings"])
     print(f"Runs {runs['encodings']} and {runs['deltas']}; {(time.monotonic() - started) / 60:.1f} min.\n")

@@ -322,8 +322,8 @@ def run(
 
 @app.command()
 def reproduce(
-    seeds: Annotated[Optional[list[str]], typer.Argument(help="Seeds to answer: 000, 001, 002, 004 (default: all). "
-                                                               "001's claims wait for their mechanism.")] = None,
+    seeds: Annotated[Optional[list[str]], typer.Argument(help="Seeds to answer: 000, 001, 002, 004 "
+                                                               "(default: all).")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="Fewer points and repetitions: minutes, wider intervals "
                                                         "(more claims can't tell).")] = False,
     db: Annotated[Optional[str], typer.Option(help="Results store URL (default: SQLite under results/).")] = None,

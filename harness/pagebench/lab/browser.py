@@ -269,7 +269,7 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
                 recorder.wait_idle(timeout=min(10.0, timeout_s))
                 raw.page = page.evaluate(PAGE_METRICS_JS)
                 if dictionaries:
-                    raw.error = recorder.wait_dictionaries(timeout=min(10.0, timeout_s))
+                    raw.error = recorder.wait_dictionaries(timeout=timeout_s)  # as long as a load: a dictionary is a file
             except Exception as error:  # noqa: BLE001 - any navigation failure is recorded, not raised
                 raw.error = str(error).splitlines()[0]
     finally:
