@@ -167,6 +167,8 @@ class Runner:
             return
         spec = self.p.spec
         site_list = [sitefiles.materialize(site) for site in self.p.sites.values()]
+        if spec.encoding != [encodings.IDENTITY]:  # seed 001's table 6-4: what compressing cost
+            self.store.note(self.run_id, encoding_cost={s.name: sitefiles.encoding_cost(s) for s in site_list})
         server_plan = serverplan.plan(site_list, spec_mod.origin_modes(spec), spec.tls, encodings=spec.encoding)
         backend = self.store.experiment(self.run_id)["backend"]  # as recorded
         # Built here (native), or the router and sites roles of a split lab (compose).

@@ -111,6 +111,13 @@ def test_a_warm_br_load_of_v2_fetches_the_changed_files_whole_and_revalidates_th
                 assert resources[path]["revalidated"], (mode, path)
 
 
+def test_the_run_records_what_each_encoding_cost_to_make(runs, site):
+    store, direct, _ = runs
+    cost = store.experiment(direct)["meta"]["encoding_cost"][site.name]
+    assert set(cost) == {"gzip", "br", "zstd", "dcz"}
+    assert all(c["bytes_out"] < c["bytes_in"] and c["cpu_ms"] > 0 for c in cost.values()), cost
+
+
 def test_a_cold_dcz_load_falls_back_to_zstd(runs):
     store, direct, _ = runs
     for load in _loads(store, direct, mode="h2", encoding="dcz", cache="cold"):

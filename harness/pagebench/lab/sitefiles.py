@@ -176,6 +176,13 @@ def _sidecars(path: Path) -> None:
                             "make the site directory writable or add its sidecars") from None
 
 
+def encoding_cost(site: Site) -> dict[str, dict[str, float]]:
+    """What each encoding cost to make when the site was written (`COST_FILE`; {} for a
+    site directory of one's own, whose sidecars were not timed)."""
+    text = _read(site.root / COST_FILE)
+    return json.loads(text) if text else {}
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text()
