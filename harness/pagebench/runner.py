@@ -169,7 +169,8 @@ class Runner:
         site_list = [sitefiles.materialize(site) for site in self.p.sites.values()]
         if spec.encoding != [encodings.IDENTITY]:  # seed 001's table 6-4: what compressing cost
             self.store.note(self.run_id, encoding_cost={s.name: sitefiles.encoding_cost(s) for s in site_list})
-        server_plan = serverplan.plan(site_list, spec_mod.origin_modes(spec), spec.tls, encodings=spec.encoding)
+        server_plan = serverplan.plan(site_list, spec_mod.origin_modes(spec), spec.tls, encodings=spec.encoding,
+                                      query=spec.replay_query)
         backend = self.store.experiment(self.run_id)["backend"]  # as recorded
         # Built here (native), or the router and sites roles of a split lab (compose).
         lab = (build.native(server_plan, backend, spec.seed) if self.roles is None
@@ -180,7 +181,8 @@ class Runner:
         try:
             with lab as parts, sync_playwright() as pw:
                 bed, link, origins = parts.bed, parts.link, parts.origins
-                driver = Driver(pw, bed.state_dir / "browser", parts.client_namespace)
+                driver = Driver(pw, bed.state_dir / "browser", parts.client_namespace,
+                                deterministic=spec.seed if spec.deterministic else None)
                 try:
                     if spec.timeouts.link_check:
                         self._link_checks(link, parts.measure)
@@ -222,6 +224,11 @@ class Runner:
                          tls=c.tls != modes.CLEARTEXT)
         fetches = fetches_of(result.resources, self.p.sites[c.site].level)
         return round(lower_bound_ms(fetches, link, c.mode, c.cache), 3)
+
+    def _replayed(self, name: str) -> bool:
+        """Whether a site is replayed from a recording (imported or recorded)."""
+        site = self.p.sites[name]
+        return isinstance(site, Site) and site.recording is not None
 
     def _edge_proxy(self, bed: Bed, origins: Origins) -> EdgeProxy | nullcontext[None]:
         """The edge proxy when any condition goes through it (one for the whole run)."""
@@ -294,7 +301,7 @@ class Runner:
         for client, raw in enumerate(raws):
             view = None if stats is None else _proxy_view(stats, client)
             results.append(evaluate(c, raw, _link_view(delta), server, view, expect_delta=changed,
-                                    versioned=site.versions > 1))
+                                    versioned=site.versions > 1, replayed=self._replayed(c.site)))
         return results, started
 
     def _loads(self, remaining: list[PlannedLoad], done: int, link: LinkControl, origins: Origins,
@@ -483,6 +490,8 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
                             "delay_spin_us": SPIN_US if backend == "userspace" else None} | (meta_extra or {})
     if "proxy" in prepared.spec.topologies:  # as run, defaults included (the report shows it)
         meta["proxy"] = prepared.spec.proxy_settings.model_dump()
+    # what recorded sites' servers and every page were given (defaults included)
+    meta |= {"replay_query": prepared.spec.replay_query, "deterministic": prepared.spec.deterministic}
     store.create_experiment(run_id, prepared.document, meta, prepared.plan,
                             {name: p.fields() for name, p in prepared.profiles.items()})
     created(run_id)

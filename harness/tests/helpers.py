@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -60,6 +64,18 @@ def probe(ns: str, *args: str, timeout: float = 120) -> str:
     """Run the link probe client inside a namespace; returns its stdout."""
     cmd = ["ip", "netns", "exec", ns, sys.executable, "-m", "pagebench.link.probe", *args]
     return subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=timeout).stdout
+
+
+@contextmanager
+def readable_dir() -> Iterator[Path]:
+    """A scratch directory nginx's workers and Chromium (user nobody) can read: pytest's
+    own are its owner's alone (0700); removed afterwards."""
+    path = Path(tempfile.mkdtemp(prefix="pagebench-test-"))
+    os.chmod(path, 0o755)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 # The CLI ------------------------------------------------------------------------------

@@ -195,7 +195,7 @@ def test_killing_the_browser_costs_the_load_in_flight_and_the_run_goes_on(tmp_pa
         assert sorted(load["seq"] for load in loads) == list(range(PLANNED))
         failed = [load for load in loads if not load["ok"]]
         assert len(failed) <= 1  # the load in flight, if the kill caught one: recorded as failed, with why
-        assert all("the browser was lost during the load" in " ".join(load["errors"]) for load in failed)
+        assert all("the browser was lost during the load" in " ".join(load["errors"]) for load in failed), [load["errors"] for load in failed]
         assert store.experiment(run)["status"] == "complete"
     assert nothing_left()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -75,10 +76,17 @@ class ServerLog:
         return {host: len(seen) for host, seen in sorted(pairs.items())}
 
     def statuses_for(self, path: str, host: str | None = None) -> tuple[int, ...]:
-        """Statuses of the requests for `path` (query string ignored), e.g. (304,) for a
-        revalidated page."""
+        """Statuses of the requests for `path` (query string ignored, in `path` too: an
+        entry page's URL may have one), e.g. (304,) for a revalidated page."""
+        path = path.split("?", 1)[0]
         return tuple(r.status for r in self.records
                      if r.uri.split("?", 1)[0] == path and host in (None, r.host))
+
+
+def _unescaped(text: str) -> str:
+    """A logged value as received: nginx logs `"`, `\\` and bytes outside printable ASCII as
+    `\\xHH` (and `\\` itself so, which keeps it unambiguous)."""
+    return re.sub(r"\\x([0-9A-F]{2})", lambda m: chr(int(m.group(1), 16)), text) if "\\x" in text else text
 
 
 def _nginx_record(line: str) -> AccessRecord | None:
@@ -91,7 +99,7 @@ def _nginx_record(line: str) -> AccessRecord | None:
             end=float(f["msec"]), request_time=float(f["request_time"]), server_addr=f["server_addr"],
             connection=int(f["connection"]), connection_requests=int(f["connection_requests"]),
             protocol=f["server_protocol"], tls=f["ssl_protocol"], status=int(f["status"]),
-            body_bytes=int(f["body_bytes_sent"]), host=f["host"], uri=f["request_uri"],
+            body_bytes=int(f["body_bytes_sent"]), host=f["host"], uri=_unescaped(f["request_uri"]),
             method=f["request_method"], bytes_sent=int(f["bytes_sent"]),
         )
     except ValueError:

@@ -90,14 +90,16 @@ class Link:
 
 def fetches_of(resources: Sequence[Resource], level_of: Callable[[str], int]) -> list[Fetch]:
     """What a load fetched over the network: the first resource is the HTML (level 0);
-    `level_of("host/path")` gives every other one's dependency level."""
+    `level_of("host/path")` gives every other one's dependency level. A body counts as
+    sent (a compressed one's encoded bytes: its decoded size never crossed the link)."""
     fetches = []
     for i, resource in enumerate(resources):
         if i and resource.from_cache:
             continue
         parts = urlsplit(resource.url)
         level = 0 if i == 0 else level_of(f"{parts.hostname}{parts.path}")
-        fetches.append(Fetch(resource.origin, max(0, resource.body_bytes), level))
+        sent = resource.encoded_bytes if resource.encoded_bytes is not None else resource.body_bytes
+        fetches.append(Fetch(resource.origin, max(0, sent), level))
     return fetches
 
 

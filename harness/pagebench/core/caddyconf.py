@@ -23,6 +23,18 @@ dictionaries; `Link` on version 1's entry page; text `no-cache` in versioned sit
 `tcp=True` every server also speaks h1 and h2 on TCP (the same routes): for checks with a
 client that has no HTTP/3 (curl 7.88 here); never in a run.
 
+A recorded site (`Site.recording`) is replayed (`replay_routes`): a `map` of
+`{http.request.uri}` on the binding's host gives the exchange's index (exact targets
+first, then, with loose query matching, each recorded path as a regex), a `vars` handler
+keeps it, and one terminal route per exchange answers it: `file_server` of its body file
+after a `rewrite` (a sidecar in gzip, br and zstd bindings; `status_code` for a status
+other than 200, then without validators) or `static_response` (redirects, no body). The
+rest is 404 with `X-Pagebench-Replay`. Caddy sees the target as Go re-encodes it
+(`go_request_uri`) and logs it as sent. Every other method is served as a GET, as nginx
+does. Braces in recorded values are escaped (Caddy expands `{placeholders}`). Where the
+recording has no Content-Type, nginx sends none and Caddy its file's extension's
+(`.bin`: application/octet-stream; without a type set, Go would sniff one).
+
 The access log is JSON, one line per request. Each server logs under its own logger,
 `http.log.access.<LOGGER_PREFIX><binding index>`, so a record names the binding and
 thus the server address it arrived at (`accesslog.parse_caddy_log`).
@@ -32,11 +44,14 @@ from __future__ import annotations
 
 import json
 import re
+import string
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from pagebench.core import encodings, modes
 from pagebench.core.certs import Leaf
+from pagebench.core.recording import REDIRECTS, Exchange
 from pagebench.core.serverplan import (
     COMMON_HEADERS,
     DCZ_VARY,
@@ -46,6 +61,7 @@ from pagebench.core.serverplan import (
     MIME_TYPES,
     QUIC_PORT,
     STATIC_CACHE_CONTROL,
+    UNRECORDED_HEADERS,
     Binding,
     PlanError,
     ServerPlan,
@@ -55,7 +71,13 @@ from pagebench.core.serverplan import (
     dictionary_paths,
     entry_file,
     glob_regex,
+    literal_regex,
+    loosely_replayed,
     negotiated,
+    replay_headers,
+    replay_sidecar,
+    replay_vary,
+    replayed,
     text_pattern,
     use_as_dictionary,
 )
@@ -182,6 +204,91 @@ def routes(site: Site, origin: str, binding: Binding | None = None) -> list[dict
     return out
 
 
+# Replaying recorded sites ------------------------------------------------------------------------
+
+#: The `map` destination and the variable holding the exchange's index ("unrecorded": none).
+REPLAY_PLACEHOLDER = "{pb_replay}"
+REPLAY_VARIABLE = "pb_exchange"
+UNRECORDED = "unrecorded"
+#: What Go leaves as sent in a request's path (`url.URL.EscapedPath`: RawPath when valid).
+_GO_PATH_KEPT = set(string.ascii_letters + string.digits + "-_.~$&+,/:;=@!'()*[]%")
+_GO_PATH_SAFE = set(string.ascii_letters + string.digits + "-_.~$&+,/:;=@")
+
+
+def go_request_uri(target: str) -> str:
+    """`{http.request.uri}` for a request target: Go keeps the path as sent unless it holds
+    a character its URL parser would escape, then escapes the decoded path itself; the
+    query stays as sent."""
+    path, mark, query = target.partition("?")
+    if not set(path) <= _GO_PATH_KEPT:
+        path = "".join(chr(b) if chr(b) in _GO_PATH_SAFE else f"%{b:02X}" for b in unquote_to_bytes(path))
+    return path + mark + query
+
+
+def _literal(text: str) -> str:
+    """`text` where Caddy expands placeholders: braces escaped."""
+    return text.replace("{", "\\{").replace("}", "\\}")
+
+
+def _replay_map(site: Site, binding: Binding, query: str) -> dict[str, Any]:
+    """The exchange index of a request target: exact targets, then (loose) recorded paths."""
+    mappings: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for index, exchange in replayed(site, binding.origin):
+        target = go_request_uri(exchange.target)
+        if target not in seen:  # targets Go reads alike: the first recorded answers
+            seen.add(target)
+            mappings.append({"input": target, "outputs": [str(index)]})
+    if query == "loose":
+        for path, index in loosely_replayed(site, binding.origin):
+            regex = f"^{literal_regex(go_request_uri(path))}(\\?|$)"
+            if regex not in seen:
+                seen.add(regex)
+                mappings.append({"input_regexp": regex, "outputs": [str(index)]})
+    return {"handler": "map", "source": "{http.request.uri}", "destinations": [REPLAY_PLACEHOLDER],
+            "mappings": mappings, "defaults": [UNRECORDED]}
+
+
+def _exchange_route(site: Site, binding: Binding, index: int, exchange: Exchange) -> dict[str, Any]:
+    """The terminal route answering one exchange."""
+    headers = dict(replay_headers(binding, exchange))
+    handlers: list[dict[str, Any]] = []
+    if exchange.file is None or exchange.status in REDIRECTS:
+        response: dict[str, Any] = {"handler": "static_response", "status_code": exchange.status}
+        if exchange.status in REDIRECTS and exchange.location:
+            response["headers"] = {"Location": [_literal(exchange.location)]}
+        handlers += [_set_headers({name: _literal(value) for name, value in headers.items()}), response]
+    else:
+        vary = replay_vary(exchange, True)  # file_server always adds Vary: Accept-Encoding
+        headers.pop("Vary", None)
+        if exchange.content_type:
+            headers["Content-Type"] = exchange.content_type
+        deferred: dict[str, Any] = {"set": {"Vary": [_literal(vary or "")]}, "deferred": True}
+        if exchange.status != 200:
+            deferred["delete"] = ["Etag", "Last-Modified"]
+        server = _file_server(site.origin_root(binding.origin),
+                              encodings.get(binding.encoding).token if replay_sidecar(binding, exchange) else None)
+        if exchange.status != 200:
+            server["status_code"] = exchange.status
+        handlers += [_set_headers({name: _literal(value) for name, value in headers.items()}),
+                     {"handler": "headers", "response": deferred},
+                     {"handler": "rewrite", "uri": "/" + _path(exchange.file)}, server]
+    return {"match": [{"vars": {REPLAY_VARIABLE: [str(index)]}}], "handle": handlers, "terminal": True}
+
+
+def replay_routes(site: Site, binding: Binding, query: str = "exact") -> list[dict[str, Any]]:
+    """A recorded site's routes on one binding: the lookup, each exchange, the rest 404."""
+    routes_ = [{"match": [{"not": [{"method": ["GET", "HEAD"]}]}],
+                "handle": [{"handler": "rewrite", "method": "GET"}]},
+               {"match": [{"host": [binding.origin]}],
+                "handle": [_replay_map(site, binding, query),
+                           {"handler": "vars", REPLAY_VARIABLE: REPLAY_PLACEHOLDER}]}]
+    routes_ += [_exchange_route(site, binding, index, exchange) for index, exchange in replayed(site, binding.origin)]
+    routes_.append({"handle": [_set_headers(dict(UNRECORDED_HEADERS)),
+                               {"handler": "static_response", "status_code": 404}]})
+    return routes_
+
+
 def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None,
                   tcp: bool = False) -> dict[str, Any]:
     """The configuration as a JSON-ready dict (see `render`)."""
@@ -206,7 +313,8 @@ def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = Non
                 "protocol_min": "tls1.3", "protocol_max": "tls1.3",
             }],
             "logs": {"default_logger_name": logger_name(b.index)},
-            "routes": routes(sites[b.site], b.origin, b),
+            "routes": (replay_routes(sites[b.site], b, server_plan.query) if sites[b.site].recording is not None
+                       else routes(sites[b.site], b.origin, b)),
         }
     return {
         "admin": {"disabled": True, "config": {"persist": False}},

@@ -12,12 +12,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pagebench.core import encodings, modes
+from pagebench.core.har import extension
+from pagebench.core.recording import UNRECORDED_HEADER, UNRECORDED_VALUE
 from pagebench.core.records import Condition, LoadResult, RawLoad, Resource
 
 #: The status of a response the browser had cached and the server confirmed unchanged.
 #: Chromium reports the cached 200 for it (CDP and Resource Timing), so the server's log
 #: says which requests were revalidated.
 NOT_MODIFIED = 304
+#: How many of a load's unrecorded URLs its flag names (the store keeps the count).
+UNRECORDED_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -75,12 +79,42 @@ def _match_timing(page: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return by_url
 
 
+def _entries(raw: RawLoad) -> list[dict[str, Any]]:
+    """The load's http(s) requests in request order: `resources` makes one Resource of each."""
+    entries = [e for e in raw.requests.values() if str(e.get("url", "")).startswith(("http://", "https://"))]
+    entries.sort(key=lambda e: e.get("sent", 0.0))
+    return entries
+
+
+def _response_header(entry: dict[str, Any], name: str) -> str | None:
+    """A response header (`name` in lower case) as the browser reported it, whatever the
+    case the server gave it (HTTP/1.1 keeps it); else as received on the wire."""
+    for key in ("response_headers", "wire_headers"):
+        found = next((str(v) for k, v in (entry.get(key) or {}).items() if k.lower() == name), None)
+        if found is not None:
+            return found
+    return None
+
+
+def _unrecorded(entry: dict[str, Any]) -> bool:
+    """The replay answered this request with its "not in the recording" 404."""
+    value = _response_header(entry, UNRECORDED_HEADER.lower())
+    return value is not None and value.strip().lower() == UNRECORDED_VALUE
+
+
+def _replayed_text(entry: dict[str, Any]) -> bool:
+    """Whether a replayed response is text (sent in the condition's encoding): its body's
+    file got its extension from the recorded Content-Type (`har.extension`), and the
+    servers encode by that extension; its URL need not have one."""
+    name = "body." + extension(_response_header(entry, "content-type") or "", str(entry.get("type", "")).lower())
+    return encodings.is_text(name)
+
+
 def resources(raw: RawLoad) -> list[Resource]:
     """Network requests of the load (http/https only), in request order."""
     timing = _match_timing(raw.page)
     nav = raw.page.get("nav", {})
-    entries = [e for e in raw.requests.values() if str(e.get("url", "")).startswith(("http://", "https://"))]
-    entries.sort(key=lambda e: e.get("sent", 0.0))
+    entries = _entries(raw)
     doc_sent = entries[0].get("sent", 0.0) if entries else 0.0
     result = []
     for index, e in enumerate(entries):
@@ -148,7 +182,7 @@ def _explain_connections(browser: int, link: int, server: int) -> list[str]:
 
 def evaluate(
     condition: Condition, raw: RawLoad, link: LinkView, server: ServerView, proxy: ProxyView | None = None,
-    *, expect_delta: frozenset[str] = frozenset(), versioned: bool = False,
+    *, expect_delta: frozenset[str] = frozenset(), versioned: bool = False, replayed: bool = False,
 ) -> LoadResult:
     """The load's metrics, checked against what its condition promises (flags) and with
     the differences between the three connection counts explained (notes).
@@ -156,9 +190,16 @@ def evaluate(
     profile was primed with; they must come over the network (and in a dictionary
     encoding, as deltas), not as 304s or from the cache. `versioned`: the site has versions,
     so its text files are sent `no-cache` and a warm load revalidates them (a 304 is the
-    cache at work, not a miss)."""
+    cache at work, not a miss). `replayed`: the site is a recording (`Site.recording`), so
+    an HTTP error status is what the page got when recorded, not a failure of the lab;
+    a request the recording lacks (the replay's 404 carrying `UNRECORDED_HEADER`) is
+    counted (`LoadResult.unrecorded`) and flags the load, and only the entry document's
+    fails it; a warm load caches what the recording's headers say, so the lab's own
+    warm-cache checks do not apply."""
     mode = modes.get(condition.mode)
     res = [replace(r, revalidated=_host_path(r.url) in server.not_modified) for r in resources(raw)]
+    entries = _entries(raw)  # res[i] is entries[i]
+    unrecorded = [r.url for r, entry in zip(res, entries) if _unrecorded(entry)] if replayed else []
     nav = raw.page.get("nav", {})
     paints = raw.page.get("paints", {})
     network = [r for r in res if not r.from_cache]
@@ -168,14 +209,22 @@ def evaluate(
         network = [r for r in res if not r.from_cache]
     connections_link = link.udp_flows if mode.quic else link.tcp_conns
     errors = [raw.error] if raw.error else []
-    errors += [f"{r.url}: HTTP {r.status}" for r in network if r.status >= 400]
+    if not replayed:
+        errors += [f"{r.url}: HTTP {r.status}" for r in network if r.status >= 400]
+    elif res and _unrecorded(entries[0]):
+        errors.append(f"{res[0].url}: HTTP {res[0].status}: the page itself is not in the recording")
     flags = [f"error: {e}" for e in errors]
+    if unrecorded:
+        more = len(unrecorded) - UNRECORDED_SHOWN
+        flags.append(f"{len(unrecorded)} request(s) not in the recording: {', '.join(unrecorded[:UNRECORDED_SHOWN])}"
+                     + (f" (and {more} more)" if more > 0 else ""))
     cache_hits = sum(1 for r in res if r.from_cache)
 
     document, subresources = (res[0], res[1:]) if res else (None, [])
     if condition.cache == "cold" and cache_hits:
         flags.append(f"cold load had {cache_hits} cache hit(s)")
-    if condition.cache == "warm" and document is not None:
+    if condition.cache == "warm" and document is not None and not replayed:
+        # The lab's own caching promises (a replayed page caches as its recording says).
         # Versioned sites send text `no-cache` (revalidated on every warm load: a 304 is the
         # cache at work); a changed file must come anew.
         missed = [r.url for r in subresources if not r.from_cache and _file_key(r.url) not in expect_delta
@@ -190,7 +239,9 @@ def evaluate(
     wrong = [r for r in network if expected and r.protocol and r.protocol != expected]
     if wrong:
         flags.append(f"{len(wrong)} resource(s) used {wrong[0].protocol} instead of {expected}")
-    flags += _check_encoding(condition, res)
+    text = ([_replayed_text(entry) for entry in entries] if replayed
+            else [encodings.is_text(_file_key(r.url)) for r in res])
+    flags += _check_encoding(condition, res, text)
     if server.tls - {condition.tls}:
         flags.append(f"the servers logged TLS {', '.join(sorted(server.tls))} for a tls {condition.tls} load")
     if proxy is not None:
@@ -221,6 +272,7 @@ def evaluate(
             _explain_connections(connections_browser, connections_link, server.connections)),
         connections_proxy=proxy.connections if proxy is not None else None,
         connections_proxy_reused=proxy.reused if proxy is not None else None,
+        unrecorded=tuple(unrecorded) if replayed else None,
     )
 
 
@@ -239,22 +291,21 @@ def _check_upstream(mode: modes.Mode, proxy: ProxyView, link: LinkView, server: 
     return flags
 
 
-def _check_encoding(condition: Condition, res: list[Resource]) -> list[str]:
+def _check_encoding(condition: Condition, res: list[Resource], text: list[bool]) -> list[str]:
     """Every text file the server sent (a 200 over the network) carries the condition's
     Content-Encoding (dcz: or its fallback, where no dictionary was offered); images and
-    fonts are sent as stored, without one."""
+    fonts are sent as stored, without one. `text[i]`: whether res[i] is text."""
     encoding = encodings.get(condition.encoding)
     allowed = [encoding.token] + ([encodings.get(encoding.fallback).token] if encoding.fallback else [])
-    sent = [r for r in res if not r.from_cache and not r.revalidated and r.status == 200]
-    text = [r for r in sent if encodings.is_text(_file_key(r.url))]
+    sent = [(r, t) for r, t in zip(res, text) if not r.from_cache and not r.revalidated and r.status == 200]
     flags = []
-    wrong = [r for r in text if r.content_encoding not in allowed]
+    wrong = [r for r, t in sent if t and r.content_encoding not in allowed]
     if wrong:
         want = " or ".join(token or "none" for token in allowed)
         flags.append(f"{len(wrong)} text resource(s) arrived with Content-Encoding "
                      f"{wrong[0].content_encoding or 'none'} instead of {want} (encoding {condition.encoding}), "
                      f"e.g. {wrong[0].url}")
-    encoded = [r for r in sent if r.content_encoding and not encodings.is_text(_file_key(r.url))]
+    encoded = [r for r, t in sent if r.content_encoding and not t]
     if encoded:
         flags.append(f"{len(encoded)} image/font resource(s) arrived with Content-Encoding "
                      f"{encoded[0].content_encoding} (they are sent as stored), e.g. {encoded[0].url}")

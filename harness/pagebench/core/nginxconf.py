@@ -27,6 +27,21 @@ answers from (plain nginx 1.22: no gzip_static, brotli or zstd module is needed)
 ETag and Last-Modified are those of the file sent: a sidecar has its original's mtime and
 is byte-identical across versions when the original is, so a revalidation in another
 version of an unchanged file is a 304 whatever the encoding.
+
+A recorded site (`Site.recording`) is replayed (`_replay`): `location /` looks the request
+up in http-level maps keyed by the site (`set $pb_replay_site` in each of its server
+blocks), `$host` and `$request_uri` (the target exactly as sent) and rewrites it to one
+internal `location = //pb-replay/<index>` per exchange, which carries its status, type
+(`types {}` and `default_type`), headers and body file (`try_files`, a sidecar in gzip, br
+and zstd bindings), or to `//pb-replay/unrecorded` (404 and `X-Pagebench-Replay`). A map
+hash compares without case, so a hit is checked against the recorded target with `if`;
+targets recorded in several cases, and those too long for a configuration token (a
+prefix and the length), are case-sensitive regex keys instead. A status other than 200
+with a body is `return 418` turned into that status by `error_page`, which serves the
+body (without validators); a POST for a 200 is served as a GET (`error_page 405`), as the
+recording answered it. Loose query matching (`ServerPlan.query`) adds the same pair of
+maps keyed by the path alone. `$` in a header value is written `${pb_dollar}` (a `geo`).
+The access log keeps `$request_uri`, so logs read as for any site.
 """
 
 from __future__ import annotations
@@ -37,6 +52,7 @@ from pathlib import Path
 
 from pagebench.core import encodings, modes
 from pagebench.core.certs import Leaf
+from pagebench.core.recording import REDIRECTS, Exchange
 from pagebench.core.serverplan import (
     COMMON_HEADERS,
     DCZ_VARY,
@@ -52,9 +68,15 @@ from pagebench.core.serverplan import (
     dictionary_ids,
     dictionary_links,
     dictionary_paths,
+    UNRECORDED_HEADERS,
     entry_file,
     glob_regex,
+    literal_regex,
+    loosely_replayed,
     negotiated,
+    replay_headers,
+    replay_sidecar,
+    replayed,
     sidecar_pattern,
     text_pattern,
     use_as_dictionary,
@@ -95,7 +117,7 @@ def _merged(extra: dict[str, str]) -> list[tuple[str, str]]:
     return [(n, v) for n, v in HEADERS if n.lower() not in override] + list(extra.items())
 
 
-def _server(binding: Binding, site: Site) -> list[str]:
+def _server(binding: Binding, site: Site, query: str = "exact") -> list[str]:
     mode = modes.get(binding.mode)
     cleartext = binding.tls == modes.CLEARTEXT
     options = ("" if cleartext else " ssl") + (" http2" if mode.multiplexed else "")
@@ -116,7 +138,9 @@ def _server(binding: Binding, site: Site) -> list[str]:
     if mode.connection_per_request:
         lines.append("        keepalive_timeout 0;")
     lines.append(f"        root {_path(site.origin_root(binding.origin, binding.version))};")
-    if not negotiated(binding) and site.manifest.versions == 1:
+    if site.recording is not None:
+        lines += _replay(binding, site, query)
+    elif not negotiated(binding) and site.manifest.versions == 1:
         lines += _add_headers(HEADERS, "        ")
         for glob, headers in site.manifest.headers.items():
             lines.append(f'        location ~ "{glob_regex(glob)}" {{')
@@ -261,6 +285,162 @@ def _encoding_maps(server_plan: ServerPlan) -> list[str]:
     return lines
 
 
+# Replaying recorded sites ------------------------------------------------------------------------
+
+#: The internal URIs of the exchanges: `//` is merged out of every request's $uri, so no
+#: request reaches them but through the lookup.
+REPLAY_PREFIX = "//pb-replay/"
+UNRECORDED_URI = REPLAY_PREFIX + "unrecorded"
+#: nginx reads a configuration token into a 4 KiB buffer ("too long parameter"): longer map
+#: keys become a regex of a prefix and the length.
+_MAX_TOKEN = 3800
+
+
+def _quote(text: str) -> str:
+    """A literal in double quotes (map keys, default_type: no variables there)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _complex(text: str) -> str:
+    """A literal where nginx expands variables (add_header, return, map values)."""
+    return _quote(text).replace("$", "${pb_dollar}")
+
+
+def _regex_key(key: str) -> str:
+    """A case-sensitive map key matching exactly `key`; a too long one by a prefix and the
+    length (two such keys alike in both answer as the first)."""
+    whole = "~^" + literal_regex(key) + "$"
+    if len(_quote(whole)) <= _MAX_TOKEN:
+        return whole
+    size, cut = len(_quote("~^.{99999}$")), 0
+    while size + len(_quote(literal_regex(key[cut]))) - 2 <= _MAX_TOKEN:
+        size += len(_quote(literal_regex(key[cut]))) - 2
+        cut += 1
+    return f"~^{literal_regex(key[:cut])}.{{{len(key) - cut}}}$"
+
+
+def _lookup_maps(source: str, whole: str, check: str, target: str,
+                 rows: list[tuple[str, str, int]]) -> tuple[list[str], list[str]]:
+    """Two maps of `source` (rows: key, what the request's `whole` must equal, exchange
+    index): `check` (the recorded text, to compare with case) and `target` (the internal
+    URI); and the hash keys (for the sizes)."""
+    counts: dict[str, int] = {}
+    for key, _, _ in rows:
+        counts[key.lower()] = counts.get(key.lower(), 0) + 1
+    checks, targets, hashed = [f'    map "{source}" {check} {{'], [f'    map "{source}" {target} {{'], []
+    regexes: list[tuple[str, int]] = []
+    for key, recorded, index in rows:
+        if counts[key.lower()] > 1 or len(_quote(key)) > _MAX_TOKEN:
+            regexes.append((_regex_key(key), index))
+            continue
+        hashed.append(key)
+        checks.append(f"        {_quote(key)} {_complex(recorded)};")
+        targets.append(f'        {_quote(key)} "{REPLAY_PREFIX}{index}";')
+    for regex, index in regexes:  # after the hash, in recording order; matched with case already
+        checks.append(f"        {_quote(regex)} {whole};")
+        targets.append(f'        {_quote(regex)} "{REPLAY_PREFIX}{index}";')
+    return checks + ["    }"] + targets + ["    }"], hashed
+
+
+def _replay_maps(server_plan: ServerPlan) -> tuple[list[str], list[str]]:
+    """The lookups of every recorded site nginx serves (see the module docstring): the
+    hash sizes (before the first map of the http block: it fixes them) and the maps."""
+    served = {b.site for b in server_plan.served_by("nginx")}
+    sites = [s for s in server_plan.sites if s.recording is not None and s.name in served]
+    if not sites:
+        return [], []
+    exact, loose = [], []
+    for site in sites:
+        for origin in site.origins:
+            exact += [(f"{site.name} {origin}{e.target}", e.target, i) for i, e in replayed(site, origin)]
+            loose += [(f"{site.name} {origin}{path}", path, i) for path, i in loosely_replayed(site, origin)]
+    checks, hashed = _lookup_maps("$pb_replay_site $host$request_uri", "$request_uri", "$pb_replay_target",
+                                  "$pb_replay", exact)
+    if server_plan.query == "loose":
+        checks += ["    map $request_uri $pb_request_path {",
+                   '        "~^([^?]*)" $1;',
+                   "    }"]
+        more, paths = _lookup_maps("$pb_replay_site $host$pb_request_path", "$pb_request_path",
+                                   "$pb_replay_loose_path", "$pb_replay_loose", loose)
+        checks, hashed = checks + more, hashed + paths
+    longest = max((len(key) for key in hashed), default=0)
+    bucket = 128
+    while bucket < longest + 32:
+        bucket *= 2
+    sizes = ["    # recorded sites: every key in one bucket (core/recording.py)",
+             f"    map_hash_bucket_size {bucket};",
+             f"    map_hash_max_size {max(2048, 4 * len(hashed))};"]
+    target = max(len(e.target) for site in sites for e in site.recording.exchanges)  # type: ignore[union-attr]
+    if target > 6000:  # the request line must fit one of these buffers (default 8k)
+        size = 8
+        while size * 1024 < target + 2048:
+            size *= 2
+        sizes.append(f"    large_client_header_buffers 4 {size}k;")
+    return sizes, ["    # recorded sites (core/recording.py)", "    geo $pb_dollar {", '        default "$";', "    }",
+                   *checks]
+
+
+def _replay(binding: Binding, site: Site, query: str) -> list[str]:
+    """The body of a recorded site's server block: the lookup, the unrecorded answer and
+    one internal location per exchange of its origin."""
+    lines = ["        absolute_redirect off;",
+             f'        set $pb_replay_site "{site.name}";',
+             "        location / {",
+             "            if ($pb_replay_target = $request_uri) {",
+             "                rewrite ^ $pb_replay last;",
+             "            }"]
+    if query == "loose":
+        lines += ["            if ($pb_replay_loose_path = $pb_request_path) {",
+                  "                rewrite ^ $pb_replay_loose last;",
+                  "            }"]
+    lines += [f"            rewrite ^ {UNRECORDED_URI} last;",
+              "        }",
+              f"        location = {UNRECORDED_URI} {{",
+              "            internal;",
+              *_replay_headers(UNRECORDED_HEADERS, "            "),
+              "            return 404;",
+              "        }"]
+    for index, exchange in replayed(site, binding.origin):
+        lines += _exchange(binding, index, exchange)
+    return lines
+
+
+def _replay_headers(headers: Sequence[tuple[str, str]], indent: str) -> list[str]:
+    return [f"{indent}add_header {_quote(name)} {_complex(value)} always;" for name, value in headers]
+
+
+def _exchange(binding: Binding, index: int, exchange: Exchange) -> list[str]:
+    """The internal location(s) answering one exchange."""
+    uri, indent = f"{REPLAY_PREFIX}{index}", "            "
+    lines = [f"        location = {uri} {{", f"{indent}internal;"]
+    headers = _replay_headers(replay_headers(binding, exchange), indent)
+    if exchange.file is None or exchange.status in REDIRECTS:
+        lines += headers
+        location = f" {_complex(exchange.location)}" if exchange.status in REDIRECTS and exchange.location else ""
+        lines += [f"{indent}return {exchange.status}{location};", "        }"]
+    elif exchange.status == 200:
+        lines += _body(binding, exchange, headers, indent)
+        lines += [f"{indent}error_page 405 =200 {uri};", "        }"]
+    else:
+        lines += [f"{indent}error_page 418 ={exchange.status} {uri}.body;", f"{indent}return 418;", "        }",
+                  f"        location = {uri}.body {{", f"{indent}internal;", f"{indent}etag off;"]
+        lines += _body(binding, exchange, headers, indent) + ["        }"]
+    return lines
+
+
+def _body(binding: Binding, exchange: Exchange, headers: list[str], indent: str) -> list[str]:
+    """Serving an exchange's body file: its recorded type whatever the file sent, the
+    binding's sidecar when Accept-Encoding allows it."""
+    file = _path("/" + (exchange.file or ""))
+    lines = [f"{indent}types {{}}", f"{indent}default_type {_quote(exchange.content_type or '')};"]
+    if replay_sidecar(binding, exchange):
+        lines += [f"{indent}try_files {file}$pb_accepts_{binding.encoding} {file} =404;",
+                  f"{indent}add_header Content-Encoding {CONTENT_ENCODING_VARIABLE} always;"]
+    else:
+        lines.append(f"{indent}try_files {file} =404;")
+    return lines + headers
+
+
 def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> str:
     """The nginx.conf text for the plan's nginx bindings (h3 is Caddy's); `leaf` (else the
     plan's) is the certificate for every origin."""
@@ -270,6 +450,7 @@ def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> s
     run = _path(rundir)
     sites = {site.name: site for site in server_plan.sites}
     log_format = "\\t".join(f"${name}" for name in LOG_FIELDS)
+    replay_sizes, replay_maps = _replay_maps(server_plan)
     lines = [
         "# Generated by pagebench.core.nginxconf: do not edit.",
         f"# sites: {', '.join(sites)}; modes: {', '.join(server_plan.modes)}; "
@@ -307,13 +488,15 @@ def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> s
         "    ssl_session_tickets off;",
         "    ssl_session_cache off;",
         "    ssl_early_data off;",
+        *replay_sizes,
         f"    map $uri {CACHE_VARIABLE} {{",
         f'        default "{STATIC_CACHE_CONTROL}";',
         f'        "~\\.html?$" "{HTML_CACHE_CONTROL}";',
         "    }",
         *_encoding_maps(server_plan),
+        *replay_maps,
     ]
     for binding in server_plan.served_by("nginx"):
-        lines += [""] + _server(binding, sites[binding.site])
+        lines += [""] + _server(binding, sites[binding.site], server_plan.query)
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -104,6 +104,9 @@ class LoadResult:
     connections_proxy: int | None = None
     #: Upstream connections opened before this load (a warm pool) that carried its requests.
     connections_proxy_reused: int | None = None
+    #: A replayed site's requests its recording did not have (answered 404 with
+    #: `recording.UNRECORDED_HEADER`), their URLs in request order; None: not a replayed site.
+    unrecorded: tuple[str, ...] | None = None
 
 
 @dataclass

@@ -18,6 +18,10 @@ certificate (`certs.Leaf`) is only needed to render; `lab.nginx.NginxServer` iss
 has none. Every connection does a full handshake (no session cache, no tickets, no
 early data). The modes a plan serves are the origin modes of `modes.MODES`: a mode
 served by another's bindings (pipelining, by keep-alive's) is not planned itself.
+
+An imported or recorded site (`Site.recording`) is replayed, not served by path: both
+renderers answer each request from `Recording.lookup(host, target, plan.query)` (the
+helpers at the end of this module), in identity, gzip, br or zstd and one version.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from pagebench.core import encodings as encodings_table
 from pagebench.core import modes as modes_table
 from pagebench.core.certs import Leaf
 from pagebench.core.layout import MAX_SERVER_IPS, Layout
+from pagebench.core.recording import QUERY_MATCHING, UNRECORDED_HEADER, UNRECORDED_VALUE, Exchange
 from pagebench.core.sites import Site
 
 QUIC_PORT = 443
@@ -114,6 +119,8 @@ class ServerPlan:
     bindings: tuple[Binding, ...]
     leaf: Leaf | None = None  # the certificate; `servers` supplies it when the plan has none
     encodings: tuple[str, ...] = (encodings_table.IDENTITY,)
+    #: How recorded sites match a request's query: "exact", or "loose" (`Recording.lookup`).
+    query: str = "exact"
 
     @property
     def ip_count(self) -> int:
@@ -186,10 +193,12 @@ class ServerPlan:
 
 
 def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str],
-         leaf: Leaf | None = None, encodings: Iterable[str] = (encodings_table.IDENTITY,)) -> ServerPlan:
+         leaf: Leaf | None = None, encodings: Iterable[str] = (encodings_table.IDENTITY,),
+         query: str = "exact") -> ServerPlan:
     """Allocate one server IP per (TLS version, mode, site, site version, encoding, origin),
     in that order; QUIC cells exist for TLS 1.3 only (QUIC has no other). With one encoding
-    and sites of one version, indices are what they were before either existed."""
+    and sites of one version, indices are what they were before either existed. `query`
+    is how recorded sites match a request's query ("exact" or "loose")."""
     modes, tls_versions = tuple(dict.fromkeys(modes)), tuple(dict.fromkeys(tls_versions))
     encoding_names = tuple(dict.fromkeys(encodings))
     for encoding in encoding_names:
@@ -214,6 +223,13 @@ def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str
     names = [site.name for site in sites]
     if len(set(names)) != len(names):
         raise PlanError(f"sites: {sorted({n for n in names if names.count(n) > 1})[0]} is listed twice")
+    if query not in QUERY_MATCHING:
+        raise PlanError(f"query {query!r}: must be one of {', '.join(QUERY_MATCHING)}")
+    for site in sites:
+        if site.recording is not None and ("dcz" in encoding_names or site.manifest.versions > 1):
+            raise PlanError(f"site {site.name}: a recorded site is replayed in one version and in identity, "
+                            f"gzip, br or zstd only (not dcz)")
+        check_replayable(site)
     cells = [(tls, mode, site.name, origin, version, encoding)
              for tls in tls_versions for mode in modes for site in sites
              for version in range(1, site.manifest.versions + 1) for encoding in encoding_names
@@ -224,7 +240,7 @@ def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str
                         f"encoding x origin), at most {MAX_SERVER_IPS}: split it into several plans")
     bindings = tuple(Binding(tls, mode, site, origin, index=i, encoding=encoding, version=version)
                      for i, (tls, mode, site, origin, version, encoding) in enumerate(cells))
-    return ServerPlan(tuple(sites), modes, tls_versions, bindings, leaf, encoding_names)
+    return ServerPlan(tuple(sites), modes, tls_versions, bindings, leaf, encoding_names, query)
 
 
 def browser_url(entry: str, tls: str, topology: str) -> str:
@@ -322,3 +338,89 @@ def dictionary_links(site: Site) -> str:
 def negotiated(binding: Binding) -> bool:
     """Whether a binding answers from precompressed files (every encoding but identity)."""
     return binding.encoding != encodings_table.IDENTITY
+
+
+# Replaying a recorded site (what both servers' configurations need) -------------------------
+
+#: A request the recording lacks: 404 with this header (and the common ones).
+UNRECORDED_HEADERS = ((UNRECORDED_HEADER, UNRECORDED_VALUE), *COMMON_HEADERS)
+#: Recorded headers a replay leaves out (lower case): the server makes them (length,
+#: validators, date, connection, and the type and Location it sets from the exchange), or
+#: they would change how the browser reaches the lab: Alt-Svc would send it to QUIC in a
+#: TCP condition, Strict-Transport-Security to https in a cleartext one. Timing-Allow-Origin
+#: is always `*` (else resource timing reads 0 for cross-origin sizes).
+REPLAY_DROPPED = frozenset({
+    "content-length", "content-encoding", "content-type", "etag", "last-modified", "date", "connection",
+    "keep-alive", "transfer-encoding", "location", "server", "alt-svc", "strict-transport-security",
+    "timing-allow-origin",
+})
+
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_PRINTABLE = re.compile(r"^[\x20-\x7e]*$")
+
+
+def check_replayable(site: Site) -> None:
+    """Every header name a token and every value (and type and Location) printable ASCII:
+    what both servers' configurations can carry, and no response splitting."""
+    for exchange in site.recording.exchanges if site.recording is not None else ():
+        texts = [("content_type", exchange.content_type or ""), ("location", exchange.location or "")]
+        for name, value in exchange.headers.items():
+            if not _TOKEN.match(name):
+                raise PlanError(f"site {site.name}: {exchange.url}: header name {name!r} is not a token")
+            texts.append((f"header {name}", value))
+        for what, text in texts:
+            if not _PRINTABLE.match(text):
+                raise PlanError(f"site {site.name}: {exchange.url}: {what} {text!r} must be printable ASCII")
+
+
+def replayed(site: Site, origin: str) -> tuple[tuple[int, Exchange], ...]:
+    """(index in the recording, exchange) of every exchange a recorded site's origin answers."""
+    if site.recording is None:
+        return ()
+    return tuple((i, e) for i, e in enumerate(site.recording.exchanges) if e.host == origin)
+
+
+def loosely_replayed(site: Site, origin: str) -> tuple[tuple[str, int], ...]:
+    """(path, index) of the exchange loose matching answers a path with (`Recording.loose`),
+    in recording order."""
+    first: dict[str, int] = {}
+    for i, exchange in replayed(site, origin):
+        first.setdefault(exchange.path, i)
+    return tuple(first.items())
+
+
+def replay_headers(binding: Binding, exchange: Exchange) -> list[tuple[str, str]]:
+    """The headers of a replayed response besides those the server makes: the recorded
+    ones (less REPLAY_DROPPED), Vary (`replay_vary`), `Timing-Allow-Origin: *` and, unless
+    the recording has its own, `Access-Control-Allow-Origin: *`."""
+    recorded = [(name, value) for name, value in exchange.headers.items()
+                if name.lower() not in REPLAY_DROPPED and name.lower() != "vary"]
+    vary = replay_vary(exchange, replay_sidecar(binding, exchange))
+    names = {name.lower() for name, _ in recorded}
+    return (recorded + ([("Vary", vary)] if vary else [])
+            + [(name, value) for name, value in COMMON_HEADERS if name.lower() not in names])
+
+
+def replay_vary(exchange: Exchange, negotiates: bool) -> str | None:
+    """A replayed response's Vary: the recorded one, with Accept-Encoding added when the
+    server picks a sidecar by it (`negotiates`); None when there is neither."""
+    recorded = next((value for name, value in exchange.headers.items() if name.lower() == "vary"), None)
+    if not negotiates:
+        return recorded
+    if recorded is None or not recorded.strip():
+        return VARY
+    if recorded.strip() == "*" or VARY.lower() in [part.strip().lower() for part in recorded.split(",")]:
+        return recorded
+    return f"{recorded}, {VARY}"
+
+
+def replay_sidecar(binding: Binding, exchange: Exchange) -> bool:
+    """Whether a binding answers an exchange's body from a sidecar it picks by Accept-Encoding."""
+    return negotiated(binding) and exchange.file is not None and encodings_table.is_text(exchange.file)
+
+
+def literal_regex(text: str) -> str:
+    """`text` as a regex matching itself, for PCRE (nginx) and RE2 (Caddy) alike: every
+    character but ASCII letters and digits escaped."""
+    return "".join(ch if ch.isascii() and ch.isalnum() else "\\" + ch for ch in text)

@@ -224,6 +224,9 @@ def text_file(body: str, size: int, seed: str, css: bool = False) -> bytes:
 FONT_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.,:;!?-'&"
 
 
+FONT_TIMESTAMP = 3_850_070_400  # 2026-01-01T00:00:00Z in seconds since 1904 (the font epoch)
+
+
 def font(family: str, style: str, size: int, flavor: str | None, seed: str) -> bytes:
     """A small valid TrueType font (rectangle glyphs), `flavor` None (TTF) or "woff",
     padded to about `size` bytes (WOFF private data; TTF a long name-table description)."""
@@ -253,6 +256,10 @@ def font(family: str, style: str, size: int, flavor: str | None, seed: str) -> b
         fb.setupNameTable(names, mac=False)
         fb.setupOS2(sTypoAscender=800, sTypoDescender=-200, usWinAscent=800, usWinDescent=200)
         fb.setupPost()
+        # fontTools stamps `head` with the time of building and of saving: fix both, or
+        # the site (and its digest) would change every second.
+        fb.font["head"].created = fb.font["head"].modified = FONT_TIMESTAMP
+        fb.font.recalcTimestamp = False
         if flavor:
             fb.font.flavor = flavor
             if pad:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pagebench.core.certs import check_hostname
 from pagebench.core.messages import shown
+from pagebench.core.recording import Recording
 
 
 class SiteError(ValueError):
@@ -59,6 +60,9 @@ class SiteManifest(BaseModel):
     #: version -> "host/path" of the text files that differ from version 1 (a warm load of
     #: that version must receive each of them as a delta; the rest are 304s).
     changed: dict[int, list[str]] = {}
+    #: An imported or recorded site: the file (in the site directory) of its `Recording`;
+    #: its origins then answer every request from it, not by path (`core/recording.py`).
+    recording: str | None = None
 
     @field_validator("name")
     @classmethod
@@ -132,10 +136,17 @@ class _Described:
 
 @dataclass(frozen=True)
 class Site(_Described):
-    """A site on disk: its manifest and the directory holding it."""
+    """A site on disk: its manifest and the directory holding it (and, for an imported
+    or recorded site, its recording)."""
 
     manifest: SiteManifest
     root: Path
+    recording: Recording | None = field(default=None, repr=False)
+
+    def level(self, host_path: str) -> int:
+        """Dependency level of a fetched file: the recording's (from the HAR's initiators
+        or timings), else 1 (found in the HTML)."""
+        return self.recording.level(host_path) if self.recording is not None else 1
 
     def origin_root(self, host: str, version: int = 1) -> Path:
         """The directory an origin serves (its nginx root) in one version of the site."""

@@ -16,6 +16,10 @@ the loads into a seeded, interleaved order. Pure: the caller reads the file.
     encoding: [identity]        # identity, gzip, br, zstd, dcz (delta by dictionary, warm loads
                                 # of a site's later version; see core/encodings.py)
     version: [1]                # the site version loads see (warm loads prime with 1 first)
+    replay_query: exact         # recorded sites: exact, or loose (an unrecorded query gets the
+                                # first response recorded for its path; core/recording.py)
+    deterministic: false        # true: every page sees Date start at 2026-01-01T00:00:00Z and a
+                                # Math.random seeded by `seed` (lab/browser.py; as WebPageReplay does)
     repetitions: 10
     warmup: 1
     seed: 1
@@ -27,12 +31,13 @@ from __future__ import annotations
 import random
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from pagebench.core import encodings, modes
 from pagebench.core.messages import shown
 from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
 from pagebench.core.records import Condition, PlannedLoad
+from pagebench.core.recording import QUERY_MATCHING
 
 
 def origin_modes(spec: Experiment) -> list[str]:
@@ -88,6 +93,17 @@ class Experiment(BaseModel):
     seed: int = 1
     timeouts: Timeouts = Timeouts()
     backend: Literal["netem", "userspace"] | None = None
+    #: How a recorded site's servers match a request's query (`Recording.lookup`).
+    replay_query: str = QUERY_MATCHING[0]
+    #: Every page gets a fixed Date start and a seeded Math.random (`browser.deterministic_script`).
+    deterministic: StrictBool = False
+
+    @field_validator("replay_query")
+    @classmethod
+    def _query_matching(cls, value: str) -> str:
+        if value not in QUERY_MATCHING:
+            raise ValueError(f"{value!r}: must be one of {', '.join(QUERY_MATCHING)}")
+        return value
 
     @field_validator("version", mode="before")
     @classmethod

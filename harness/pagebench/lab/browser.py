@@ -66,6 +66,51 @@ async () => {
 }
 """
 
+#: A deterministic page's clock reads this at its navigation start (`deterministic_script`).
+DETERMINISTIC_START = "2026-01-01T00:00:00Z"
+DETERMINISTIC_START_MS = 1_767_225_600_000  # DETERMINISTIC_START in ms since the epoch
+
+#: Runs in every document before its own scripts when a run asks for deterministic pages:
+#: pages that put the time or random numbers in their requests (cache busters, ids)
+#: ask for the same URLs each load, so a replay has them. The clock starts at START and
+#: advances with performance.now() (elapsed time and timers still work); `new Date(x)`
+#: and the other statics are the real ones. Math.random is a Weyl sequence through a
+#: 32-bit integer hash (Wellons' lowbias32), restarted from the seed in every document.
+_DETERMINISTIC_JS = """
+(() => {
+  const RealDate = globalThis.Date;  // not `Date`: the function below is hoisted over it
+  const start = %(start)d;
+  const clock = () => Math.floor(start + performance.now());
+  function Date(...args) {
+    if (new.target === undefined) return new RealDate(clock()).toString();
+    return Reflect.construct(RealDate, args.length ? args : [clock()], new.target);
+  }
+  const hidden = (target, name, value) =>
+    Object.defineProperty(target, name, {value, writable: true, configurable: true, enumerable: false});
+  Object.defineProperty(Date, "length", {value: RealDate.length, configurable: true});
+  Date.prototype = RealDate.prototype;
+  hidden(Date, "now", function now() { return clock(); });
+  hidden(Date, "parse", RealDate.parse);
+  hidden(Date, "UTC", RealDate.UTC);
+  hidden(RealDate.prototype, "constructor", Date);
+  hidden(globalThis, "Date", Date);
+  let state = %(seed)d;
+  hidden(Math, "random", function random() {
+    state = (state + 0x9e3779b9) >>> 0;
+    let x = state;
+    x = Math.imul(x ^ (x >>> 16), 0x21f0aaad);
+    x = Math.imul(x ^ (x >>> 15), 0x735a2d97);
+    return ((x ^ (x >>> 15)) >>> 0) / 4294967296;
+  });
+})();
+"""
+
+
+def deterministic_script(seed: int, start_ms: int = DETERMINISTIC_START_MS) -> str:
+    """The init script of a deterministic run: every page's clock starts at `start_ms`
+    and its Math.random is seeded by `seed` (the spec's; any int, taken modulo 2**32)."""
+    return _DETERMINISTIC_JS % {"start": start_ms, "seed": seed % 2**32}
+
 
 @dataclass(frozen=True)
 class Setup:
@@ -272,6 +317,8 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
                     raw.error = recorder.wait_dictionaries(timeout=timeout_s)  # as long as a load: a dictionary is a file
             except Exception as error:  # noqa: BLE001 - any navigation failure is recorded, not raised
                 raw.error = str(error).splitlines()[0]
+                if isinstance(error, PlaywrightError):
+                    page.evaluate("1")  # raises if the browser went away: the Driver's "lost" load
     finally:
         for session in sessions:
             _quietly(session.detach)  # or it collects the next load's events
@@ -300,11 +347,23 @@ class Driver:
     """Chromium instances for one run: a long-lived browser per Setup for cold loads,
     relaunched persistent profiles for warm ones."""
 
-    def __init__(self, playwright: Playwright, workdir: Path, namespace: str | None) -> None:
+    def __init__(self, playwright: Playwright, workdir: Path, namespace: str | None,
+                 deterministic: int | None = None) -> None:
+        """`deterministic`: the seed of a deterministic run (`deterministic_script`): every
+        context its loads use, cold, warm or priming, runs that script in every page."""
         self.pw = playwright
         self.workdir = workdir
         self.wrapper = write_wrapper(workdir / "chromium-in-netns", namespace, workdir / "home")
         self._browsers: dict[Setup, PWBrowser] = {}
+        self.init_script = deterministic_script(deterministic) if deterministic is not None else None
+
+    def _prepared(self, context: BrowserContext) -> BrowserContext:
+        """A new context as this run's loads need it: with the deterministic script, when
+        asked for, ahead of every script of its pages (those open now on their next
+        navigation, and every later one)."""
+        if self.init_script is not None:
+            context.add_init_script(self.init_script)
+        return context
 
     def _launch_options(self, setup: Setup) -> dict[str, Any]:
         return dict(executable_path=str(self.wrapper), chromium_sandbox=True, headless=True,
@@ -326,7 +385,9 @@ class Driver:
         started = time.time()
         contexts: list[BrowserContext] = []
         try:
-            contexts = [browser.new_context(**setup.context_options(k)) for k in range(clients)]
+            for k in range(clients):
+                contexts.append(browser.new_context(**setup.context_options(k)))
+                self._prepared(contexts[-1])
             return _measure([context.new_page() for context in contexts], contexts, url, timeout_s)
         except PlaywrightError as error:
             self._browsers.pop(setup, None)
@@ -353,6 +414,7 @@ class Driver:
                                                             **self._launch_options(setup))
         started = time.time()
         try:
+            self._prepared(context)
             page = context.pages[0] if context.pages else context.new_page()
             return _measure([page], [context], url, timeout_s, dictionaries)[0]
         except PlaywrightError as error:

@@ -22,17 +22,24 @@ in version k (and its sidecars) BASE_MTIME + k days.
 from __future__ import annotations
 
 import fcntl
+import gzip
 import json
 import os
+import re
 import shutil
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from pagebench.core import encodings
+from pagebench.core.har import HarError, ImportedSite, import_har, parse_har
+from pagebench.core.recording import RECORDING_FILE, Recording
 from pagebench.core.sitegen import builtin, generate, parse_generate
-from pagebench.core.sites import GeneratedSite, Site, SiteError, manifest_yaml, parse_manifest
+from pagebench.core.sites import GeneratedSite, Site, SiteError, manifest_yaml, one_line, parse_manifest
 from pagebench.lab.tls import data_dir
 
 
@@ -48,7 +55,26 @@ def load_site(directory: Path) -> Site:
     for host in manifest.origins:
         if not (directory / host).is_dir():
             raise SiteError(f"{path}: origins: no content directory {directory / host}")
-    return Site(manifest, directory)
+    recording = None
+    if manifest.recording is not None:
+        recording = parse_recording(directory / manifest.recording)
+        unknown = sorted({e.host for e in recording.exchanges} - set(manifest.origins))
+        if unknown:
+            raise SiteError(f"{directory / manifest.recording}: exchanges: host {unknown[0]} is not one of "
+                            "the site's origins")
+    return Site(manifest, directory, recording)
+
+
+def parse_recording(path: Path) -> Recording:
+    """A `recording.json`, or a one-line SiteError naming it and the field at fault."""
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise SiteError(f"{path}: cannot read ({error.strerror})") from None
+    try:
+        return Recording.model_validate_json(text)
+    except ValidationError as error:
+        raise one_line(str(path), error) from None
 
 
 # On disk ------------------------------------------------------------------------------------
@@ -200,10 +226,140 @@ def resolve(ref: str | Mapping[str, Any]) -> GeneratedSite | Site:
         return generate(parse_generate(ref["generate"]))
     if isinstance(ref, str) and "/" in ref and (Path(ref) / "site.yaml").exists():
         return load_site(Path(ref))
-    return builtin(str(ref))
+    try:
+        return builtin(str(ref))
+    except SiteError as error:
+        imported = find_imported(str(ref))
+        if imported is not None:
+            return imported
+        raise SiteError(f"{error}; or the name of a site imported by `pagebench site import-har` "
+                        f"(into {sites_dir()})") from None
 
 
 def materialize(site: GeneratedSite | Site, base: Path | None = None) -> Site:
     """A site on disk, ready for nginx: generated sites are written (once), a site
     directory gets its missing sidecars."""
     return write_sidecars(site) if isinstance(site, Site) else write_site(site, base)
+
+
+# Imported sites (`pagebench site import-har`) ---------------------------------------------
+
+_SITE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
+
+
+def find_imported(name: str, base: Path | None = None) -> Site | None:
+    """The imported (or recorded) site called `name` under `sites_dir()`, or None; a
+    broken one is a one-line SiteError naming its file."""
+    directory = sites_dir(base) / name
+    if not _SITE_NAME.match(name) or not (directory / "site.yaml").is_file():
+        return None
+    site = load_site(directory)
+    return site if site.recording is not None else None
+
+
+def read_har(path: Path, name: str) -> ImportedSite:
+    """A HAR file (`.har`, or gzip-compressed `.har.gz`) imported as the site `name`; a
+    one-line HarError naming the file for anything unreadable or malformed."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise HarError(f"{path}: cannot read ({error.strerror})") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:
+            raise HarError(f"{path}: not a readable gzip file ({error})") from None
+    return import_har(parse_har(data, str(path)), name, str(path))
+
+
+def write_imported(site: ImportedSite, into: Path, replace: bool = False) -> Site:
+    """Write an imported site's directory: built in a temporary directory beside `into`,
+    checked by reading it back, then renamed into place, so nothing half-written is ever
+    left (on any error the temporary directory goes). Bodies get BASE_MTIME (stable ETags)
+    and text bodies their sidecars; directories 0755, files 0644 (nginx runs as nobody).
+    `into` may already hold the imported site of the same name (a re-import replaces it);
+    any other site directory (or an empty directory) only with `replace`; anything else never."""
+    into = Path(into)
+    if into.exists() or into.is_symlink():
+        _check_replaceable(into, site.manifest.name, replace)
+    parent = into.parent
+    tmp = parent / f".{into.name}.{os.getpid()}.tmp"
+    old = parent / f".{into.name}.{os.getpid()}.old"
+    try:
+        parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(mode=0o755)
+        for host in site.manifest.origins:
+            (tmp / host).mkdir(mode=0o755)
+        for rel, body in site.files.items():
+            path = tmp / rel
+            if ".." in Path(rel).parts or Path(rel).parts[0] not in site.manifest.origins:
+                raise SiteError(f"{into}: file {rel!r} is not inside one of the site's origins")
+            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+            _store(path, body, BASE_MTIME)
+        (tmp / RECORDING_FILE).write_text(site.recording.model_dump_json(indent=1) + "\n")
+        (tmp / "site.yaml").write_text(manifest_yaml(site.manifest))
+        for directory, _, names in os.walk(tmp):
+            os.chmod(directory, 0o755)
+            for name in names:
+                os.chmod(os.path.join(directory, name), 0o644)
+        write_sidecars(load_site(tmp))
+        if into.exists() or into.is_symlink():
+            os.rename(into, old)
+            try:
+                os.rename(tmp, into)
+            except OSError:
+                os.rename(old, into)
+                raise
+            _remove(old)
+        else:
+            os.rename(tmp, into)
+    except OSError as error:
+        raise SiteError(f"{into}: cannot write the site ({error.strerror or error})") from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return load_site(into)
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def _check_replaceable(into: Path, name: str, replace: bool) -> None:
+    """Refuse to overwrite what is not the imported site `name` (without `replace`), and
+    anything that is not a site directory or an empty directory (even with it)."""
+    manifest = None
+    if into.is_dir() and not into.is_symlink() and (into / "site.yaml").is_file():
+        try:
+            manifest = parse_manifest((into / "site.yaml").read_text(), str(into / "site.yaml"))
+        except (SiteError, OSError):
+            manifest = None
+        if manifest is not None and manifest.name == name and manifest.recording is not None:
+            return
+        if replace:
+            return
+        raise SiteError(f"{into}: already holds another site; replace it with --force, or choose another "
+                        "directory")
+    if into.is_dir() and not into.is_symlink() and not any(into.iterdir()):
+        return
+    raise SiteError(f"{into}: exists and is not a site directory; refusing to replace it (choose another "
+                    "directory)")
+
+
+def file_sizes(site: Site) -> dict[str, int]:
+    """"<host>/<path>" -> bytes of every file a site's origins hold (version 1; sidecars
+    included, hidden files not): what `core.har.describe` counts for a site on disk."""
+    sizes: dict[str, int] = {}
+    for host in site.origins:
+        root = site.origin_root(host)
+        for directory, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in names:
+                if not name.startswith("."):
+                    path = Path(directory) / name
+                    sizes[f"{host}/{path.relative_to(root).as_posix()}"] = path.stat().st_size
+    return sizes

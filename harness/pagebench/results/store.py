@@ -148,6 +148,7 @@ loads = sa.Table(
     sa.Column("client", sa.Integer, nullable=False, server_default="0"),
     sa.Column("connections_proxy", sa.Integer),
     sa.Column("connections_proxy_reused", sa.Integer),  # a warm pool's, opened by an earlier load
+    sa.Column("unrecorded", sa.Integer),  # requests a replayed site's recording lacked; null: not replayed
     sa.UniqueConstraint("experiment_id", "seq", "client", name="uq_loads_experiment_seq_client"),
     sa.ForeignKeyConstraint(["experiment_id", "seq"], ["planned_loads.experiment_id", "planned_loads.seq"],
                             name="fk_loads_planned", ondelete="CASCADE"),
@@ -715,6 +716,7 @@ def load_columns(result: LoadResult) -> dict[str, Any]:
         "flags": list(result.flags), "errors": list(result.errors), "notes": list(result.notes),
         "link": result.link, "bound_ms": result.bound_ms, "connections_proxy": result.connections_proxy,
         "connections_proxy_reused": result.connections_proxy_reused,
+        "unrecorded": None if result.unrecorded is None else len(result.unrecorded),
     }
 
 

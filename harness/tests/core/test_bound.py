@@ -100,3 +100,19 @@ def test_h3_starts_with_quic_go_s_larger_window():
     # 30 kB = 21 segments: two TCP rounds from 10 (+ 4 handshake + 1), one from 32 QUIC
     # packets; and 1 RTT less handshake
     assert lower_bound_ms(big, link, "h2") - lower_bound_ms(big, link, "h3") == pytest.approx(200)
+
+
+def test_a_compressed_body_counts_as_sent_not_as_decoded():
+    """A br-encoded 48 kB page crossed the link as 12 kB: the bound charges 12 kB (charging
+    the decoded size made loads beat their own bound)."""
+    from pagebench.core.bound import fetches_of
+    from pagebench.core.records import Resource
+
+    def resource(path: str, body: int, encoded: int | None, cached: bool = False) -> Resource:
+        return Resource(url=f"{WWW}{path}", origin=WWW, protocol="h2", connection_id=1, from_cache=cached,
+                        status=200, resource_type="document", start_ms=0.0, response_start_ms=1.0, end_ms=2.0,
+                        transfer_bytes=0 if cached else (encoded or body), body_bytes=body, encoded_bytes=encoded)
+
+    fetches = fetches_of([resource("/", 48_000, 12_000), resource("/a.png", 9_000, None),
+                          resource("/b.png", 9_000, None, cached=True)], lambda _path: 1)
+    assert [(f.bytes, f.level) for f in fetches] == [(12_000, 0), (9_000, 1)]

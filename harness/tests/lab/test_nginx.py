@@ -25,7 +25,7 @@ from pagebench.lab import nginx, sitefiles
 from pagebench.lab.netns import NamespaceBed, existing_namespaces
 from pagebench.lab.nginx import NginxServer, ServerError
 from pagebench.lab.tls import Authority
-from tests.helpers import needs_root
+from tests.helpers import needs_root, readable_dir
 
 # The access log (pure) ---------------------------------------------------------------------
 
@@ -112,11 +112,8 @@ class Served:
 
 @pytest.fixture(scope="module")
 def data_dir() -> Iterator[Path]:
-    """A data directory nginx's workers (user nobody) can read: not under pytest's 0700 tmp."""
-    path = Path(tempfile.mkdtemp(prefix="pagebench-test-"))
-    os.chmod(path, 0o755)
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+    with readable_dir() as path:
+        yield path
 
 
 @pytest.fixture(scope="module")

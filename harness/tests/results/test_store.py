@@ -107,7 +107,7 @@ def test_migration_to_head_matches_the_table_definitions(empty_database):
         assert _schema(migrated) == _schema(created)
         with migrated.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-            assert MigrationContext.configure(conn).get_current_revision() == "0007"
+            assert MigrationContext.configure(conn).get_current_revision() == "0008"
     finally:
         migrated.dispose()
         created.dispose()
@@ -273,6 +273,47 @@ def test_rows_stored_before_encodings_read_back_with_the_defaults(url):
         assert len(stored) == 6 and stored[2]["body_bytes"] == 91_200
         assert {(r["encoded_bytes"], r["content_encoding"], r["dictionary_offered"], r["dictionary_used"])
                 for r in stored} == {(None, "", False, False)}
+
+
+def _replayed_run(store: Store) -> list[PlannedLoad]:
+    """Two loads of a run: one of a replayed site that met 3 unrecorded requests, one of a
+    site that is not replayed (null)."""
+    plan = make_plan()
+    store.create_experiment("rep", SPEC, META, plan, PROFILES)
+    missing = tuple(f"https://demo.test/x{i}.js" for i in range(3))
+    store.record_loads("rep", plan[4], [replace(fake_load(plan[4]), unrecorded=missing, flagged=True,
+                                                flags=(f"3 request(s) not in the recording: {', '.join(missing)}",))],
+                       started_at=1.0)
+    store.record_loads("rep", plan[5], [fake_load(plan[5])], started_at=2.0)
+    return plan
+
+
+def test_unrecorded_requests_round_trip(store):
+    _replayed_run(store)
+    first, second = store.loads("rep")
+    assert (first["unrecorded"], first["flagged"]) == (3, True)
+    assert first["flags"] == ["3 request(s) not in the recording: https://demo.test/x0.js, https://demo.test/x1.js, "
+                              "https://demo.test/x2.js"]
+    assert second["unrecorded"] is None
+
+
+def test_loads_stored_before_unrecorded_counts_read_back_null(url):
+    """A store at revision 0007 opened by this code: upgraded in place, its loads kept,
+    their count null (nothing said), and new loads store theirs."""
+    with Store(url) as store:
+        plan = _replayed_run(store)
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(alembic_config(conn), "0007")
+            assert "unrecorded" not in {c["name"] for c in sa.inspect(conn).get_columns("loads")}
+    finally:
+        engine.dispose()
+    with Store(url) as store:
+        assert [(row["seq"], row["unrecorded"], row["requests"]) for row in store.loads("rep")] == [
+            (4, None, 6), (5, None, 6)]
+        store.record_loads("rep", plan[6], [replace(fake_load(plan[6]), unrecorded=())], started_at=3.0)
+        assert store.loads("rep")[-1]["unrecorded"] == 0
 
 
 def test_a_seq_is_recorded_once(store):
@@ -441,11 +482,11 @@ def test_concurrent_shards_record_each_planned_load_once(url, tmp_path):
     shards = [subprocess.Popen([sys.executable, "-c", code, url, str(i), str(tmp_path)], cwd=HARNESS,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
               for i in range(SHARDS)]
-    outcomes = []
-    for shard in shards:
-        stdout, stderr = shard.communicate(timeout=120)
-        assert shard.returncode == 0, stderr[-3000:]
-        outcomes.append(json.loads(stdout))
+    ended = [shard.communicate(timeout=120) for shard in shards]
+    failures = [f"shard {i}: {stderr[-1500:]}" for i, (shard, (_, stderr)) in enumerate(zip(shards, ended))
+                if shard.returncode != 0]
+    assert not failures, "\n".join(failures)
+    outcomes = [json.loads(stdout) for stdout, _stderr in ended]
     attempts = [[p.seq for p in shard_attempts(i)] for i in range(SHARDS)]
     for seq in range(len(SHARD_PLAN)):
         winners = [i for i, outcome in enumerate(outcomes) if seq in outcome["recorded"]]

@@ -67,7 +67,8 @@ class RemoteSites:
         self.client = sites
         answer = sites.post("/sites/start", {"sites": refs, "modes": list(server_plan.modes),
                                              "tls": list(server_plan.tls_versions),
-                                             "encodings": list(server_plan.encodings)})
+                                             "encodings": list(server_plan.encodings),
+                                             "query": server_plan.query})
         if answer["bindings"] != binding_rows(server_plan):
             sites.post("/sites/stop")
             raise LabError(f"sites {sites.url}: serves a different plan than this harness computed "

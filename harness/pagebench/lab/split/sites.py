@@ -105,7 +105,8 @@ class SitesService:
                 found.append(sitefiles.materialize(sitefiles.resolve(ref)))
             except ValueError as error:
                 raise ValueError(f"sites[{index}]: {error}") from None
-        server_plan = serverplan.plan(found, args["modes"], args["tls"], encodings=args.get("encodings", ["identity"]))
+        server_plan = serverplan.plan(found, args["modes"], args["tls"], encodings=args.get("encodings", ["identity"]),
+                                      query=args.get("query", "exact"))
         present = {entry.address for entry in addresses()}
         self.added = address_commands(server_plan, self.interface, present, "del")  # the undo, first
         for cmd in address_commands(server_plan, self.interface, present):

@@ -1,0 +1,167 @@
+"""A recorded page as data: what each request of the recording was answered with.
+
+An imported (`pagebench site import-har`) or recorded (`pagebench site record`) site is a
+site directory whose manifest names a recording (`site.yaml`: `recording: recording.json`).
+Its origins serve nothing by path: every request is looked up here by host and request
+target (path and query, as the browser sends them), as Mahimahi's ReplayShell and
+WebPageReplay do, and answered with the recorded status, body and headers. A request the
+recording does not have is a 404 carrying `UNRECORDED_HEADER`, so a load can count them.
+
+    <site>/site.yaml                     name, entry, origins (lab hosts), recording
+    <site>/recording.json                `Recording`: the host mapping and every exchange
+    <site>/<lab host>/_replay/0007.css   a body (its extension from its Content-Type, so
+                                         the servers' MIME and text rules apply)
+
+Hosts are mapped into the lab's `.test` domain (`lab_host`): `www.example.com` becomes
+`www.example.com.test`, which keeps the original's registrable domains apart (the
+browser partitions by site) and shows where each origin came from.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from pagebench.core.certs import PERMITTED_DOMAIN, check_hostname
+
+#: The file `site.yaml`'s `recording` names by default.
+RECORDING_FILE = "recording.json"
+#: The directory of the bodies in each origin's content directory.
+BODIES_DIR = "_replay"
+#: A request the recording does not have is answered 404 with this header (and value).
+UNRECORDED_HEADER = "X-Pagebench-Replay"
+UNRECORDED_VALUE = "unrecorded"
+#: Loose query matching (an option, off by default): a request whose exact target was not
+#: recorded gets the first exchange recorded for the same host and path.
+QUERY_MATCHING = ("exact", "loose")
+
+_TARGET = re.compile(r"^/[\x21-\x7e]*$")
+_FILE = re.compile(rf"^{BODIES_DIR}/[0-9]{{4,6}}(\.[a-z0-9]{{1,8}})?$")
+#: Statuses a replay answers: a body (200/203), none (204), a redirect (301-308 with a
+#: Location), or an error the page met when recorded (4xx/5xx, body kept when there was one).
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+class Exchange(BaseModel):
+    """One recorded request and its response, hosts already mapped into the lab."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    host: str  # lab host
+    target: str  # path and query, exactly as requested: "/css?family=Roboto"
+    status: int = Field(ge=200, le=599)
+    file: str | None = None  # the body, relative to the host's content directory
+    content_type: str | None = None
+    #: Response headers replayed as recorded (hosts mapped): caching, CORS, Link, ...;
+    #: never those the servers make (Content-Length, Content-Encoding, ETag,
+    #: Last-Modified, Date, Connection, Transfer-Encoding) or cookies.
+    headers: dict[str, str] = {}
+    location: str | None = None  # a redirect's target (mapped)
+    level: int = Field(1, ge=0, le=64)  # dependency level: 0 the entry document
+    original: str  # the URL as recorded
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, value: str) -> str:
+        return check_hostname(value)
+
+    @field_validator("target")
+    @classmethod
+    def _target(cls, value: str) -> str:
+        if not _TARGET.match(value):
+            raise ValueError(f"{value!r}: must start with / and be printable ASCII without spaces")
+        return value
+
+    @field_validator("file")
+    @classmethod
+    def _file(cls, value: str | None) -> str | None:
+        if value is not None and not _FILE.match(value):
+            raise ValueError(f"{value!r}: must be {BODIES_DIR}/<number>[.<extension>]")
+        return value
+
+    @model_validator(mode="after")
+    def _status(self) -> Exchange:
+        if self.status in REDIRECTS and not self.location:
+            raise ValueError(f"{self.host}{self.target}: a {self.status} needs a location")
+        if self.status in (200, 203) and self.file is None:
+            raise ValueError(f"{self.host}{self.target}: a {self.status} needs a file")
+        return self
+
+    @property
+    def path(self) -> str:
+        return self.target.split("?", 1)[0]
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.host}{self.target}"
+
+
+class Recording(BaseModel):
+    """`recording.json`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str  # the HAR file or the URL recorded
+    hosts: dict[str, str]  # original host (with :port when not the default) -> lab host
+    exchanges: tuple[Exchange, ...] = Field(min_length=1)
+    #: What the source lacked, one line each ("<url>: no body saved"): those requests 404.
+    missing: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _unique(self) -> Recording:
+        seen: set[tuple[str, str]] = set()
+        for exchange in self.exchanges:
+            key = (exchange.host, exchange.target)
+            if key in seen:
+                raise ValueError(f"exchanges: {exchange.url} is recorded twice")
+            seen.add(key)
+        return self
+
+    def lookup(self, host: str, target: str, query: str = "exact") -> Exchange | None:
+        """The exchange a request is answered with (None: a 404)."""
+        for exchange in self.exchanges:
+            if exchange.host == host and exchange.target == target:
+                return exchange
+        if query == "loose":
+            return self.loose().get((host, target.split("?", 1)[0]))
+        return None
+
+    def loose(self) -> dict[tuple[str, str], Exchange]:
+        """(host, path) -> the first exchange recorded for it: what loose matching answers
+        a request whose exact query was not recorded."""
+        first: dict[tuple[str, str], Exchange] = {}
+        for exchange in self.exchanges:
+            first.setdefault((exchange.host, exchange.path), exchange)
+        return first
+
+    def level(self, host_path: str) -> int:
+        """Dependency level of "host/path" (the lowest of its queries; 1 if unknown)."""
+        levels = [e.level for e in self.exchanges if f"{e.host}{e.path}" == host_path]
+        return min(levels) if levels else 1
+
+
+_PORT_LABEL = "p{port}"
+
+
+def lab_host(origin_host: str, port: int | None = None, scheme: str = "https") -> str:
+    """The lab host standing in for an original host: `<host>.test` (`www.modern.test`
+    recorded from the lab itself: `www.modern.test.test`); a non-default port
+    becomes a label in front (`p8443.<host>.test`); an IP literal `ip-1-2-3-4.test`."""
+    host = origin_host.lower().rstrip(".").strip("[]")
+    if re.fullmatch(r"[0-9.]+", host) or ":" in host:
+        host = "ip-" + re.sub(r"[^0-9a-f]+", "-", host)
+    default = 443 if scheme == "https" else 80
+    name = f"{host}.{PERMITTED_DOMAIN}"  # always: an imported lab site stays apart from the lab's own
+    if port is not None and port != default:
+        name = f"{_PORT_LABEL.format(port=port)}.{name}"
+    return check_hostname(name)
+
+
+def host_key(url: str) -> str:
+    """The `Recording.hosts` key of a URL: its host, with `:port` when not the default."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    default = 443 if parts.scheme == "https" else 80
+    return host if parts.port in (None, default) else f"{host}:{parts.port}"
