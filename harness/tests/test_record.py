@@ -31,11 +31,13 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from pagebench.core import encodings
+from pagebench.core.har import HarError
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.serverplan import MIME_TYPES
 from pagebench.core.sitegen import builtin
+from pagebench.core.sites import SiteError
 from pagebench.lab.netns import NamespaceBed, namespace_pids
-from pagebench.lab.record import RecordError, ordered_har, parse_resolve, spki_of
+from pagebench.lab.record import RecordError, ordered_har, parse_resolve, record_site, spki_of
 from tests.helpers import HARNESS, needs_root
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -207,6 +209,19 @@ def recorded_stand_in(into: Path, name: str = "modern-shop") -> Path:
 
 
 # Tests ----------------------------------------------------------------------------------------
+
+
+def test_a_name_or_place_that_cannot_be_written_is_refused_before_the_load(tmp_path: Path) -> None:
+    """No mitmdump, no browser, no temporary directory: the refusal comes first (the URL
+    answers nothing; a load would take its whole timeout)."""
+    before = set(Path(tempfile.gettempdir()).glob("pagebench-record-*"))
+    with pytest.raises(HarError, match="name 'modern': taken by a built-in"):
+        record_site("https://www.example.com/", "modern", tmp_path / "x")
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(SiteError, match="is not a site directory; refusing to replace it"):
+        record_site("https://www.example.com/", "mine", tmp_path, replace=True)
+    assert set(Path(tempfile.gettempdir()).glob("pagebench-record-*")) == before
+    assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
 def test_parse_resolve() -> None:

@@ -521,6 +521,16 @@ def _reserved(name: str) -> bool:
     return name in builtin_sites() or name.startswith(("gen-", "seed000-", "seed001-"))
 
 
+def check_name(name: str) -> None:
+    """A name an imported or recorded site may take, or a one-line HarError (`site record`
+    asks before it spends a load)."""
+    if not _NAME.match(name):
+        raise HarError(f"name {name!r}: must be 1-80 lower-case letters, digits, '.', '_' or '-', "
+                       "starting with a letter or digit")
+    if _reserved(name):
+        raise HarError(f"name {name!r}: taken by a built-in or generated site; choose another")
+
+
 def _why_missing(entry: HarEntry) -> str | None:
     """Why a request cannot be replayed (None: it can)."""
     if entry.status == 0 or entry.error:
@@ -638,11 +648,7 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str) -> ImportedS
     """The first page of a parsed HAR as a site called `name` (`source`: the HAR's name,
     recorded, and named in errors). Of requests for the same (lab host, target) the first
     that can be replayed is kept; the rest of `_why_missing`'s cases are listed as missing."""
-    if not _NAME.match(name):
-        raise HarError(f"name {name!r}: must be 1-80 lower-case letters, digits, '.', '_' or '-', "
-                       "starting with a letter or digit")
-    if _reserved(name):
-        raise HarError(f"name {name!r}: taken by a built-in or generated site; choose another")
+    check_name(name)
     chosen, others = _first_page(sorted(entries, key=lambda e: (e.started, e.index)))
     warnings: list[str] = []
 

@@ -48,10 +48,10 @@ from urllib.parse import urlsplit
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from pagebench.core.har import ImportedSite, import_har, parse_har
+from pagebench.core.har import ImportedSite, check_name, import_har, parse_har
 from pagebench.core.sites import Site
 from pagebench.lab.browser import CHROMIUM, Setup, write_wrapper
-from pagebench.lab.sitefiles import write_imported
+from pagebench.lab.sitefiles import check_destination, write_imported
 from pagebench.system import stop_process
 
 DEFAULT_TIMEOUT_S = 30.0
@@ -500,6 +500,8 @@ def record_site(url: str, name: str, into: Path, *, replace: bool = False,
     an imported site (`replace`: over another site directory). Nothing is written when the
     recording fails; a HarError or SiteError when the page cannot be a site there."""
     check_url(url)
+    check_name(name)  # before the load: a name or place that cannot be written costs nothing
+    check_destination(Path(into), name, replace)
     workdir = Path(tempfile.mkdtemp(prefix="pagebench-record-"))
     try:
         workdir.chmod(0o755)  # Chromium, as nobody, reaches its HOME and profile below it

@@ -281,8 +281,7 @@ def write_imported(site: ImportedSite, into: Path, replace: bool = False) -> Sit
     `into` may already hold the imported site of the same name (a re-import replaces it);
     any other site directory (or an empty directory) only with `replace`; anything else never."""
     into = Path(into)
-    if into.exists() or into.is_symlink():
-        _check_replaceable(into, site.manifest.name, replace)
+    check_destination(into, site.manifest.name, replace)
     parent = into.parent
     tmp = parent / f".{into.name}.{os.getpid()}.tmp"
     old = parent / f".{into.name}.{os.getpid()}.old"
@@ -327,6 +326,13 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     else:
         path.unlink()
+
+
+def check_destination(into: Path, name: str, replace: bool) -> None:
+    """Whether `write_imported` may write the site `name` at `into` (a one-line SiteError
+    if not): asked again by `site record` before it spends a load."""
+    if into.exists() or into.is_symlink():
+        _check_replaceable(into, name, replace)
 
 
 def _check_replaceable(into: Path, name: str, replace: bool) -> None:
