@@ -31,6 +31,7 @@ from pagebench.core.bound import Link as BoundLink
 from pagebench.core.bound import fetches_of, lower_bound_ms
 from pagebench.core.metrics import LinkView, ProxyView, ServerView, evaluate
 from pagebench.core.profiles import Profile
+from pagebench.core.recording import Recording
 from pagebench.core.records import Condition, LoadResult, PlannedLoad
 from pagebench.core.sites import GeneratedSite, Site
 from pagebench.edge.proxy import EdgeProxy, ProxyError, ProxyStats
@@ -225,10 +226,10 @@ class Runner:
         fetches = fetches_of(result.resources, self.p.sites[c.site].level)
         return round(lower_bound_ms(fetches, link, c.mode, c.cache), 3)
 
-    def _replayed(self, name: str) -> bool:
-        """Whether a site is replayed from a recording (imported or recorded)."""
+    def _recording(self, name: str) -> Recording | None:
+        """What a site is replayed from (an imported or recorded site), if it is."""
         site = self.p.sites[name]
-        return isinstance(site, Site) and site.recording is not None
+        return site.recording if isinstance(site, Site) else None
 
     def _edge_proxy(self, bed: Bed, origins: Origins) -> EdgeProxy | nullcontext[None]:
         """The edge proxy when any condition goes through it (one for the whole run)."""
@@ -301,7 +302,8 @@ class Runner:
         for client, raw in enumerate(raws):
             view = None if stats is None else _proxy_view(stats, client)
             results.append(evaluate(c, raw, _link_view(delta), server, view, expect_delta=changed,
-                                    versioned=site.versions > 1, replayed=self._replayed(c.site)))
+                                    versioned=site.versions > 1, recording=self._recording(c.site),
+                                    query=self.p.spec.replay_query))
         return results, started
 
     def _loads(self, remaining: list[PlannedLoad], done: int, link: LinkControl, origins: Origins,

@@ -15,13 +15,13 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from playwright.sync_api import Playwright
 
 from pagebench.core.metrics import UNRECORDED_SHOWN, LinkView, ServerView, evaluate
-from pagebench.core.recording import UNRECORDED_HEADER, UNRECORDED_VALUE
+from pagebench.core.recording import UNRECORDED_HEADER, UNRECORDED_VALUE, Exchange, Recording
 from pagebench.core.records import Condition, RawLoad
 from pagebench.core.spec import SpecError, parse
 from pagebench.lab.browser import DETERMINISTIC_START, DETERMINISTIC_START_MS, Driver, Setup, deterministic_script
@@ -50,9 +50,25 @@ def replayed_load(*files: tuple[str, int, dict[str, str], str], document_headers
     return RawLoad(url=SITE + "/", started_at=0.0, error=None, page=page, requests=requests)
 
 
-def judge(raw: RawLoad, replayed: bool = True, encoding: str = "identity"):
+def recording_of(raw: RawLoad, **statuses: int) -> Recording:
+    """The recording a replay of `raw` came from: every request but the unrecorded ones,
+    each with the status it got, unless `statuses` (by path) says what it had instead."""
+    exchanges = [Exchange(host="www.r.test", target="/never-requested", status=204, original=SITE)]
+    for entry in raw.requests.values():
+        parts = urlsplit(entry["url"])
+        if any(str(v).lower() == UNRECORDED_VALUE for v in entry["response_headers"].values()):
+            continue
+        target = parts.path + (f"?{parts.query}" if parts.query else "")
+        status = statuses.get(parts.path.strip("/"), entry["status"])
+        exchanges.append(Exchange(host=parts.hostname, target=target, status=status, original=entry["url"],
+                                  file="_replay/0001" if status in (200, 203) else None))
+    return Recording(source="test", hosts={}, exchanges=tuple(exchanges))
+
+
+def judge(raw: RawLoad, replayed: bool = True, encoding: str = "identity", **statuses: int):
     condition = Condition("rec", "h2", "direct", "cable", "cold", encoding=encoding)
-    return evaluate(condition, raw, LinkView(1, 0, {}), ServerView(1, len(raw.requests), (200,)), replayed=replayed)
+    return evaluate(condition, raw, LinkView(1, 0, {}), ServerView(1, len(raw.requests), (200,)),
+                    recording=recording_of(raw, **statuses) if replayed else None)
 
 
 # -- metrics --------------------------------------------------------------------------------
@@ -69,6 +85,13 @@ def test_an_unrecorded_404_is_counted_and_flagged_and_a_recorded_404_is_the_page
     plain = judge(raw, replayed=False)  # a site served by path: every 4xx/5xx is an error
     assert not plain.ok and plain.unrecorded is None
     assert plain.errors == (f"{SITE}/missing.png: HTTP 404", f"{SITE}/gone.css: HTTP 404", f"{SITE}/api?x=1: HTTP 503")
+
+
+def test_an_error_status_the_recording_does_not_have_is_an_error():
+    """The edge proxy's 502 for a file recorded as a 200 is the lab failing, not the page."""
+    raw = replayed_load(("/app.js", 502, {}, ""), ("/gone.css", 404, {}, ""))
+    result = judge(raw, **{"app.js": 200})
+    assert not result.ok and result.errors == (f"{SITE}/app.js: HTTP 502",)
 
 
 def test_a_replayed_load_with_everything_recorded_is_clean():
@@ -277,7 +300,7 @@ def test_a_real_load_counts_the_unrecorded_404_and_not_the_recorded_one(lab):
         driver.close()
     assert raw.error is None, raw.error
     condition = Condition("rec", "keepalive", "direct", "none", "cold", "none")
-    result = evaluate(condition, raw, LinkView(1, 0, {}), ServerView(1, 4, (200,)), replayed=True)
+    result = evaluate(condition, raw, LinkView(1, 0, {}), ServerView(1, 4, (200,)), recording=recording_of(raw))
     assert result.ok and result.errors == ()
     assert result.unrecorded == (f"http://{HOST}/missing.png",)
     assert f"1 request(s) not in the recording: http://{HOST}/missing.png" in result.flags

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from pagebench.core import encodings, modes
 from pagebench.core.har import extension
-from pagebench.core.recording import UNRECORDED_HEADER, UNRECORDED_VALUE
+from pagebench.core.recording import UNRECORDED_HEADER, UNRECORDED_VALUE, Recording
 from pagebench.core.records import Condition, LoadResult, RawLoad, Resource
 
 #: The status of a response the browser had cached and the server confirmed unchanged.
@@ -102,6 +102,14 @@ def _unrecorded(entry: dict[str, Any]) -> bool:
     return value is not None and value.strip().lower() == UNRECORDED_VALUE
 
 
+def _recorded(recording: Recording | None, query: str, resource: Resource) -> bool:
+    """Whether the recording answers this request with the status it got."""
+    parts = urlsplit(resource.url)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    exchange = recording.lookup(parts.hostname or "", target, query) if recording is not None else None
+    return exchange is not None and exchange.status == resource.status
+
+
 def _replayed_text(entry: dict[str, Any]) -> bool:
     """Whether a replayed response is text (sent in the condition's encoding): its body's
     file got its extension from the recorded Content-Type (`har.extension`), and the
@@ -182,7 +190,8 @@ def _explain_connections(browser: int, link: int, server: int) -> list[str]:
 
 def evaluate(
     condition: Condition, raw: RawLoad, link: LinkView, server: ServerView, proxy: ProxyView | None = None,
-    *, expect_delta: frozenset[str] = frozenset(), versioned: bool = False, replayed: bool = False,
+    *, expect_delta: frozenset[str] = frozenset(), versioned: bool = False,
+    recording: Recording | None = None, query: str = "exact",
 ) -> LoadResult:
     """The load's metrics, checked against what its condition promises (flags) and with
     the differences between the three connection counts explained (notes).
@@ -190,13 +199,16 @@ def evaluate(
     profile was primed with; they must come over the network (and in a dictionary
     encoding, as deltas), not as 304s or from the cache. `versioned`: the site has versions,
     so its text files are sent `no-cache` and a warm load revalidates them (a 304 is the
-    cache at work, not a miss). `replayed`: the site is a recording (`Site.recording`), so
-    an HTTP error status is what the page got when recorded, not a failure of the lab;
+    cache at work, not a miss). `recording`: the site is replayed from it (`Site.recording`,
+    looked up as its servers do, by `query`), so an HTTP error status the recording has
+    for that request is what the page got when recorded, not a failure of the lab (any
+    other, e.g. the edge proxy's 502, is an error);
     a request the recording lacks (the replay's 404 carrying `UNRECORDED_HEADER`) is
     counted (`LoadResult.unrecorded`) and flags the load, and only the entry document's
     fails it; a warm load caches what the recording's headers say, so the lab's own
     warm-cache checks do not apply."""
     mode = modes.get(condition.mode)
+    replayed = recording is not None
     res = [replace(r, revalidated=_host_path(r.url) in server.not_modified) for r in resources(raw)]
     entries = _entries(raw)  # res[i] is entries[i]
     unrecorded = [r.url for r, entry in zip(res, entries) if _unrecorded(entry)] if replayed else []
@@ -209,9 +221,9 @@ def evaluate(
         network = [r for r in res if not r.from_cache]
     connections_link = link.udp_flows if mode.quic else link.tcp_conns
     errors = [raw.error] if raw.error else []
-    if not replayed:
-        errors += [f"{r.url}: HTTP {r.status}" for r in network if r.status >= 400]
-    elif res and _unrecorded(entries[0]):
+    errors += [f"{r.url}: HTTP {r.status}" for r in network
+               if r.status >= 400 and not (replayed and (r.url in unrecorded or _recorded(recording, query, r)))]
+    if replayed and res and _unrecorded(entries[0]):
         errors.append(f"{res[0].url}: HTTP {res[0].status}: the page itself is not in the recording")
     flags = [f"error: {e}" for e in errors]
     if unrecorded:
