@@ -663,14 +663,6 @@ app.add_typer(site_app, name="site")
 SHOWN_MISSING = 5
 
 
-def _size(n: int) -> str:
-    """Bytes as people read them (decimal units, like the sizes browsers' tools show)."""
-    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if n >= scale:
-            return f"{n / scale:.2f} {unit}"
-    return f"{n} B"
-
-
 @site_app.command("import-har")
 def site_import_har(
     har: Annotated[Path, typer.Argument(help=(
@@ -683,6 +675,7 @@ def site_import_har(
 ) -> None:
     """Import the first page of a HAR as a site: every recorded response is replayed, in every
     protocol mode, by the lab's servers; a request the HAR lacks is a 404, counted per load."""
+    from pagebench.analysis.report import human_bytes
     from pagebench.core.har import HarError
     from pagebench.core.sites import SiteError
     from pagebench.lab import sitefiles
@@ -703,7 +696,7 @@ def site_import_har(
     width = max(len(original) for original in recording.hosts)
     for number, (original, lab) in enumerate(recording.hosts.items()):
         say(f"  {'hosts:' if number == 0 else '':<6} {original:<{width}} -> {lab}")
-    say(f"  {len(recording.exchanges)} request(s), {_size(imported.total_bytes)} of bodies, "
+    say(f"  {len(recording.exchanges)} request(s), {human_bytes(imported.total_bytes)} of bodies, "
         f"{len(site.origins)} origin(s)")
     if recording.missing:
         say(f"  {len(recording.missing)} request(s) will 404 (the HAR cannot replay them):")
@@ -728,6 +721,7 @@ def site_show(
 ) -> None:
     """What a site holds: origins (with the hosts they were recorded as), requests, bytes by
     type and the dependency levels (the lower bound's round trips)."""
+    from pagebench.analysis.report import human_bytes
     from pagebench.core.har import describe
     from pagebench.core.sites import Site, SiteError
     from pagebench.lab import sitefiles
@@ -749,7 +743,7 @@ def site_show(
     out.print(escape(f"{summary.name} ({summary.kind}{where}): {summary.entry}"), highlight=False, soft_wrap=True)
     if summary.source:
         out.print(escape(f"recorded from {summary.source}"), highlight=False, soft_wrap=True)
-    out.print(f"{summary.requests} request(s), {_size(summary.bytes)}, {len(summary.origins)} origin(s), "
+    out.print(f"{summary.requests} request(s), {human_bytes(summary.bytes)}, {len(summary.origins)} origin(s), "
               f"dependency depth {summary.depth}", highlight=False)
     recorded = any(origin.original for origin in summary.origins)
     table = Table(title="origins")
@@ -757,13 +751,13 @@ def site_show(
         table.add_column(column, justify="right" if column in ("requests", "bytes") else "left")
     for origin in summary.origins:
         table.add_row(escape(origin.name), *((escape(origin.original or ""),) if recorded else ()),
-                      str(origin.requests), _size(origin.bytes))
+                      str(origin.requests), human_bytes(origin.bytes))
     out.print(table)
     table = Table(title="types")
     for column in ("type", "requests", "bytes"):
         table.add_column(column, justify="left" if column == "type" else "right")
     for share in summary.types:
-        table.add_row(share.name, str(share.requests), _size(share.bytes))
+        table.add_row(share.name, str(share.requests), human_bytes(share.bytes))
     out.print(table)
     most = max((n for _, n in summary.levels), default=1)
     out.print("dependency levels (0: the page; each level needs one before it):", highlight=False)
@@ -791,6 +785,7 @@ def site_record(
 ) -> None:
     """Record a live page: one cold load in Chromium through mitmproxy (which checks the
     site's certificates), written as a site the way `site import-har` writes one."""
+    from pagebench.analysis.report import human_bytes
     from pagebench.core.har import HarError
     from pagebench.core.sites import SiteError
     from pagebench.lab import sitefiles
@@ -820,7 +815,7 @@ def site_record(
     width = max(len(original) for original in imported.recording.hosts)
     for number, (original, lab) in enumerate(imported.recording.hosts.items()):
         say(f"  {'hosts:' if number == 0 else '':<6} {original:<{width}} -> {lab}")
-    say(f"  {len(imported.recording.exchanges)} request(s), {_size(imported.total_bytes)} of bodies, "
+    say(f"  {len(imported.recording.exchanges)} request(s), {human_bytes(imported.total_bytes)} of bodies, "
         f"{len(site.origins)} origin(s)")
     missing = imported.recording.missing
     if missing:

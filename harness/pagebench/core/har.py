@@ -56,7 +56,7 @@ from urllib.parse import urljoin, urlsplit
 from pydantic import ValidationError
 
 from pagebench.core.recording import BODIES_DIR, RECORDING_FILE, REDIRECTS, Exchange, Recording, host_key, lab_host
-from pagebench.core.sites import GeneratedSite, Site, SiteManifest, one_line
+from pagebench.core.sites import SITE_NAME, GeneratedSite, Site, SiteManifest, one_line
 from pagebench.core.sitegen import builtin_sites
 
 
@@ -513,9 +513,6 @@ class ImportedSite:
         return sum(len(body) for body in self.files.values())
 
 
-_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
-
-
 def _reserved(name: str) -> bool:
     """Names that mean a built-in or generated site to `sitefiles.resolve`."""
     return name in builtin_sites() or name.startswith(("gen-", "seed000-", "seed001-"))
@@ -524,7 +521,7 @@ def _reserved(name: str) -> bool:
 def check_name(name: str) -> None:
     """A name an imported or recorded site may take, or a one-line HarError (`site record`
     asks before it spends a load)."""
-    if not _NAME.match(name):
+    if not SITE_NAME.match(name):
         raise HarError(f"name {name!r}: must be 1-80 lower-case letters, digits, '.', '_' or '-', "
                        "starting with a letter or digit")
     if _reserved(name):

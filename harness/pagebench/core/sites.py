@@ -37,7 +37,8 @@ class SiteError(ValueError):
 
 # The manifest ----------------------------------------------------------------------
 
-_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
+#: A site's name (built-in, generated, imported or recorded).
+SITE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
 _GLOB = re.compile(r"^/[A-Za-z0-9._/*?-]*$")
 _HEADER = re.compile(r"^[A-Za-z0-9-]+$")
 _VALUE = re.compile(r'^[\x20-\x7e]*$')
@@ -67,8 +68,8 @@ class SiteManifest(BaseModel):
     @field_validator("name")
     @classmethod
     def _name(cls, value: str) -> str:
-        if not _NAME.match(value):
-            raise ValueError(f"must match {_NAME.pattern}")
+        if not SITE_NAME.match(value):
+            raise ValueError(f"must match {SITE_NAME.pattern}")
         return value
 
     @field_validator("origins")

@@ -25,7 +25,6 @@ import fcntl
 import gzip
 import json
 import os
-import re
 import shutil
 import time
 import zlib
@@ -39,7 +38,7 @@ from pagebench.core import encodings
 from pagebench.core.har import HarError, ImportedSite, import_har, parse_har
 from pagebench.core.recording import RECORDING_FILE, Recording
 from pagebench.core.sitegen import builtin, generate, parse_generate
-from pagebench.core.sites import GeneratedSite, Site, SiteError, manifest_yaml, one_line, parse_manifest
+from pagebench.core.sites import SITE_NAME, GeneratedSite, Site, SiteError, manifest_yaml, one_line, parse_manifest
 from pagebench.lab.tls import data_dir
 
 
@@ -244,14 +243,12 @@ def materialize(site: GeneratedSite | Site, base: Path | None = None) -> Site:
 
 # Imported sites (`pagebench site import-har`) ---------------------------------------------
 
-_SITE_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,79}$")
-
 
 def find_imported(name: str, base: Path | None = None) -> Site | None:
     """The imported (or recorded) site called `name` under `sites_dir()`, or None; a
     broken one is a one-line SiteError naming its file."""
     directory = sites_dir(base) / name
-    if not _SITE_NAME.match(name) or not (directory / "site.yaml").is_file():
+    if not SITE_NAME.match(name) or not (directory / "site.yaml").is_file():
         return None
     site = load_site(directory)
     return site if site.recording is not None else None
