@@ -15,7 +15,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from pagebench.lab.browser import CHROMIUM
-from pagebench.analysis.htmlreport import write_html_report
+from pagebench.analysis.report.html import write_html_report
 from pagebench.results.store import Store
 
 

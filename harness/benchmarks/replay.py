@@ -40,7 +40,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--db", default=None)
     args = parser.parse_args()
-    from tests.test_record import recorded_stand_in
+    from tests.lab.record.test_recorder import recorded_stand_in
 
     work = Path(tempfile.mkdtemp(prefix="pagebench-replay-bench-"))
     work.chmod(0o755)  # nginx's workers read the sites as nobody

@@ -1,3 +1,3 @@
-from pagebench.cli import main
+from pagebench.cli.app import main
 
 main()

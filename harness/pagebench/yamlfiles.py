@@ -11,7 +11,7 @@ from typing import Any
 from . import REPO_ROOT
 from pagebench.analysis.compare import Budget, CompareError, parse_budgets
 from pagebench.core.profiles import Profile, ProfileError, parse_profiles, yaml_document
-from pagebench.core.spec import SpecError
+from pagebench.core.spec.model import SpecError
 
 #: The built-in profiles, kept with the link emulation.
 CATALOGUE = REPO_ROOT / "netem" / "profiles.yaml"

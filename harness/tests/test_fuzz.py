@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pagebench.analysis.compare import Budget, CompareError, parse_budgets
-from pagebench.core import spec as spec_mod
+from pagebench.core.spec import model as spec_mod
 from pagebench.core.profiles import Profile, ProfileError, parse_profiles, yaml_document
-from pagebench.core.sites import SiteError, SiteManifest, parse_manifest
+from pagebench.core.sites.model import SiteError, SiteManifest, parse_manifest
 from pagebench.lab.split.control import MAX_BODY, server
 from pagebench.yamlfiles import builtin_profiles
 

@@ -25,7 +25,8 @@ from typing import Any
 
 from pagebench.core.certs import Leaf
 from pagebench.edge.upstream import Strategy
-from pagebench.system import Bed, stop_process
+from pagebench.system.commands import Bed
+from pagebench.system.process import stop_process
 
 BASE_PORT = 18080
 START_TIMEOUT_S = 30.0

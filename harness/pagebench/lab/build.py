@@ -13,9 +13,9 @@ from typing import Any
 
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.profiles import Profile
-from pagebench.core.serverplan import ServerPlan
+from pagebench.core.servers.plan import ServerPlan
 from pagebench.lab.netns import NamespaceBed
-from pagebench.lab.origins import OriginServers
+from pagebench.lab.servers.origins import OriginServers
 from pagebench.lab.split.control import Client, ControlError
 from pagebench.lab.split.endpoint import SERVER_SIDE, through_router
 from pagebench.lab.split.local import LocalBed

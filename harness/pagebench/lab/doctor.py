@@ -7,10 +7,10 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from pagebench.lab.caddy import CADDY, caddy_version
-from pagebench.lab.nginx import ServerError
+from pagebench.lab.servers.caddy import CADDY, caddy_version
+from pagebench.lab.servers.nginx import ServerError
 from pagebench.link.emulator import DELAY_PROGRAM, netem_available
-from pagebench.system import LabError, probe_in_throwaway_namespace
+from pagebench.system.commands import LabError, probe_in_throwaway_namespace
 
 INSTALL = "sudo harness/bootstrap install"
 

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pagebench.lab.netns import STATE_ROOT
-from pagebench.system import LabError
+from pagebench.system.commands import LabError
 
 LOCK_PATH = Path(os.environ.get("PAGEBENCH_LOCK") or STATE_ROOT.parent / "pagebench.lock")
 POLL_S = 0.5

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pagebench.core.layout import NAMESPACE_PATTERN, Command, Layout
-from pagebench.system import LabError, Owner, run, stop_process
+from pagebench.system.commands import LabError, run
+from pagebench.system.owner import Owner
+from pagebench.system.process import stop_process
 
 STATE_ROOT = Path(os.environ.get("PAGEBENCH_STATE_DIR", "/run/pagebench"))
 NETNS_DIR = Path("/run/netns")

@@ -8,13 +8,14 @@ import os
 import subprocess
 from collections.abc import Sequence
 
-from pagebench.core import modes, serverplan
+from pagebench.core import modes
+from pagebench.core.servers import plan as serverplan
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.profiles import Profile
-from pagebench.core.sites import GeneratedSite, Site
-from pagebench.lab import sitefiles, tls
+from pagebench.core.sites.model import GeneratedSite, Site
+from pagebench.lab import sites as sitefiles, tls
 from pagebench.lab.netns import NamespaceBed
-from pagebench.lab.origins import OriginServers
+from pagebench.lab.servers.origins import OriginServers
 from pagebench.link.emulator import Link
 
 

@@ -11,7 +11,8 @@ from collections.abc import Callable
 
 from pagebench.core.profiles import Profile
 from pagebench.link.emulator import Link, LinkControl
-from pagebench.system import Bed, LabError, stop_process
+from pagebench.system.commands import Bed, LabError
+from pagebench.system.process import stop_process
 from pagebench.link.verdict import probe_plan, steady_goodput_mbit, summarize
 
 PROBE_PORT = 5201

@@ -17,7 +17,8 @@ from typing import IO, Protocol
 
 from pagebench import REPO_ROOT
 from pagebench.core.profiles import Profile
-from pagebench.system import Bed, LabError, probe_in_throwaway_namespace, run, stop_process
+from pagebench.system.commands import Bed, LabError, probe_in_throwaway_namespace, run
+from pagebench.system.process import stop_process
 from pagebench.link import delaystats
 from pagebench.link.counters import EMPTY_HIST, LinkCounters, parse_iptables_save, parse_nfqueue, parse_qdisc_drops, queue_and_loss_drops
 from pagebench.link.plan import BACKENDS, LinkPlan, netem_plan, reset_commands, userspace_plan

@@ -28,7 +28,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from pagebench import REPO_ROOT
 from pagebench.core.records import Condition, LoadResult, PlannedLoad, Resource
-from pagebench.system import Owner
+from pagebench.system.owner import Owner
 
 MIGRATIONS = REPO_ROOT / "results" / "migrations"
 #: A run is running, or ended complete, interrupted (a signal) or failed (an error); the

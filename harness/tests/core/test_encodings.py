@@ -11,7 +11,8 @@ import brotli
 import pytest
 import zstandard
 
-from pagebench.core import encodings, versions
+from pagebench.core import encodings
+from pagebench.core.sites import text as versions
 
 TEXT = versions.paragraphs("enc", 100_000)
 

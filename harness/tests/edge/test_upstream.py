@@ -25,9 +25,9 @@ from pagebench.core import encodings, modes
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.edge.upstream import Request, Strategy, Upstream
 from pagebench.lab.netns import NamespaceBed
-from pagebench.lab.nginx import NginxServer, prepare
+from pagebench.lab.servers.nginx import NginxServer, prepare
 from pagebench.lab.tls import Authority
-from tests.lab.test_nginx import V1, V2, write_versioned_site
+from tests.lab.servers.test_nginx import V1, V2, write_versioned_site
 
 HOST = "www.upstream.test"
 

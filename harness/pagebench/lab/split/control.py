@@ -19,7 +19,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
-from pagebench.system import LabError
+from pagebench.system.commands import LabError
 
 Handler = Callable[[dict[str, Any]], dict[str, Any]]
 #: "POST /link/apply" -> handler; GET handlers get the query string's values.

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pagebench.lab.split.local import Route, try_route_to
 from pagebench.core.profiles import Profile
-from pagebench.system import LabError, run
+from pagebench.system.commands import LabError, run
 from pagebench.core.layout import Command, Layout
 from pagebench.link.plan import route_options, sysctl_values
 

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 from pagebench.core.layout import Command, Layout
 from pagebench.lab.netns import STATE_ROOT
-from pagebench.system import LabError, Owner, run, stop_process
+from pagebench.system.commands import LabError, run
+from pagebench.system.owner import Owner
+from pagebench.system.process import stop_process
 
 ROLES = ("client", "router", "server")
 

@@ -12,19 +12,19 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pagebench.core.accesslog import ServerLog, parse_both
+from pagebench.core.servers.accesslog import ServerLog, parse_both
 from pagebench.core.layout import Command
 from pagebench.core.profiles import Profile
-from pagebench.core.serverplan import ServerPlan, binding_rows
+from pagebench.core.servers.plan import ServerPlan, binding_rows
 from pagebench.lab import tls
-from pagebench.lab.nginx import with_certificate
-from pagebench.lab.origins import Offset
+from pagebench.lab.servers.nginx import with_certificate
+from pagebench.lab.servers.origins import Offset
 from pagebench.lab.split.control import Client, ControlError
 from pagebench.lab.split.endpoint import SERVER_SIDE, apply_here
 from pagebench.lab.split.local import LocalBed
 from pagebench.link.check import PROBE_PORT, Step, probe_link
 from pagebench.link.counters import LinkCounters
-from pagebench.system import LabError
+from pagebench.system.commands import LabError
 
 
 def counters_from(data: dict[str, Any]) -> LinkCounters:

@@ -19,7 +19,7 @@ from pagebench.lab.split.local import interface_with
 from pagebench.link.emulator import Link
 from pagebench.lab.split.endpoint import PROC_SYS, set_sysctl
 from pagebench.core.profiles import make_profile
-from pagebench.system import LabError
+from pagebench.system.commands import LabError
 from pagebench.core.layout import Layout, new_prefix
 
 #: The tables the link's rule sets replace, with their built-in chains (both families).

@@ -17,16 +17,17 @@ import subprocess
 import sys
 from typing import Any
 
-from pagebench.core import serverplan
+from pagebench.core.servers import plan as serverplan
 from pagebench.core.layout import MAX_SERVER_IPS, Layout, new_prefix
 from pagebench.core.profiles import make_profile
-from pagebench.lab import sitefiles, tls
-from pagebench.lab.nginx import nginx_version
-from pagebench.lab.origins import OriginServers
+from pagebench.lab import sites as sitefiles, tls
+from pagebench.lab.servers.nginx import nginx_version
+from pagebench.lab.servers.origins import OriginServers
 from pagebench.lab.split.control import Routes
 from pagebench.lab.split.endpoint import CLIENT_SIDE, apply_here
 from pagebench.lab.split.local import LocalBed, addresses, interface_in
-from pagebench.system import LabError, stop_process
+from pagebench.system.commands import LabError
+from pagebench.system.process import stop_process
 
 SERVER_NETWORK = "198.18.1.0/24"
 

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from pagebench.core import serverplan
+from pagebench.core.servers import plan as serverplan
 from pagebench.core.layout import Layout
 from pagebench.core.profiles import make_profile
-from pagebench.core.serverplan import binding_rows
-from pagebench.lab import sitefiles
+from pagebench.core.servers.plan import binding_rows
+from pagebench.lab import sites as sitefiles
 from pagebench.lab.split.control import Client, ControlError, parse_listen, server
 from pagebench.lab.split.endpoint import CLIENT_SIDE, SERVER_SIDE, route_command
 from pagebench.lab.split.local import LocalLayout, Route, localize, parse_addresses, parse_route
@@ -28,7 +28,7 @@ from pagebench.lab.split.router import restore_document
 from pagebench.lab.split.sites import address_commands
 from pagebench.link.counters import LinkCounters
 from pagebench.link.plan import endpoint_commands, netem_plan, reset_commands, sysctl_values, userspace_plan
-from pagebench.system import LabError
+from pagebench.system.commands import LabError
 from tests.helpers import HARNESS
 
 PROFILE = make_profile({"name": "p", "rtt_ms": 40, "down_mbit": 10, "up_mbit": 2, "initcwnd": 20,

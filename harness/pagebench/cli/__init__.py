@@ -1,0 +1,1 @@
+"""The `pagebench` command line: parsing and printing only."""

@@ -1,0 +1,283 @@
+"""Experiment specs: parse and validate the YAML, expand the matrix into conditions and
+the loads into a seeded, interleaved order. Pure: the caller reads the file.
+
+    name: demo
+    sites: [seed000-small-n20, {generate: {images: 10, origins: 2}}]
+    modes: [http1.0, keepalive, h2]
+    topology: direct            # or proxy, or [direct, proxy]
+    proxy: {connections: 6, depth: 4}   # the edge proxy's upstream pool (proxy topology)
+                                # pool: cold (default: each load opens its upstream connections)
+                                # or warm (kept open across a condition's loads; warm-ups open them)
+    clients: 1                  # browsers loading the page at the same moment (aggregation)
+    profiles: [cable, {name: slow, rtt_ms: [50, 100], down_mbit: 5, up_mbit: 1}]
+    cache: [cold, warm]
+    tls: ["1.3"]                # "1.2", "1.3", or "none" (cleartext: http1.0/keepalive direct,
+                                # every mode across the link from the edge proxy)
+    encoding: [identity]        # identity, gzip, br, zstd, dcz (delta by dictionary, warm loads
+                                # of a site's later version; see core/encodings.py)
+    version: [1]                # the site version loads see (warm loads prime with 1 first)
+    replay_query: exact         # recorded sites: exact, or loose (an unrecorded query gets the
+                                # first response recorded for its path; core/recording.py)
+    deterministic: false        # true: every page sees Date start at 2026-01-01T00:00:00Z and a
+                                # Math.random seeded by `seed` (lab/browser.py; as WebPageReplay does)
+    repetitions: 10
+    warmup: 1
+    seed: 1
+    timeouts: {load_s: 60}
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
+
+from pagebench.core import encodings, modes
+from pagebench.core.messages import shown
+from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
+from pagebench.core.records import Condition, PlannedLoad
+from pagebench.core.sites.recording import QUERY_MATCHING
+
+
+def origin_modes(spec: Experiment) -> list[str]:
+    """The modes the origin servers must serve for this spec (pipelining is served by
+    keep-alive's bindings)."""
+    return list(dict.fromkeys(modes.get(mode).origin for mode in spec.resolved_modes))
+
+
+class SpecError(ValueError):
+    """One line: the file, the field, what is allowed."""
+
+
+class Timeouts(BaseModel):
+    """`timeouts:` of a spec: a load's limit and whether the link is checked first."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    load_s: float = Field(60.0, gt=0, le=3600)
+    link_check: bool = True
+
+
+class ProxySettings(BaseModel):
+    """The edge proxy's upstream pool: at most `connections` open at once per origin (every
+    strategy), up to `depth` requests in flight on each (pipelining). `pool: cold` starts
+    every load with no upstream connection; `warm` keeps each condition's connections open
+    across its loads, as seed 004's inter-proxy connections persist (edge/pool.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    connections: int = Field(6, ge=1, le=64)
+    depth: int = Field(4, ge=1, le=256)
+    pool: Literal["cold", "warm"] = "cold"
+
+
+class Experiment(BaseModel):
+    """An experiment spec (the YAML above), validated: every field and their coherence."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("experiment", min_length=1)
+    sites: list[str | dict[str, Any]] = Field(min_length=1)
+    modes: list[str] = Field(min_length=1)
+    topology: Literal["direct", "proxy"] | list[Literal["direct", "proxy"]] = "direct"
+    proxy: ProxySettings | None = None
+    clients: int = Field(1, ge=1, le=32)
+    profiles: list[str | dict[str, Any]] = Field(default_factory=lambda: ["none"], min_length=1)
+    cache: list[Literal["cold", "warm"]] = Field(default_factory=lambda: ["cold"], min_length=1)
+    tls: list[Literal["none", "1.2", "1.3"]] = Field(default_factory=lambda: ["1.3"], min_length=1)
+    encoding: list[str] = Field(default_factory=lambda: [encodings.IDENTITY], min_length=1)
+    version: list[int] = Field(default_factory=lambda: [1], min_length=1)
+    repetitions: int = Field(10, ge=1, le=100_000)
+    warmup: int = Field(1, ge=0, le=1000)
+    seed: int = 1
+    timeouts: Timeouts = Timeouts()
+    backend: Literal["netem", "userspace"] | None = None
+    #: How a recorded site's servers match a request's query (`Recording.lookup`).
+    replay_query: str = QUERY_MATCHING[0]
+    #: Every page gets a fixed Date start and a seeded Math.random (`browser.deterministic_script`).
+    deterministic: StrictBool = False
+
+    @field_validator("replay_query")
+    @classmethod
+    def _query_matching(cls, value: str) -> str:
+        if value not in QUERY_MATCHING:
+            raise ValueError(f"{value!r}: must be one of {', '.join(QUERY_MATCHING)}")
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _versions(cls, value: Any) -> Any:
+        value = [value] if isinstance(value, int) and not isinstance(value, bool) else value
+        if isinstance(value, list) and any(isinstance(v, int) and not isinstance(v, bool) and v < 1 for v in value):
+            raise ValueError("a site's versions are numbered from 1")
+        return value
+
+    @field_validator("encoding")
+    @classmethod
+    def _known_encodings(cls, names: list[str]) -> list[str]:
+        for name in names:
+            encodings.get(name)
+        return names
+
+    @field_validator("modes")
+    @classmethod
+    def _known_modes(cls, names: list[str]) -> list[str]:
+        for name in names:
+            modes.get(name)
+        return names
+
+    @model_validator(mode="after")
+    def _coherent(self) -> Experiment:
+        topologies = self.topologies
+        for mode in map(modes.get, self.resolved_modes):
+            if not any(mode.runs_in(topology) for topology in topologies):
+                raise ValueError(modes.NOT_IN[mode.name, topologies[0]])
+            where = [t for t in topologies if mode.runs_in(t)]
+            if not any(set(mode.tls_in(topology)) & set(self.tls) for topology in where):
+                raise ValueError(mode.tls_refusal(where[0], self.tls[0]))
+        if self.proxy is not None and "proxy" not in topologies:
+            raise ValueError("proxy: settings for the edge proxy, but topology is direct; use topology: proxy")
+        if self.clients > 1 and "warm" in self.cache:
+            raise ValueError("clients: several clients load cold only (a warm load relaunches one persistent "
+                             "profile); use cache: [cold]")
+        if "dcz" in self.encoding and self.tls == [modes.CLEARTEXT]:
+            raise ValueError("encoding: dcz needs https (browsers keep compression dictionaries for secure "
+                             "origins only); add tls 1.3")
+        for field in ("sites", "modes", "cache", "tls", "encoding", "version"):
+            values = [repr(v) for v in getattr(self, field)]
+            if len(set(values)) != len(values):
+                raise ValueError(f"{field} lists a value twice")
+        if isinstance(self.topology, list) and (not self.topology or len(set(self.topology)) != len(self.topology)):
+            raise ValueError("topology: list direct and/or proxy, each once")
+        return self
+
+    @property
+    def topologies(self) -> list[str]:
+        return [self.topology] if isinstance(self.topology, str) else list(self.topology)
+
+    @property
+    def proxy_settings(self) -> ProxySettings:
+        return self.proxy or ProxySettings()
+
+    @property
+    def resolved_modes(self) -> list[str]:
+        """The modes' names with aliases resolved, each once, in spec order."""
+        return list(dict.fromkeys(modes.get(name).name for name in self.modes))
+
+    @property
+    def notes(self) -> list[str]:
+        """What the run tells the user about the spec (an alias used)."""
+        notes = [modes.ALIAS_NOTES[name] for name in self.modes if name in modes.ALIAS_NOTES]
+        for mode in map(modes.get, self.resolved_modes):
+            for topology in filter(mode.runs_in, self.topologies):
+                skipped = [tls for tls in self.tls if tls not in mode.tls_in(topology)]
+                if skipped:
+                    notes.append(f"tls {', '.join(skipped)}: skipped for {mode.name} {topology} ({mode.tls_reason()})")
+        if "dcz" in self.encoding and modes.CLEARTEXT in self.tls:
+            notes.append("encoding dcz: skipped for tls none (browsers keep compression dictionaries for "
+                         "secure origins only)")
+        if "dcz" in self.encoding and "cold" in self.cache:
+            notes.append("encoding dcz with cache cold: a cold browser holds no dictionary, so every resource "
+                         "is answered with zstd (its fallback)")
+        return notes + _pool_notes(self)
+
+
+def _pool_notes(spec: Experiment) -> list[str]:
+    """What a warm pool does not keep, said before the run and stored with it."""
+    if spec.proxy_settings.pool != "warm" or "proxy" not in spec.topologies:
+        return []
+    notes = [("proxy.pool warm: the edge proxy's upstream connections stay open across a condition's loads "
+              "(warm-ups open them; the origin closes those idle past its keepalive_timeout, 75 s, and they "
+              "are opened again); the browser's own connections and direct loads start new every load; the "
+              "origin's TCP restarts slow start after an idle pause (Linux tcp_slow_start_after_idle), so a "
+              "warm pool saves the handshakes, not the congestion window")]
+    notes += [f"proxy.pool warm: {mode.name} opens a connection per request, which the origin closes after its "
+              f"answer: its warm pool keeps nothing (every proxied {mode.name} load opens its own, as with cold)"
+              for mode in map(modes.get, spec.resolved_modes) if mode.connection_per_request and mode.runs_in("proxy")]
+    return notes
+
+
+def _one_line(origin: str, error: ValidationError) -> SpecError:
+    first = error.errors()[0]
+    # Union members (`literal[...]`, `list[...]`) and validator names are not fields.
+    loc = ".".join(shown(part) for part in first["loc"]
+                   if not str(part).startswith("function-after") and "[" not in str(part))
+    if first["type"] == "extra_forbidden":
+        nested = {"timeouts": Timeouts, "proxy": ProxySettings}
+        model = nested.get(str(first["loc"][0]), Experiment) if len(first["loc"]) > 1 else Experiment
+        allowed = ", ".join(model.model_fields)
+        return SpecError(f"{origin}: {loc}: unknown field; allowed: {allowed}")
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "missing":
+        message = "required"
+    return SpecError(f"{origin}: {loc}: {message}" if loc else f"{origin}: {message}")
+
+
+def parse(document: Any, origin: str) -> Experiment:
+    """A spec from its YAML document; any problem is one SpecError naming `origin` and the field."""
+    if not isinstance(document, dict):
+        raise SpecError(f"{origin}: expected a mapping of spec fields (sites, modes, profiles, ...)")
+    try:
+        return Experiment.model_validate(document)
+    except ValidationError as error:
+        raise _one_line(origin, error) from None
+
+
+def parse_text(text: str, origin: str) -> Experiment:
+    """A spec from YAML text."""
+    return parse(yaml_document(text, origin, SpecError), origin)
+
+
+def resolve_profiles(spec: Experiment, catalogue: dict[str, Profile], origin: str) -> list[Profile]:
+    """Named, inline and swept profiles, in spec order, names unique."""
+    result: list[Profile] = []
+    for index, entry in enumerate(spec.profiles):
+        where = f"profiles[{index}]"
+        if isinstance(entry, str):
+            if entry not in catalogue:
+                raise SpecError(f"{origin}: {where}: unknown profile {entry!r}; known: {', '.join(sorted(catalogue))}")
+            found = [catalogue[entry]]
+        else:
+            try:
+                found = expand(entry, catalogue, origin, where)
+            except ProfileError as error:
+                raise SpecError(str(error)) from None
+        for profile in found:
+            if profile.name in {p.name for p in result}:
+                raise SpecError(f"{origin}: {where}: profile {profile.name!r} appears twice")
+            result.append(profile)
+    return result
+
+
+def conditions(spec: Experiment, site_names: list[str], profiles: list[Profile]) -> list[Condition]:
+    """The matrix, in a stable order (what the report lists)."""
+    return [
+        Condition(site, mode.name, topology, profile.name, cache, tls, encoding, version)
+        for site in site_names
+        for mode in map(modes.get, spec.resolved_modes)
+        for topology in spec.topologies if mode.runs_in(topology)
+        for profile in profiles
+        for cache in spec.cache
+        for tls in spec.tls if tls in mode.tls_in(topology)
+        for encoding in spec.encoding if not (encoding == "dcz" and tls == modes.CLEARTEXT)
+        for version in spec.version
+    ]
+
+
+def plan(spec: Experiment, matrix: list[Condition]) -> list[PlannedLoad]:
+    """Every load, warm-ups first within each condition, interleaved across conditions
+    in a seeded random order so slow drifts (thermal, background) hit all alike."""
+    slots: list[tuple[Condition, int]] = []
+    for condition in matrix:
+        slots += [(condition, rep) for rep in range(-spec.warmup, spec.repetitions)]
+    random.Random(spec.seed).shuffle(slots)
+    # Within a condition, keep warm-ups before measured loads: renumber in order of appearance.
+    counters: dict[Condition, int] = {}
+    loads = []
+    for seq, (condition, _) in enumerate(slots):
+        index = counters.get(condition, -spec.warmup)
+        counters[condition] = index + 1
+        loads.append(PlannedLoad(seq=seq, condition=condition, repetition=index, warmup=index < 0))
+    return loads
+

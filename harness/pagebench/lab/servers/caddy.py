@@ -1,0 +1,152 @@
+"""Caddy serving a plan's QUIC bindings (HTTP/3), run as our own process in the server
+namespace, and its JSON access log read back per load as nginx's is (`core.accesslog`
+parses it). `startup_error` and `ready` read its start-up messages (pure).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+from pagebench import REPO_ROOT
+from pagebench.core.servers import caddyconf
+from pagebench.core.servers.accesslog import AccessRecord, parse_caddy_log
+from pagebench.core.servers.plan import ServerPlan
+from pagebench.lab.servers.nginx import AccessLogReader, ServerError, with_certificate
+from pagebench.lab.tls import Authority
+from pagebench.system.commands import Bed, run
+from pagebench.system.process import stop_process
+
+#: Built from a pinned release by `harness/bootstrap install` (see CADDY_VERSION there):
+#: Debian 12's Caddy 2.6.2 has quic-go 0.29, which drops the second Initial packet of
+#: Chromium's two-packet ClientHello (quic-go #3760), so most cold h3 handshakes took 3 RTT.
+CADDY = os.environ.get("PAGEBENCH_CADDY", str(REPO_ROOT / ".venv" / "bin" / "caddy"))
+
+
+# Start-up messages (pure) --------------------------------------------------------------
+
+
+def startup_error(text: str) -> str | None:
+    """The reason Caddy gave for not starting: its `Error: ...` line, or an error entry."""
+    for line in reversed(text.splitlines()):
+        if line.startswith("Error: "):
+            return line.removeprefix("Error: ").strip()
+    for line in reversed(text.splitlines()):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("level") in ("error", "fatal", "panic"):
+            return f"{entry.get('msg', '')}: {entry.get('error', '')}".strip(": ")
+    return None
+
+
+def ready(text: str) -> bool:
+    """Has Caddy logged that every app (and so every listener) has started?"""
+    return any(caddyconf.READY_MESSAGE in line for line in text.splitlines())
+
+
+# I/O ------------------------------------------------------------------------------------------
+
+
+def caddy_version(caddy: str = CADDY) -> str:
+    """e.g. '2.11.9' (bootstrap stamps its build with the release it pinned)."""
+    result = run((caddy, "version"))
+    match = re.search(r"v?(\d+\.\d+\.\d+\S*)", result.stdout + result.stderr)
+    if not match:
+        raise ServerError(f"`{caddy} version`: no version in {(result.stdout + result.stderr).strip()!r}")
+    return match.group(1)
+
+
+class CaddyServer(AccessLogReader):
+    """Context manager: Caddy serving the plan's h3 bindings in the bed's server
+    namespace; stopped on exit. The same interface as `nginx.NginxServer` (and, like it,
+    it needs only the bed's `layout`, `exec_argv` and `spawn`):
+
+        with CaddyServer(bed, plan, bed.state_dir / "caddy") as server:
+            offset = server.log_offset()
+            ...  # one page load
+            log = server.connections_since(offset, hosts=site.origins)
+    """
+
+    def __init__(self, bed: Bed, plan: ServerPlan, rundir: Path, caddy: str = CADDY,
+                 timeout: float = 10.0, authority: Authority | None = None, tcp: bool = False) -> None:
+        if plan.ip_count > bed.layout.server_ips:
+            raise ServerError(f"plan needs {plan.ip_count} server IPs, the topology has "
+                              f"{bed.layout.server_ips}: Layout(prefix, server_ips={plan.ip_count})")
+        self.bed, self.plan, self.rundir = bed, plan, Path(rundir)
+        self.authority = authority
+        self.caddy, self.timeout = caddy, timeout
+        self.tcp = tcp  # also h1/h2 on TCP, the same routes: for checks with curl (`caddyconf.render`)
+        self.conf_path = self.rundir / "caddy.json"
+        self.access_log = self.rundir / "access.log"
+        self.stderr_path = self.rundir / "stderr.log"
+        self.process: subprocess.Popen[str] | None = None
+
+    def argv(self) -> list[str]:
+        base = [self.caddy, "run", "--config", str(self.conf_path)]
+        return self.bed.exec_argv(self.bed.layout.server, base)
+
+    def environment(self) -> dict[str, str]:
+        """Caddy writes its instance id and data under HOME/XDG dirs: keep them in the run dir."""
+        home = str(self.rundir / "home")
+        return {**os.environ, "HOME": home, "XDG_DATA_HOME": f"{home}/data",
+                "XDG_CONFIG_HOME": f"{home}/config", "XDG_CACHE_HOME": f"{home}/cache"}
+
+    def __enter__(self) -> CaddyServer:
+        self.plan = with_certificate(self.plan, self.authority)
+        self.rundir.mkdir(parents=True, exist_ok=True)
+        (self.rundir / "home").mkdir(exist_ok=True)
+        self.conf_path.write_text(caddyconf.render(self.plan, self.rundir, tcp=self.tcp))
+        try:
+            with open(self.stderr_path, "w") as stderr:
+                self.process = self.bed.spawn(self.argv(), stdout=stderr, stderr=subprocess.STDOUT,
+                                                  env=self.environment())
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _wait_ready(self) -> None:
+        """Caddy logs READY_MESSAGE after its apps started, i.e. every socket is bound."""
+        assert self.process is not None
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            text = _read(self.stderr_path)
+            if self.process.poll() is not None:
+                why = startup_error(text) or f"exit status {self.process.returncode}"
+                raise ServerError(f"caddy config {self.conf_path}: {why}")
+            if ready(text):
+                return
+            time.sleep(0.02)
+        why = startup_error(_read(self.stderr_path)) or "no ready message"
+        raise ServerError(f"caddy config {self.conf_path}: not serving within {self.timeout:g} s: {why}")
+
+    def stop(self) -> None:
+        """SIGTERM (Caddy stops its servers), SIGKILL after a grace."""
+        if self.process is not None:
+            stop_process(self.process, grace=5.0)
+            self.process = None
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    @staticmethod
+    def parse(text: str) -> tuple[list[AccessRecord], int]:
+        return parse_caddy_log(text)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,209 @@
+"""nginx for a `ServerPlan`, run as our own process in the server namespace, and its
+access log read back per load (`core.accesslog` parses it)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import stat
+import subprocess
+import time
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from pagebench.core.servers import nginxconf, plan as serverplan
+from pagebench.core.servers.accesslog import AccessRecord, ServerLog, parse_nginx_log, summarize
+from pagebench.core.servers.plan import ServerPlan
+from pagebench.core.sites.model import Site
+from pagebench.lab.tls import Authority
+from pagebench.system.commands import Bed, run
+from pagebench.system.process import stop_process
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+class ServerError(RuntimeError):
+    """nginx could not be configured or started (one line: what and why)."""
+
+
+# Preparation ------------------------------------------------------------------------------
+
+
+def prepare(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str],
+            authority: Authority | None = None, encodings: Iterable[str] = ("identity",)) -> ServerPlan:
+    """The plan with its certificate: one leaf (cached) covering every origin."""
+    return with_certificate(serverplan.plan(sites, modes, tls_versions, encodings=encodings), authority)
+
+
+def with_certificate(server_plan: ServerPlan, authority: Authority | None = None) -> ServerPlan:
+    """The plan with a leaf naming all its hostnames (issued once, then reused from disk)."""
+    if server_plan.leaf is not None:
+        return server_plan
+    return replace(server_plan, leaf=(authority or Authority()).leaf(server_plan.hostnames))
+
+
+def check_readable(server_plan: ServerPlan) -> None:
+    """nginx's workers run as nobody: every directory above a site's content must be
+    searchable by other users, or each request is a 403."""
+    checked: set[Path] = set()
+    for site in server_plan.sites:
+        for host, version in ((h, v) for h in site.origins for v in range(1, site.manifest.versions + 1)):
+            root = site.origin_root(host, version)
+            for directory in (root, *root.parents):
+                if directory in checked:
+                    continue
+                checked.add(directory)
+                try:
+                    mode = directory.stat().st_mode
+                except OSError:
+                    raise ServerError(f"site {site.name}: {directory} is missing") from None
+                if not mode & stat.S_IXOTH:
+                    raise ServerError(f"site {site.name}: {directory} is not searchable by nginx's workers "
+                                      f"(user nobody): chmod o+x {directory}")
+
+
+def nginx_version(nginx: str = NGINX) -> str:
+    """e.g. '1.22.1'."""
+    result = run((nginx, "-v"))
+    match = re.search(r"nginx/(\S+)", result.stderr + result.stdout)
+    if not match:
+        raise ServerError(f"`{nginx} -v`: no version in {(result.stderr + result.stdout).strip()!r}")
+    return match.group(1)
+
+
+def _emerg(text: str) -> str | None:
+    for line in text.splitlines():
+        if "[emerg]" in line or "[alert]" in line or "[crit]" in line:
+            return line.split("] ", 1)[-1].strip()
+    return None
+
+
+# The server -------------------------------------------------------------------------------
+
+
+class AccessLogReader:
+    """An origin server's access log read back per load (nginx's here; Caddy's in `caddy`):
+    where it ends now, and the requests logged after that."""
+
+    access_log: Path
+
+    @staticmethod
+    def parse(text: str) -> tuple[list[AccessRecord], int]:
+        return parse_nginx_log(text)
+
+    def log_offset(self) -> int:
+        """Where the access log ends now; pass it to `connections_since` after a load."""
+        try:
+            return self.access_log.stat().st_size
+        except FileNotFoundError:
+            return 0
+
+    def log_since(self, offset: int) -> str:
+        """The access log's text after `offset` (what `connections_since` parses; the
+        sites role serves it to a harness elsewhere)."""
+        try:
+            with open(self.access_log, "rb") as handle:
+                handle.seek(offset)
+                return handle.read().decode("utf-8", "replace")
+        except FileNotFoundError:
+            return ""
+
+    def connections_since(self, offset: int, hosts: Collection[str] | None = None,
+                          addresses: Collection[str] | None = None) -> ServerLog:
+        """Requests logged after `offset` (complete lines only), for these hosts/addresses."""
+        records, malformed = self.parse(self.log_since(offset))
+        return summarize(records, hosts, addresses, malformed)
+
+
+class NginxServer(AccessLogReader):
+    """Context manager: nginx serving `plan` in the bed's server namespace; stopped on exit.
+
+        with NginxServer(bed, plan, bed.state_dir / "nginx") as server:
+            offset = server.log_offset()
+            ...  # one page load
+            log = server.connections_since(offset, hosts=site.origins)
+    """
+
+    def __init__(self, bed: Bed, plan: ServerPlan, rundir: Path, nginx: str = NGINX,
+                 timeout: float = 10.0, authority: Authority | None = None) -> None:
+        if plan.ip_count > bed.layout.server_ips:
+            raise ServerError(f"plan needs {plan.ip_count} server IPs, the topology has "
+                              f"{bed.layout.server_ips}: Layout(prefix, server_ips={plan.ip_count})")
+        self.bed, self.plan, self.rundir = bed, plan, Path(rundir)
+        self.authority = authority
+        self.nginx, self.timeout = nginx, timeout
+        self.conf_path = self.rundir / "nginx.conf"
+        self.access_log = self.rundir / "access.log"
+        self.error_log = self.rundir / "error.log"
+        self.pid_path = self.rundir / "nginx.pid"
+        self.process: subprocess.Popen[str] | None = None
+
+    def argv(self, *extra: str) -> list[str]:
+        base = [self.nginx, "-p", str(self.rundir), "-c", str(self.conf_path), "-e", "stderr", *extra]
+        return self.bed.exec_argv(self.bed.layout.server, base)
+
+    def __enter__(self) -> NginxServer:
+        self.plan = with_certificate(self.plan, self.authority)
+        check_readable(self.plan)
+        self.rundir.mkdir(parents=True, exist_ok=True)
+        self.pid_path.unlink(missing_ok=True)
+        self.conf_path.write_text(nginxconf.render(self.plan, self.rundir))
+        test = self.bed.run(self.argv("-t", "-q"), check=False)
+        if test.returncode != 0:
+            why = _emerg(test.stderr) or (test.stderr.strip().splitlines() or ["exit status"])[-1]
+            raise ServerError(f"nginx config {self.conf_path}: {why}")
+        try:
+            with open(self.rundir / "stderr.log", "w") as stderr:
+                self.process = self.bed.spawn(self.argv(), stdout=subprocess.DEVNULL, stderr=stderr)
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _wait_ready(self) -> None:
+        """nginx writes its pid file after it has bound every listening socket."""
+        assert self.process is not None
+        deadline = time.monotonic() + self.timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise ServerError(f"nginx exited with status {self.process.returncode}: {self._why()}")
+            if self._pid_file() == self.process.pid:
+                why = _emerg(_read(self.error_log))
+                if why:
+                    raise ServerError(f"nginx: {why}")
+                return
+            time.sleep(0.02)
+        raise ServerError(f"nginx did not start within {self.timeout:g} s: {self._why()}")
+
+    def _pid_file(self) -> int | None:
+        try:
+            return int(self.pid_path.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+    def _why(self) -> str:
+        text = _read(self.rundir / "stderr.log") + _read(self.error_log)
+        return _emerg(text) or (text.strip().splitlines() or ["no message"])[-1]
+
+    def stop(self) -> None:
+        """Fast shutdown (SIGTERM: the master stops its workers), SIGKILL after a grace."""
+        if self.process is not None:
+            stop_process(self.process, grace=5.0)
+            self.process = None
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+

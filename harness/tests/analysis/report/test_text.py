@@ -1,0 +1,165 @@
+"""The report: JSON and the terminal table, read from a store filled with loads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from rich.console import Console
+
+from pagebench.analysis.report.text import human_bytes, report_json, report_table
+from pagebench.results.store import Store, StoreError
+from tests.helpers import fill
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(f"sqlite:///{tmp_path / 'pb.sqlite'}") as opened:
+        yield opened
+
+
+def test_report_json(store):
+    fill(store)
+    store.set_status("r1", "complete")
+    report = report_json(store, "r1")
+    json.dumps(report, allow_nan=False)
+    assert report["run"] == "r1" and report["status"] == "complete"
+    assert report["created_at"].endswith("+00:00")
+    assert (report["backend"], report["chromium_version"], report["nginx_version"], report["seed"]) == (
+        "userspace", "131.0.6778.33", "1.22.1", 42)
+    assert (report["planned"], report["recorded"]) == (28, 28)
+    [check] = report["link_checks"]
+    assert (check["profile"], check["valid"], check["rtt_median_ms"], check["problems"]) == ("3g", True, 300.4, [])
+    keys = [(c["mode"], c["profile"]) for c in report["conditions"]]
+    assert keys == [("keepalive", "3g"), ("keepalive", "cable"), ("h2", "3g"), ("h2", "cable")]
+    keepalive_3g, _, h2_3g, _ = report["conditions"]
+    assert (keepalive_3g["n"], keepalive_3g["flagged"], keepalive_3g["planned"]) == (6, 0, 6)
+    assert (h2_3g["n"], h2_3g["flagged"], h2_3g["planned"]) == (5, 1, 6)  # seq 6 was flagged
+    # repetitions 0..5 -> 2000..2050 ms: median 2025, p90 2045; warm-ups (9000 ms) left out
+    assert keepalive_3g["metrics"]["load_ms"] == {"median": 2025.0, "p90": pytest.approx(2045.0),
+                                                  "min": 2000.0, "max": 2050.0}
+    assert h2_3g["metrics"]["connections_browser"]["median"] == 2
+    assert keepalive_3g["metrics"]["connections_link"]["median"] == 5
+    assert h2_3g["metrics"]["bytes"]["median"] == 327_105
+    assert report["warnings"] == []
+
+
+def test_report_warns_about_incomplete_runs_and_small_n(store):
+    fill(store, reps=6, record=12)  # 4 warm-ups and 8 measured loads of 24
+    report = report_json(store, "r1")
+    assert report["status"] == "running" and report["recorded"] == 12
+    assert len(report["warnings"]) == 4
+    assert report["warnings"][2] == (
+        "demo h2 direct 3g cold tls1.3: 2 of 6 planned loads recorded: resume the run; "
+        "n=1 (1 flagged or failed left out): can't tell: n too small (want at least 5)"
+    )
+
+
+def test_report_table_renders(store):
+    fill(store, reps=6, record=12)
+    console = Console(record=True, width=200)
+    console.print(report_table(store, "r1"))
+    text = console.export_text()
+    assert "run r1: running, 12/28 loads (backend userspace, chromium 131.0.6778.33, nginx 1.22.1)" in text
+    assert "demo keepalive direct 3g cold tls1.3" in text and "demo h2 direct cable cold tls1.3" in text
+    assert "1 (+1 flagged)" in text
+    assert "5/5/5" in text and "2/2/2" in text  # connections browser/link/server
+    assert "319.4 KiB" in text  # 327 105 bytes
+    assert "warning: demo keepalive direct cable cold tls1.3: 2 of 6 planned loads recorded" in text
+    assert "can't tell: n too small" in text
+
+
+def test_report_of_an_unknown_run(store):
+    with pytest.raises(StoreError, match="unknown run 'nope'"):
+        report_json(store, "nope")
+
+
+def test_human_bytes():
+    assert [human_bytes(v) for v in (None, 812, 14_540, 1_373_000, 3 << 30)] == [
+        "–", "812 B", "14.2 KiB", "1.31 MiB", "3.00 GiB"]
+
+
+def test_the_reports_say_which_edge_proxy_pool_the_run_used(store):
+    from dataclasses import replace
+
+    from pagebench.analysis.report.html import gather, render
+    from pagebench.core.records import Condition, PlannedLoad
+    from tests.helpers import META, PROFILES, SPEC, fake_load
+
+    proxied = Condition("demo", "h2", "proxy", "3g", "cold")
+    plan = [PlannedLoad(seq, proxied, seq, False) for seq in range(5)]
+    settings = {"connections": 2, "depth": 4, "pool": "warm"}
+    store.create_experiment("w1", {**SPEC, "topology": "proxy", "proxy": {"connections": 2, "pool": "warm"}},
+                            {**META, "proxy": settings}, plan, {"3g": PROFILES["3g"]})
+    for planned in plan:  # reused two, opened none: no SYN at the router
+        load = replace(fake_load(planned), connections_proxy=0, connections_proxy_reused=2, connections_link=0)
+        store.record_loads("w1", planned, [load], started_at=1_790_000_000.0 + planned.seq)
+    report = report_json(store, "w1")
+    assert report["proxy"] == settings
+    assert report["conditions"][0]["metrics"]["connections_proxy_reused"]["median"] == 2
+    console = Console(record=True, width=200)
+    console.print(report_table(store, "w1"))
+    text = console.export_text()
+    line = "edge proxy: pool warm (upstream connections kept open across each condition's loads), up to 2"
+    assert line in text and "browser/proxy/reused/link/server" in text and "2/0/2/0/2" in text
+    assert "pool warm (upstream connections kept open" in render(gather(store, "w1"))
+    # a run stored before the pool was recorded: its spec's settings, the defaults filled in
+    store.create_experiment("c1", {**SPEC, "topology": "proxy"}, META, plan, {"3g": PROFILES["3g"]})
+    assert report_json(store, "c1")["proxy"] == {"connections": 6, "depth": 4, "pool": "cold"}
+    fill(store)
+    assert report_json(store, "r1")["proxy"] is None  # direct: no edge proxy
+
+
+def test_a_run_with_several_encodings_sets_each_against_identity(store):
+    """Identity, gzip and dcz of one site version: the JSON, the table and the page say
+    what each saved, measured and estimated; a run with only identity says nothing of it."""
+    from dataclasses import replace
+
+    from pagebench.analysis.report.html import gather, render
+    from pagebench.core.records import Condition, PlannedLoad
+    from tests.helpers import META, PROFILES, SPEC, fake_load
+
+    base = Condition("demo", "h2", "direct", "3g", "cold", encoding="identity", version=2)
+    conditions = [base, replace(base, encoding="gzip"), replace(base, encoding="dcz")]
+    plan = [PlannedLoad(seq, conditions[seq % 3], seq // 3, False) for seq in range(15)]
+    store.create_experiment("e1", {**SPEC, "encoding": ["identity", "gzip", "dcz"]}, META, plan,
+                            {"3g": PROFILES["3g"]})
+    share = {"identity": 1.0, "gzip": 0.25, "dcz": 0.05}  # of the bytes sent
+    for planned in plan:
+        name = planned.condition.encoding
+        load = fake_load(planned, {"identity": 1800.0, "gzip": 1500.0, "dcz": 1400.0}[name] + planned.repetition)
+        resources = tuple(replace(r, encoded_bytes=round(r.body_bytes * (share[name] if i < 3 else 1.0)),
+                                  content_encoding="" if name == "identity" or i >= 3 else name,
+                                  dictionary_offered=name == "dcz" and 0 < i < 3,
+                                  dictionary_used=name == "dcz" and i == 1)
+                          for i, r in enumerate(load.resources))
+        store.record_loads("e1", planned, [replace(load, resources=resources)], started_at=1_790_000_000.0 + planned.seq)
+    report = report_json(store, "e1")
+    json.dumps(report, allow_nan=False)
+    rows = {row["encoding"]: row for row in report["encodings"]}
+    assert [row["encoding"] for row in report["encodings"]] == ["identity", "gzip", "dcz"]
+    assert rows["identity"]["baseline"] is None and rows["identity"]["bytes_saved"] is None
+    text_bytes = 14_210 + 22_400 + 91_200
+    gzip = rows["gzip"]
+    assert gzip["baseline"] == base.key and gzip["reason"] is None and (gzip["n"], gzip["n_baseline"]) == (5, 5)
+    assert gzip["bytes_saved"]["estimate"] == pytest.approx(0.75 * text_bytes, abs=2)
+    # each text response took 89.75 ms from first to last byte: 3 x 89.75 x 0.75
+    assert gzip["estimated_ms"]["estimate"] == pytest.approx(3 * 89.75 * 0.75, abs=0.01)
+    assert gzip["measured_ms"]["estimate"] == pytest.approx(300.0)
+    assert (rows["dcz"]["dictionary_offered"], rows["dcz"]["dictionary_used"], rows["dcz"]["revalidated"]) == (2, 1, 0)
+    assert report["conditions"][1]["encoding"] == "gzip" and report["conditions"][1]["version"] == 2
+
+    console = Console(record=True, width=250)
+    console.print(report_table(store, "e1"))
+    text = console.export_text()
+    assert "encodings against identity" in text and "baseline" in text
+    assert "┃ encoding ┃" in text and "tls 1.3, version 2" in text  # a column (varies), the title (the same)
+    page = render(gather(store, "e1"))
+    assert 'id="encodings"' in page and 'data-chart="encodings"' in page and "<th>encoding</th>" in page
+    assert f"<b>{300.0:.0f}</b>" in page  # gzip's measured time saved
+
+    fill(store)  # identity only: no encodings table, and the report as it was
+    assert report_json(store, "r1")["encodings"] == []
+    assert 'id="encodings"' not in render(gather(store, "r1"))
+    console = Console(record=True, width=200)
+    console.print(report_table(store, "r1"))
+    assert "encoding" not in console.export_text() and "version" not in console.export_text()

@@ -1,0 +1,165 @@
+"""`pagebench site import-har` and `site show` through the real command line, on real
+files: the directory written reads back (`load_site`), with stable mtimes and sidecars;
+bad input is one line and leaves nothing; specs find an imported site by name."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pagebench.core.sites.generate import builtin
+from pagebench.lab import sites as sitefiles
+from pagebench.lab.sites import BASE_MTIME, load_site
+from tests.helpers import pagebench
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(200))
+
+
+def _entry(url: str, status: int = 200, mime: str = "text/html", text: str | None = "", at: int = 0,
+           size: int | None = None, **headers: str) -> dict:
+    content: dict = {"mimeType": mime, "size": size if size is not None else len(text or "")}
+    if text is not None:
+        content["text"] = text
+    return {"startedDateTime": f"2026-01-01T00:00:0{at}.000Z", "time": 5,
+            "request": {"method": "GET", "url": url, "headers": []},
+            "response": {"status": status, "headers": [{"name": k.replace("_", "-"), "value": v}
+                                                       for k, v in headers.items()],
+                         "content": content, "redirectURL": ""}}
+
+
+def _har(path: Path, *entries: dict, compress: bool = False) -> Path:
+    text = json.dumps({"log": {"version": "1.2", "creator": {"name": "t", "version": "1"}, "entries": list(entries)}})
+    path.write_bytes(gzip.compress(text.encode()) if compress else text.encode())
+    return path
+
+
+def _page(tmp_path: Path, compress: bool = False) -> Path:
+    import base64
+
+    png = _entry("https://img.example.com/a.png", mime="image/png", text=base64.b64encode(PNG).decode(), at=1)
+    png["response"]["content"]["encoding"] = "base64"
+    return _har(tmp_path / ("page.har.gz" if compress else "page.har"),
+                _entry("https://www.example.com/", text='<script src="/s.js" integrity="x"></script>'
+                                                       '<img src="https://img.example.com/a.png">',
+                       Cache_Control="no-cache", Server="edge"),
+                _entry("https://www.example.com/s.css", mime="text/css", text="a{}", at=1),
+                png, compress=compress)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where imported sites go by default: a data directory of this test's own."""
+    base = tmp_path / "data"
+    monkeypatch.setenv("PAGEBENCH_DATA_DIR", str(base))  # the child processes inherit it
+    return base
+
+
+def test_import_har_writes_a_site_that_reads_back(tmp_path: Path, data_dir: Path):
+    result = pagebench("site", "import-har", str(_page(tmp_path, compress=True)), "--name", "mine")
+    assert result.returncode == 0, result.stderr
+    root = data_dir / "sites" / "mine"
+    assert f"into {root}" in result.stdout
+    assert "www.example.com -> www.example.com.test" in result.stdout
+    assert "img.example.com -> img.example.com.test" in result.stdout
+    assert "3 request(s)" in result.stdout and "2 origin(s)" in result.stdout
+    assert "1 integrity attribute(s) removed" in result.stdout and "server (1)" in result.stdout
+    assert "will 404" not in result.stdout
+    site = load_site(root)
+    assert site.recording is not None and len(site.recording.exchanges) == 3
+    assert site.entry == "https://www.example.com.test/"
+    exchange = site.recording.lookup("img.example.com.test", "/a.png")
+    assert (root / exchange.host / exchange.file).read_bytes() == PNG
+    page = site.recording.lookup("www.example.com.test", "/")
+    assert page.headers == {"Cache-Control": "no-cache"}
+    html = root / page.host / page.file
+    assert html.read_text() == '<script src="/s.js"></script><img src="https://img.example.com.test/a.png">'
+    for suffix in (".gz", ".br", ".zst"):  # text bodies get their sidecars, with their file's mtime
+        assert html.with_name(html.name + suffix).stat().st_mtime == BASE_MTIME
+    assert not (root / exchange.host / (exchange.file + ".gz")).exists()  # images do not
+    for directory, dirs, files in os.walk(root):
+        assert stat.S_IMODE(os.stat(directory).st_mode) == 0o755
+        for name in files:
+            assert stat.S_IMODE(os.stat(os.path.join(directory, name)).st_mode) == 0o644
+    assert sorted(p.name for p in (data_dir / "sites").iterdir()) == ["mine"]  # no temporary directory left
+
+    # specs find it by name
+    resolved = sitefiles.resolve("mine")
+    assert resolved.root == root and resolved.recording == site.recording
+
+    # importing it again replaces it without --force; another site in the way needs --force
+    again = pagebench("site", "import-har", str(_page(tmp_path)), "--name", "mine")
+    assert again.returncode == 0, again.stderr
+    other = pagebench("site", "import-har", str(_page(tmp_path)), "--name", "other", "--into", str(root))
+    assert other.returncode == 1
+    assert other.stderr.strip().splitlines() == [
+        f"error: {root}: already holds another site; replace it with --force, or choose another directory"]
+    forced = pagebench("site", "import-har", str(_page(tmp_path)), "--name", "other", "--into", str(root), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert load_site(root).name == "other"
+
+
+def test_requests_the_har_cannot_replay_are_counted(tmp_path: Path, data_dir: Path):
+    entries = [_entry("https://www.example.com/", text="<p>x</p>")]
+    entries += [_entry(f"https://www.example.com/{i}.js", mime="text/javascript", text=None, size=100, at=1)
+                for i in range(7)]
+    entries.append(_entry("https://www.example.com/old.css", 304, mime="text/css", text=None, at=2))
+    result = pagebench("site", "import-har", str(_har(tmp_path / "x.har", *entries)), "--name", "holes")
+    assert result.returncode == 0, result.stderr
+    assert "8 request(s) will 404" in result.stdout
+    assert "https://www.example.com/0.js: no body saved" in result.stdout
+    assert "and 3 more" in result.stdout
+    assert load_site(data_dir / "sites" / "holes").recording.missing[-1] == (
+        "https://www.example.com/old.css: revalidated when recorded, no body")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (b'{"log": {"entries": [', "not JSON (Expecting value: line 1 column 22)"),
+    (gzip.compress(b'{"log": {"entries": []}}'), "no entries (log.entries is empty)"),
+    (b"\x1f\x8b not gzip", "not a readable gzip file"),
+])
+def test_a_malformed_har_is_one_line_and_writes_nothing(tmp_path: Path, data_dir: Path, content: bytes, message: str):
+    bad = tmp_path / "bad.har"
+    bad.write_bytes(content)
+    into = tmp_path / "out" / "site"
+    result = pagebench("site", "import-har", str(bad), "--name", "bad", "--into", str(into))
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: ") and message in lines[0], result.stderr
+    assert not (tmp_path / "out").exists() and not data_dir.exists()
+
+
+def test_import_refuses_to_replace_what_is_not_a_site(tmp_path: Path, data_dir: Path):
+    into = tmp_path / "precious"
+    into.mkdir()
+    (into / "notes.txt").write_text("mine")
+    result = pagebench("site", "import-har", str(_page(tmp_path)), "--name", "x", "--into", str(into), "--force")
+    assert result.returncode == 1
+    assert "exists and is not a site directory; refusing to replace it" in result.stderr
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert (into / "notes.txt").read_text() == "mine"
+
+
+def test_site_show_a_built_in_and_an_imported_site(tmp_path: Path, data_dir: Path):
+    modern = builtin("modern")
+    shown = pagebench("site", "show", "modern")
+    assert shown.returncode == 0, shown.stderr
+    assert f"{len(modern.files)} request(s)" in shown.stdout
+    assert f"{len(modern.origins)} origin(s), dependency depth {max(modern.levels.values())}" in shown.stdout
+    assert "modern (built-in)" in shown.stdout
+
+    into = tmp_path / "sites" / "page"
+    assert pagebench("site", "import-har", str(_page(tmp_path)), "--name", "page", "--into", str(into)).returncode == 0
+    shown = pagebench("site", "show", str(into))
+    assert shown.returncode == 0, shown.stderr
+    assert f"page (recorded in {into})" in shown.stdout
+    assert "3 request(s)" in shown.stdout and "dependency depth 1" in shown.stdout
+    assert "img.example.com.test" in shown.stdout and "img.example.com " in shown.stdout  # recorded as
+
+    unknown = pagebench("site", "show", "nowhere")
+    assert unknown.returncode == 1 and len(unknown.stderr.strip().splitlines()) == 1
+    assert "unknown site 'nowhere'" in unknown.stderr and "pagebench site import-har" in unknown.stderr

@@ -1,0 +1,140 @@
+"""Integration: the testbed is built as specified and nothing survives it: not after
+success, not after an exception, not after a failing test, not after SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from pagebench.core.layout import Layout, new_prefix
+from pagebench.lab.netns import STATE_ROOT, NamespaceBed, cleanup, existing_namespaces, find_leftovers
+from pagebench.system.commands import run
+from tests.helpers import HARNESS, SESSION_TAG, leftovers, needs_root, nothing_left, probe
+
+pytestmark = [pytest.mark.integration, needs_root]
+
+
+def _gone(prefix: str) -> bool:
+    return not any(ns.startswith(prefix) for ns in existing_namespaces()) and not (STATE_ROOT / prefix).exists()
+
+
+def test_builds_three_namespaces_wired_through_the_router(layout: Layout):
+    with NamespaceBed(layout) as bed:
+        assert set(layout.namespaces) <= set(existing_namespaces())
+        owner = json.loads((bed.state_dir / "owner.json").read_text())
+        assert owner["pid"] == os.getpid()
+        # offloads off on every veth: one skb is one wire packet
+        for ns, dev in ((layout.client, "pb0"), (layout.router, "rc"), (layout.router, "rs"),
+                        (layout.server, "pb0")):
+            features = run(("ip", "netns", "exec", ns, "ethtool", "-k", dev)).stdout
+            for feature in ("tcp-segmentation-offload", "generic-segmentation-offload",
+                            "generic-receive-offload"):
+                assert f"{feature}: off" in features, (ns, dev, feature)
+        # every address valid at once: one turning valid later is a network change to Chromium
+        for ns in layout.namespaces:
+            addresses = run(("ip", "-n", ns, "-6", "addr", "show")).stdout
+            assert "inet6" in addresses and "tentative" not in addresses, (ns, addresses)
+        # every origin IP answers across the router, over IPv4 and IPv6
+        server = bed.spawn(bed.exec_argv(layout.server, [
+            sys.executable, "-m", "pagebench.link.probe", "serve", "--host", "::", "--port", "7000"]),
+            stdout=subprocess.PIPE)
+        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        for address in layout.server_addresses + layout.server_addresses6:
+            samples = json.loads(probe(layout.client, "rtt", "--host", address, "--port", "7000",
+                                       "--count", "3"))
+            assert len(samples) == 3 and max(samples) < 20
+    assert _gone(layout.prefix)
+    assert server.poll() is not None
+
+
+def test_exception_inside_tears_everything_down(layout: Layout):
+    with pytest.raises(RuntimeError, match="boom"):
+        with NamespaceBed(layout) as bed:
+            sleeper = bed.spawn(bed.exec_argv(layout.server, ["sleep", "300"]))
+            raise RuntimeError("boom")
+    assert sleeper.poll() is not None
+    assert _gone(layout.prefix)
+
+
+def test_processes_started_behind_our_back_are_killed(layout: Layout):
+    with NamespaceBed(layout):
+        stray = subprocess.Popen(["ip", "netns", "exec", layout.router, "sleep", "300"], start_new_session=True)
+        time.sleep(0.2)
+    assert stray.wait(timeout=5) is not None
+    assert _gone(layout.prefix)
+
+
+def test_a_failing_test_leaves_nothing(tmp_path: Path):
+    """Run a test that builds a lab and fails, in its own pytest, then look for leftovers."""
+    prefix = new_prefix()
+    test_file = tmp_path / "test_fails.py"
+    test_file.write_text(textwrap.dedent(f"""
+        from pagebench.core.layout import Layout
+        from pagebench.lab.netns import NamespaceBed
+
+        def test_fails():
+            with NamespaceBed(Layout({prefix!r})) as bed:
+                bed.spawn(bed.exec_argv(bed.layout.router, ["sleep", "300"]))
+                assert 1 + 1 == 3, "deliberate failure"
+    """))
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 1 and "deliberate failure" in result.stdout
+    assert _gone(prefix)
+
+
+def _wait_for_lab(tag_prefix: str, timeout: float = 30) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for left in find_leftovers():
+            if left.prefix.startswith(tag_prefix) and len(left.namespaces) == 3:
+                stats = STATE_ROOT / left.prefix / "delay.stats"
+                if stats.exists() and stats.stat().st_size > 0:
+                    return left.prefix
+        time.sleep(0.1)
+    raise AssertionError("the lab never came up")
+
+
+def _start_link_check(tag: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PAGEBENCH_TAG": tag}
+    return subprocess.Popen([sys.executable, "-m", "pagebench", "link", "check", "--rtt", "20", "--json"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HARNESS)
+
+
+def test_sigterm_mid_check_tears_down():
+    tag = SESSION_TAG + "s"
+    proc = _start_link_check(tag)
+    prefix = _wait_for_lab(f"pb{tag}")
+    time.sleep(1.0)  # mid-measurement: probes and the delay program are running
+    proc.send_signal(signal.SIGTERM)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stderr and stderr.count("\n") == 1
+    assert _gone(prefix)
+    assert not leftovers()["processes"]
+
+
+def test_kill9_leaves_a_lab_that_cleanup_removes_and_live_labs_are_kept(layout: Layout):
+    tag = SESSION_TAG + "k"
+    proc = _start_link_check(tag)
+    prefix = _wait_for_lab(f"pb{tag}")
+    proc.kill()
+    proc.wait()
+    assert not _gone(prefix)  # SIGKILL cannot be caught: the lab is still there
+    with NamespaceBed(layout):  # a live run that cleanup must not touch
+        removed = cleanup()
+        assert prefix in {left.prefix for left in removed}
+        assert layout.prefix not in {left.prefix for left in removed}
+        assert set(layout.namespaces) <= set(existing_namespaces())
+    assert _gone(prefix) and _gone(layout.prefix)
+    ps = subprocess.run(["ps", "-eo", "args="], capture_output=True, text=True).stdout
+    assert prefix not in ps
+    assert nothing_left()

@@ -1,0 +1,183 @@
+"""docker-compose.yml and the images, read: valid Compose, the commands it runs exist, the
+images install with the very script the test command runs. The lab itself runs in
+tests/test_compose_lab.py."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from pagebench import REPO_ROOT
+
+COMPOSE = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())
+SCHEMA = Path("/work/shared/schemas/compose-spec.json")
+DOCKERFILE = REPO_ROOT / "harness" / "docker" / "Dockerfile"
+
+
+def test_compose_file_is_valid_against_the_compose_specification():
+    schema = json.loads(SCHEMA.read_text()) if SCHEMA.exists() else None
+    if schema is None:  # outside these machines: the schema ships with the Compose spec
+        import pytest
+        pytest.skip(f"{SCHEMA} not here")
+    jsonschema.Draft7Validator(schema).validate(COMPOSE)  # the schema declares draft-07
+
+
+def test_services_and_what_is_published():
+    services = COMPOSE["services"]
+    assert set(services) == {"db", "router", "sites", "harness", "grafana"}
+    assert [name for name, service in services.items() if "ports" in service] == ["grafana"]  # db not published
+    assert services["grafana"]["ports"] == ["127.0.0.1:3000:3000"]
+    env = services["grafana"]["environment"]
+    assert env["GF_AUTH_ANONYMOUS_ENABLED"] == "true" and env["GF_AUTH_ANONYMOUS_ORG_ROLE"] == "Viewer"
+    # No default password, and none needed to run `down`, `ps` or `logs`: Grafana alone refuses to start.
+    assert env["GF_SECURITY_ADMIN_PASSWORD"] == "${GRAFANA_ADMIN_PASSWORD:-}"
+    assert "GF_SECURITY_ADMIN_PASSWORD" in services["grafana"]["entrypoint"][-1]
+    assert services["grafana"]["entrypoint"][-1].endswith("exec /run.sh")
+    assert not any("GRAFANA" in str(service) for name, service in services.items() if name != "grafana")
+
+
+def _networks(service: str) -> dict:
+    networks = COMPOSE["services"][service]["networks"]
+    return {name: {} for name in networks} if isinstance(networks, list) else networks
+
+
+def test_the_router_sits_between_the_two_sides_as_in_the_native_topology():
+    from pagebench.core.layout import Layout
+
+    assert {"client_side", "server_side"} <= set(_networks("router"))
+    assert "client_side" in _networks("harness") and "server_side" not in _networks("harness")
+    assert "server_side" in _networks("sites") and "client_side" not in _networks("sites")
+    topo = Layout("pbcompose", server_ips=250)
+    router, harness, sites = _networks("router"), _networks("harness"), _networks("sites")
+    assert router["client_side"]["ipv4_address"] == topo.router_client_ip
+    assert router["server_side"]["ipv4_address"] == topo.router_server_ip
+    assert router["client_side"]["ipv6_address"] == topo.router_client_ip6
+    assert router["server_side"]["ipv6_address"] == topo.router_server_ip6
+    assert harness["client_side"]["ipv4_address"] == topo.client_ip
+    # Docker's bridge address and the sites' own stay clear of every origin address.
+    taken = set(topo.server_addresses) | set(topo.server_addresses6) | {topo.router_client_ip, topo.client_ip}
+    for network in ("client_side", "server_side", "control"):
+        for config in COMPOSE["networks"][network]["ipam"]["config"]:
+            assert ipaddress.ip_address(config["gateway"]) in ipaddress.ip_network(config["subnet"])
+            assert config["gateway"] not in taken | {topo.router_server_ip}, (network, config)
+    assert sites["server_side"]["ipv4_address"] not in taken and sites["server_side"]["ipv6_address"] not in taken
+    # Control traffic has its own network: never across the measured link.
+    assert {"control"} <= set(router) & set(harness) & set(sites) and COMPOSE["networks"]["control"]["internal"]
+    assert "control" not in _networks("db") and "store" not in _networks("router")
+
+
+def test_capabilities_are_only_what_each_role_needs():
+    services = COMPOSE["services"]
+    assert services["router"]["cap_add"] == ["NET_ADMIN", "SYS_NICE", "IPC_LOCK"]
+    assert services["sites"]["cap_add"] == ["NET_ADMIN"]
+    assert services["harness"]["cap_add"] == ["NET_ADMIN", "SYS_ADMIN", "SYS_NICE"]
+    assert not any(service.get("privileged") or service.get("security_opt") for service in services.values())
+    assert services["router"]["sysctls"]["net.ipv4.ip_forward"] == 1
+    # Real time by capabilities, not rlimits: an engine that cannot raise a container's
+    # rlimits refuses to start it at all ("error setting rlimit type 8").
+    assert not any("ulimits" in service for service in services.values())
+    # the endpoints' defaults, which a read-only /proc/sys cannot change later (link.endpoint)
+    from pagebench.link.plan import sysctl_values
+    from pagebench.core.profiles import make_profile
+
+    wanted = sysctl_values(make_profile({"name": "defaults"}))
+    for role in ("harness", "sites"):
+        assert {k: str(v) for k, v in services[role]["sysctls"].items()} == wanted
+
+
+def test_the_roles_add_their_routes_via_the_router():
+    from pagebench.lab.split.endpoint import CLIENT_SIDE, SERVER_SIDE
+
+    for role, far in (("harness", SERVER_SIDE), ("sites", CLIENT_SIDE)):
+        script = COMPOSE["services"][role]["command"][-1]
+        for side in far:
+            assert f"route replace {side.network} via {side.router}" in script, (role, side.network)
+
+
+def test_grafana_gets_what_the_provisioning_expects():
+    grafana = COMPOSE["services"]["grafana"]
+    mounts = {m.split(":")[1]: m.split(":")[0] for m in grafana["volumes"]}
+    assert mounts["/etc/grafana/provisioning"] == "./dashboards/provisioning"
+    provider = yaml.safe_load((REPO_ROOT / "dashboards/provisioning/dashboards/pagebench.yaml").read_text())
+    folder = provider["providers"][0]["options"]["path"]
+    assert (REPO_ROOT / mounts[folder].removeprefix("./")).is_dir()
+    datasource = (REPO_ROOT / "dashboards/provisioning/datasources/pagebench.yaml").read_text()
+    for variable in set(re.findall(r"\$\{?(PAGEBENCH_[A-Z_]+)", datasource)):
+        assert variable in grafana["environment"], variable
+
+
+def _pagebench_invocations() -> list[tuple[str, list[str]]]:
+    """(service, argv after `pagebench`) of every pagebench command a service runs."""
+    found = []
+    for name, service in COMPOSE["services"].items():
+        command = service.get("command")
+        if not command:
+            continue
+        scripts = [command[-1]] if command[0] == "bash" else [shlex.join(command)]
+        for script in scripts:
+            for part in re.split(r"&&|;|\|\|", script.replace("$$", "$")):
+                words = shlex.split(part.strip())
+                if words and words[0] == "exec":
+                    words = words[1:]
+                if words and words[0] == "pagebench":
+                    found.append((name, words[1:]))
+    return found
+
+
+def test_every_pagebench_command_and_option_it_runs_exists():
+    import typer.main
+
+    from pagebench.cli.app import app
+
+    root = typer.main.get_command(app)
+    invocations = _pagebench_invocations()
+    assert {(service, " ".join(w for w in argv[:2] if not w.startswith(("-", "$"))))
+            for service, argv in invocations} >= {("router", "serve router"), ("sites", "serve sites")}
+    assert [argv[0] for service, argv in invocations if service == "harness"] == ["run", "report"]
+    for service, argv in invocations:
+        command, rest = root, list(argv)
+        while rest and hasattr(command, "commands") and rest[0] in command.commands:
+            command = command.commands[rest.pop(0)]
+        assert not hasattr(command, "commands"), (service, argv)  # a command, not a group
+        options = {opt for param in command.params for opt in param.opts}
+        for word in rest:
+            if word.startswith("--"):
+                assert word.split("=")[0] in options, (service, word)
+        help_ = subprocess.run([sys.executable, "-m", "pagebench", *argv[:len(argv) - len(rest)], "--help"],
+                               capture_output=True, text=True)
+        assert help_.returncode == 0, (argv, help_.stderr)
+    (run,) = [argv for service, argv in invocations if argv[0] == "run"]
+    router = run[run.index("--router") + 1]
+    sites = run[run.index("--sites") + 1]
+    listen = {service: argv[argv.index("--listen") + 1] for service, argv in invocations if argv[0] == "serve"}
+    assert router == f"http://{listen['router']}" and sites == f"http://{listen['sites']}"
+    assert listen["router"].split(":")[0] == _networks("router")["control"]["ipv4_address"]
+    assert listen["sites"].split(":")[0] == _networks("sites")["control"]["ipv4_address"]
+    assert "--db" in run and "--db" in [argv for s, argv in invocations if argv[0] == "report"][0]
+
+
+def test_the_image_installs_with_the_test_commands_own_script():
+    lines = DOCKERFILE.read_text().splitlines()
+    assert [line for line in lines if line.startswith("FROM ")] == ["FROM debian:bookworm-slim"]
+    database = (REPO_ROOT / COMPOSE["services"]["db"]["build"]["dockerfile"]).read_text().splitlines()
+    assert [line for line in database if line.startswith("FROM ")] == ["FROM debian:bookworm-slim"]
+    # every image but Grafana's is built here, with the host's network (no bridge or NAT needed)
+    built = [name for name, service in COMPOSE["services"].items() if "build" in service]
+    assert sorted(built) == ["db", "harness", "router", "sites"]
+    assert all(COMPOSE["services"][name]["build"]["network"] == "host" for name in built)
+    assert any(line.startswith("RUN ") and "harness/bootstrap install" in line for line in lines)
+    bootstrap = (REPO_ROOT / "harness" / "bootstrap").read_text()
+    test_branch = bootstrap.split("  test)", 1)[1].split(";;", 1)[0]
+    install_branch = bootstrap.split("  install)", 1)[1].split(";;", 1)[0]
+    assert "install_all" in test_branch and "install_all" in install_branch  # one install, both paths
+    for role in ("router", "sites", "harness"):  # one image, the same code in every role
+        assert COMPOSE["services"][role]["build"]["dockerfile"] == str(DOCKERFILE.relative_to(REPO_ROOT))
+        assert COMPOSE["services"][role]["image"] == "pagebench:local"
