@@ -23,11 +23,11 @@ DEFAULT_DATA_DIR = Path("/var/lib/pagebench")
 def checkout() -> Path | None:
     """The repository an editable install of pagebench points at (PEP 610's
     `direct_url.json`: `harness/` of a checkout), or None when installed from a wheel."""
-    try:
-        text = metadata.distribution("pagebench").read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
-        return None
-    if not text:
+    # Several may be found: a source tree's own `pagebench.egg-info` (no direct_url.json)
+    # beside the installed one, when Python runs from `harness/`.
+    texts = [dist.read_text("direct_url.json") for dist in metadata.distributions(name="pagebench")]
+    text = next((text for text in texts if text), None)
+    if text is None:
         return None
     try:
         found = json.loads(text)
