@@ -13,8 +13,10 @@ from typing import Any
 
 from mitmproxy import http
 
+from pagebench.edge.messages import HOP_BY_HOP, Request, UpstreamError
 from pagebench.edge.pool import Lease, Pools
-from pagebench.edge.upstream import HOP_BY_HOP, Request, Strategy, Upstream, UpstreamError
+from pagebench.edge.strategy import Strategy
+from pagebench.edge.upstream import Upstream
 
 #: Response headers of one hop: mitmproxy frames the body for the browser itself.
 RESPONSE_HOP_BY_HOP = frozenset({"connection", "keep-alive", "transfer-encoding", "proxy-connection", "trailer",

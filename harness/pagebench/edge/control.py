@@ -18,7 +18,7 @@ import json
 from typing import Any
 
 from pagebench.edge.addon import EdgeAddon
-from pagebench.edge.upstream import Strategy
+from pagebench.edge.strategy import Strategy
 
 COMMANDS = ("ping", "configure", "reset", "stats")
 

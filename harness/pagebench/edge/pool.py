@@ -22,7 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from pagebench.edge.upstream import Strategy, Upstream
+from pagebench.edge.strategy import Strategy
+from pagebench.edge.upstream import Upstream
 
 POOLS = ("cold", "warm")
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pagebench.core.certs import Leaf
-from pagebench.edge.upstream import Strategy
+from pagebench.edge.strategy import Strategy
 from pagebench.system.commands import Bed
 from pagebench.system.process import stop_process
 

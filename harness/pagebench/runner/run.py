@@ -36,7 +36,7 @@ from pagebench.core.sites.recording import Recording
 from pagebench.core.records import Condition, LoadResult, PlannedLoad
 from pagebench.core.sites.model import GeneratedSite, Site
 from pagebench.edge.proxy import EdgeProxy, ProxyError, ProxyStats
-from pagebench.edge.upstream import Strategy
+from pagebench.edge.strategy import Strategy
 from pagebench.lab import build, sites as sitefiles, tls
 from pagebench.lab.browser import CHROMIUM, Driver, Setup
 from pagebench.lab.build import Origins, Roles

@@ -1,5 +1,5 @@
 """Which pool carries each load: sequencing with fakes, then real upstream connections
-(the loopback TLS server of test_upstream) kept or closed across interleaved loads."""
+(the loopback TLS server of `loopback.py`) kept or closed across interleaved loads."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Any
 import pytest
 
 from pagebench.edge.addon import EdgeAddon
+from pagebench.edge.messages import Exchange, Request
 from pagebench.edge.pool import Lease, Pools
-from pagebench.edge.upstream import Exchange, Request, Strategy, Upstream
+from pagebench.edge.strategy import Strategy
+from pagebench.edge.upstream import Upstream
 from pagebench.lab.tls import Authority
-from tests.edge.test_upstream import HOST, Seen, serve
+from tests.edge.loopback import HOST, Seen, serve
 
 A = (Strategy("keepalive", 2), {HOST: "127.0.0.1"})
 B = (Strategy("pipelining", 1, 4), {HOST: "127.0.0.1"})

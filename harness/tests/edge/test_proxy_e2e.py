@@ -16,7 +16,7 @@ from pagebench.core.servers import plan as serverplan
 from pagebench.core.servers.accesslog import AccessRecord
 from pagebench.core.profiles import Profile
 from pagebench.edge.proxy import RT_PRIORITY, RT_PRIORITY_ENV, EdgeProxy
-from pagebench.edge.upstream import Strategy
+from pagebench.edge.strategy import Strategy
 from pagebench.lab import sites as sitefiles, tls
 from pagebench.lab.browser import Driver, Setup
 from pagebench.lab.netns import NamespaceBed

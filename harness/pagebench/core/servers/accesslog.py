@@ -1,6 +1,6 @@
 """The origin servers' access logs, read back as requests and connections per load.
 
-Pure: text in, records out. nginx logs the tab-separated `serverplan.LOG_FIELDS`; Caddy
+Pure: text in, records out. nginx logs the tab-separated `nginxconf.LOG_FIELDS`; Caddy
 (h3) logs JSON, one line per request, under a logger named for the binding (so for its
 server address). Caddy has no connection serial: a QUIC connection is identified by the
 client's (address, UDP port) at one server address, which `AccessRecord.connection`
@@ -19,7 +19,7 @@ from typing import Any
 
 from pagebench.core.servers import caddyconf
 from pagebench.core.servers.nginxconf import LOG_FIELDS
-from pagebench.core.servers.plan import SERVER_ADDRESSES, SERVER_ADDRESSES6
+from pagebench.core.servers.binding import SERVER_ADDRESSES, SERVER_ADDRESSES6
 
 TLS_NAMES = {0x0303: "TLSv1.2", 0x0304: "TLSv1.3"}
 QUIC_TLS = "TLSv1.3"

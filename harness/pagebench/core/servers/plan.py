@@ -1,8 +1,8 @@
 """The server plan of a run: every site under every mode and TLS version at once, each
 (TLS version, mode, site, version, encoding, origin) on its own server address.
 
-Pure: `plan` allocates addresses; `nginxconf` and `caddyconf` render the configuration
-text of the two server programs, `lab.nginx` and `lab.caddy` run them.
+Pure: `plan` allocates addresses (`binding.Binding`); `nginxconf` and `caddyconf` render
+the configuration text of the two server programs, `lab.nginx` and `lab.caddy` run them.
 
 Each (TLS version, mode, site, site version, encoding, origin) gets its own server IP on
 port 443 (cleartext, `tls: none`: port 80; the browser speaks it directly for HTTP/1.x,
@@ -20,93 +20,23 @@ early data). The modes a plan serves are the origin modes of `modes.MODES`: a mo
 served by another's bindings (pipelining, by keep-alive's) is not planned itself.
 
 An imported or recorded site (`Site.recording`) is replayed, not served by path: both
-renderers answer each request from `Recording.lookup(host, target, plan.query)` (the
-helpers at the end of this module), in identity, gzip, br or zstd and one version.
+renderers answer each request from `Recording.lookup(host, target, plan.query)` (what
+they share is `replay.py`), in identity, gzip, br or zstd and one version.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from pagebench.core import encodings as encodings_table
 from pagebench.core import modes as modes_table
 from pagebench.core.certs import Leaf
-from pagebench.core.layout import MAX_SERVER_IPS, Layout
-from pagebench.core.sites.recording import QUERY_MATCHING, UNRECORDED_HEADER, UNRECORDED_VALUE, Exchange
+from pagebench.core.layout import MAX_SERVER_IPS
+from pagebench.core.servers.binding import QUIC_PORT, Binding, PlanError
+from pagebench.core.servers.replay import check_replayable
 from pagebench.core.sites.model import Site
-
-QUIC_PORT = 443
-TLS_PORT = 443
-CLEARTEXT_PORT = 80
-
-
-# Addresses depend only on the index, not on the run's prefix.
-_ADDRESSES = Layout("pbplan", server_ips=MAX_SERVER_IPS)
-SERVER_ADDRESSES = _ADDRESSES.server_addresses
-SERVER_ADDRESSES6 = _ADDRESSES.server_addresses6
-
-HTML_CACHE_CONTROL = "no-cache"
-STATIC_CACHE_CONTROL = "max-age=86400"
-#: Sent with every response besides its Cache-Control (HTML or static, above): cross-origin
-#: resource timing (else sizes and protocols read as 0 and ""), and CORS for fonts.
-COMMON_HEADERS = (("Timing-Allow-Origin", "*"), ("Access-Control-Allow-Origin", "*"))
-MIME_TYPES = (
-    ("text/html", "html htm"), ("text/css", "css"), ("text/javascript", "js mjs"),
-    ("application/json", "json"), ("text/plain", "txt"), ("image/png", "png"), ("image/jpeg", "jpg jpeg"),
-    ("image/gif", "gif"), ("image/svg+xml", "svg"), ("image/webp", "webp"), ("image/avif", "avif"),
-    ("image/x-icon", "ico"), ("font/woff", "woff"), ("font/woff2", "woff2"), ("font/ttf", "ttf"),
-    ("font/otf", "otf"),
-)
-
-
-#: What a directory URL serves (nginx's default `index`, Caddy's `index_names`).
-INDEX = "index.html"
-#: Sent with a negotiated text response; a dcz one also varies with the dictionary offered.
-VARY = "Accept-Encoding"
-DCZ_VARY = "Accept-Encoding, Available-Dictionary"
-#: A dictionary (`<path>.pbdict`) stays fresh for a day: Chromium registers none without freshness.
-DICTIONARY_CACHE_CONTROL = "max-age=86400"
-#: The characters a dictionary's `match` URL pattern would read as syntax, or its
-#: structured-field string could not hold.
-_PATTERN_SYNTAX = set('*?+:(){}\\"')
-
-
-class PlanError(ValueError):
-    """One line: which mode, TLS version, site or host is at fault, and why."""
-
-
-@dataclass(frozen=True)
-class Binding:
-    """One nginx server block: a site's origin under one mode and TLS version, one version
-    of its content and one content encoding."""
-
-    tls: str
-    mode: str
-    site: str
-    origin: str
-    index: int  # into Layout.server_addresses / server_addresses6
-    encoding: str = encodings_table.IDENTITY  # a name of `encodings.ENCODINGS`
-    version: int = 1  # of the site's content (`Site.origin_root(origin, version)`)
-
-    @property
-    def server(self) -> str:
-        """Which server program serves it: "nginx" or "caddy"."""
-        return modes_table.get(self.mode).server
-
-    @property
-    def port(self) -> int:
-        return CLEARTEXT_PORT if self.tls == modes_table.CLEARTEXT else TLS_PORT
-
-    @property
-    def ip(self) -> str:
-        return SERVER_ADDRESSES[self.index]
-
-    @property
-    def ip6(self) -> str:
-        return SERVER_ADDRESSES6[self.index]
+from pagebench.core.sites.recording import QUERY_MATCHING
 
 
 @dataclass(frozen=True)
@@ -191,7 +121,6 @@ class ServerPlan:
                         for b in self.select(mode, tls, site, encoding=encoding, version=version))
 
 
-
 def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str],
          leaf: Leaf | None = None, encodings: Iterable[str] = (encodings_table.IDENTITY,),
          query: str = "exact") -> ServerPlan:
@@ -251,176 +180,7 @@ def browser_url(entry: str, tls: str, topology: str) -> str:
     return entry
 
 
-def glob_regex(glob: str) -> str:
-    """A site's path glob as an anchored nginx (PCRE) regex: `*` stays within one path
-    segment, `**` crosses segments, `?` is one character."""
-    out, i = ["^"], 0
-    while i < len(glob):
-        if glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        ch = glob[i]
-        out.append("[^/]*" if ch == "*" else "[^/]" if ch == "?" else re.escape(ch))
-        i += 1
-    return "".join(out) + "$"
-
-
 def binding_rows(server_plan: ServerPlan) -> list[list[object]]:
     """The plan's bindings as JSON rows (tls, mode, site, origin, index, encoding, version):
     what the harness and a split lab's sites role compare to know they serve the same plan."""
     return [[b.tls, b.mode, b.site, b.origin, b.index, b.encoding, b.version] for b in server_plan.bindings]
-
-
-# Content encodings and versions (what both servers' configurations need) ---------------------
-
-
-def text_pattern() -> str:
-    """A regex (no anchors, no flags) matching a text file's suffix (`encodings.is_text`)."""
-    return r"\.(" + "|".join(re.escape(s.lstrip(".")) for s in encodings_table.TEXT_SUFFIXES) + ")"
-
-
-def sidecar_pattern() -> str:
-    """A regex matching what follows a text file's name in its sidecars: `.gz`, `.br`, `.zst`
-    or `.<dictionary id>.dcz` (the agreed layout)."""
-    plain = "|".join(re.escape(e.suffix) for e in encodings_table.SIDECARS)
-    return rf"({plain}|\.[0-9a-f]{{16}}\.dcz)"
-
-
-def accepts_pattern(token: str) -> str:
-    """A regex (PCRE and RE2 alike; match it case-insensitively) that an Accept-Encoding
-    value names `token` with a non-zero q (RFC 9110 12.5.3)."""
-    q = r"(;[ \t]*q[ \t]*=[ \t]*(1(\.0{0,3})?|0?\.[0-9]{0,2}[1-9][0-9]{0,2}))?"
-    return rf"(^|,)[ \t]*{re.escape(token)}[ \t]*{q}[ \t]*(,|$)"
-
-
-def dictionary_paths(site: Site, origin: str) -> list[str]:
-    """The paths on `origin` that have a version-1 dictionary (`manifest.dictionaries`)."""
-    paths = sorted("/" + key.split("/", 1)[1] for key in site.manifest.dictionaries
-                   if key.split("/", 1)[0] == origin and "/" in key)
-    for path in paths:
-        if _PATTERN_SYNTAX & set(path) or any(ord(ch) <= 32 or ord(ch) > 126 for ch in path):
-            raise PlanError(f"site {site.name}: dictionary path {path!r} must be printable ASCII without "
-                            f"{''.join(sorted(_PATTERN_SYNTAX))} or spaces (it is a URL pattern)")
-    return paths
-
-
-def use_as_dictionary(path: str) -> str:
-    """The `Use-As-Dictionary` value of `<path>.pbdict`: it is the dictionary for `path`; a
-    directory's index (`/index.html`) also for the directory (`/`, as entries are loaded)."""
-    if path.endswith("/" + INDEX):
-        return f'match="{path.removesuffix(INDEX)}{{{INDEX}}}?"'
-    return f'match="{path}"'
-
-
-def dictionary_ids(sites: Iterable[Site]) -> dict[str, str]:
-    """Every `Available-Dictionary` value the plan's sites can be offered -> the id in the
-    file name of the deltas made against it (`<file>.<id>.dcz`)."""
-    values = sorted({value for site in sites for value in site.manifest.dictionaries.values()})
-    return {value: encodings_table.dictionary_id_of_header(value) for value in values}
-
-
-def entry_file(site: Site) -> tuple[str, str]:
-    """The entry's host and the path of the file it serves (a directory's index)."""
-    url = urlsplit(site.manifest.entry)
-    path = url.path or "/"
-    return url.hostname or "", path + INDEX if path.endswith("/") else path
-
-
-def dictionary_links(site: Site) -> str:
-    """The `Link` header of the entry page of version 1 in a dcz binding: every dictionary
-    of the site, on every origin, for Chromium to fetch at idle after the load."""
-    links = [f"<https://{origin}{path}{encodings_table.DICTIONARY_SUFFIX}>; rel=compression-dictionary"
-             for origin in site.origins for path in dictionary_paths(site, origin)]
-    return ", ".join(links)
-
-
-def negotiated(binding: Binding) -> bool:
-    """Whether a binding answers from precompressed files (every encoding but identity)."""
-    return binding.encoding != encodings_table.IDENTITY
-
-
-# Replaying a recorded site (what both servers' configurations need) -------------------------
-
-#: A request the recording lacks: 404 with this header (and the common ones).
-UNRECORDED_HEADERS = ((UNRECORDED_HEADER, UNRECORDED_VALUE), *COMMON_HEADERS)
-#: Recorded headers a replay leaves out (lower case): the server makes them (length,
-#: validators, date, connection, and the type and Location it sets from the exchange), or
-#: they would change how the browser reaches the lab: Alt-Svc would send it to QUIC in a
-#: TCP condition, Strict-Transport-Security to https in a cleartext one. Timing-Allow-Origin
-#: is always `*` (else resource timing reads 0 for cross-origin sizes).
-REPLAY_DROPPED = frozenset({
-    "content-length", "content-encoding", "content-type", "etag", "last-modified", "date", "connection",
-    "keep-alive", "transfer-encoding", "location", "server", "alt-svc", "strict-transport-security",
-    "timing-allow-origin",
-})
-
-
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-_PRINTABLE = re.compile(r"^[\x20-\x7e]*$")
-
-
-def check_replayable(site: Site) -> None:
-    """Every header name a token and every value (and type and Location) printable ASCII:
-    what both servers' configurations can carry, and no response splitting."""
-    for exchange in site.recording.exchanges if site.recording is not None else ():
-        texts = [("content_type", exchange.content_type or ""), ("location", exchange.location or "")]
-        for name, value in exchange.headers.items():
-            if not _TOKEN.match(name):
-                raise PlanError(f"site {site.name}: {exchange.url}: header name {name!r} is not a token")
-            texts.append((f"header {name}", value))
-        for what, text in texts:
-            if not _PRINTABLE.match(text):
-                raise PlanError(f"site {site.name}: {exchange.url}: {what} {text!r} must be printable ASCII")
-
-
-def replayed(site: Site, origin: str) -> tuple[tuple[int, Exchange], ...]:
-    """(index in the recording, exchange) of every exchange a recorded site's origin answers."""
-    if site.recording is None:
-        return ()
-    return tuple((i, e) for i, e in enumerate(site.recording.exchanges) if e.host == origin)
-
-
-def loosely_replayed(site: Site, origin: str) -> tuple[tuple[str, int], ...]:
-    """(path, index) of the exchange loose matching answers a path with (`Recording.loose`),
-    in recording order."""
-    first: dict[str, int] = {}
-    for i, exchange in replayed(site, origin):
-        first.setdefault(exchange.path, i)
-    return tuple(first.items())
-
-
-def replay_headers(binding: Binding, exchange: Exchange) -> list[tuple[str, str]]:
-    """The headers of a replayed response besides those the server makes: the recorded
-    ones (less REPLAY_DROPPED), Vary (`replay_vary`), `Timing-Allow-Origin: *` and, unless
-    the recording has its own, `Access-Control-Allow-Origin: *`."""
-    recorded = [(name, value) for name, value in exchange.headers.items()
-                if name.lower() not in REPLAY_DROPPED and name.lower() != "vary"]
-    vary = replay_vary(exchange, replay_sidecar(binding, exchange))
-    names = {name.lower() for name, _ in recorded}
-    return (recorded + ([("Vary", vary)] if vary else [])
-            + [(name, value) for name, value in COMMON_HEADERS if name.lower() not in names])
-
-
-def replay_vary(exchange: Exchange, negotiates: bool) -> str | None:
-    """A replayed response's Vary: the recorded one, with Accept-Encoding added when the
-    server picks a sidecar by it (`negotiates`); None when there is neither."""
-    recorded = next((value for name, value in exchange.headers.items() if name.lower() == "vary"), None)
-    if not negotiates:
-        return recorded
-    if recorded is None or not recorded.strip():
-        return VARY
-    if recorded.strip() == "*" or VARY.lower() in [part.strip().lower() for part in recorded.split(",")]:
-        return recorded
-    return f"{recorded}, {VARY}"
-
-
-def replay_sidecar(binding: Binding, exchange: Exchange) -> bool:
-    """Whether a binding answers an exchange's body from a sidecar it picks by Accept-Encoding."""
-    return negotiated(binding) and exchange.file is not None and encodings_table.is_text(exchange.file)
-
-
-def literal_regex(text: str) -> str:
-    """`text` as a regex matching itself, for PCRE (nginx) and RE2 (Caddy) alike: every
-    character but ASCII letters and digits escaped."""
-    return "".join(ch if ch.isascii() and ch.isalnum() else "\\" + ch for ch in text)

@@ -33,7 +33,7 @@ from cryptography.x509.oid import NameOID
 from pagebench.core import encodings
 from pagebench.core.har.importer import HarError
 from pagebench.core.layout import Layout, new_prefix
-from pagebench.core.servers.plan import MIME_TYPES
+from pagebench.core.servers.headers import MIME_TYPES
 from pagebench.core.sites.generate import builtin
 from pagebench.core.sites.model import SiteError
 from pagebench.lab.netns import NamespaceBed, namespace_pids

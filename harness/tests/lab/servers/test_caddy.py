@@ -1,10 +1,10 @@
-"""HTTP/3 from Caddy: the JSON access log read back (pure), and real loads of real
-Chromium over QUIC through the emulated link, counted three ways (browser, router,
-Caddy), cold and warm."""
+"""HTTP/3 from Caddy: its start-up output and release (no Caddy running), and real loads
+of real Chromium over QUIC through the emulated link, counted three ways (browser,
+router, Caddy), cold and warm. Its access log is read back in
+`tests/core/servers/test_accesslog.py`."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -21,7 +21,7 @@ import pytest
 from pagebench import REPO_ROOT
 from pagebench.core.measure import metrics
 from pagebench.core.sites import generate as sitegen
-from pagebench.core.servers.accesslog import ServerLog, connection_key, parse_caddy_log, summarize
+from pagebench.core.servers.accesslog import ServerLog
 from pagebench.core.certs import Leaf
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.measure.metrics import LinkView
@@ -39,66 +39,9 @@ from pagebench.lab.tls import Authority
 from pagebench.link.counters import LinkCounters
 from pagebench.link.emulator import Link
 from tests.helpers import needs_root
-from tests.lab.servers.test_nginx import ENCODINGS, check_deltas, check_encodings, write_versioned_site
+from tests.lab.servers.versioned import ENCODINGS, check_deltas, check_encodings, write_versioned_site
 
-# The access log (pure) ---------------------------------------------------------------------
-
-
-def entry(uri: str = "/", port: int = 34891, logger: str = "http.log.access.pb0", ip: str = "198.18.0.2",
-          status: int = 200, size: int = 1735, host: str = "www.seed000.test", version: int = 0) -> str:
-    """One access-log line as Caddy writes it for HTTP/3 (headers trimmed). Caddy 2.6
-    logged TLS version 0 over QUIC, 2.11 logs 0x0304 (and client_ip, bytes_read)."""
-    return json.dumps({
-        "level": "info", "ts": 1795335294.34665, "logger": logger, "msg": "handled request",
-        "request": {"remote_ip": ip, "remote_port": str(port), "proto": "HTTP/3.0", "method": "GET", "host": host,
-                    "uri": uri, "headers": {"Accept": ["*/*"]},
-                    "tls": {"resumed": False, "version": version, "cipher_suite": 0, "proto": "", "server_name": ""}},
-        "user_id": "", "duration": 0.000185847, "size": size, "status": status,
-        "resp_headers": {"Server": ["Caddy"], "Cache-Control": ["no-cache"]},
-    })
-
-
-LINES = [
-    entry(),
-    entry("/img/small-01.png", size=2544),
-    entry("/img/small-02.png", port=40000, size=2544),
-    entry("/x.png", logger="http.log.access.pb7", ip="2001:2::2", host="O2.gen.test:443", version=0x0304),
-    entry("/", status=304, size=0, port=40001),
-]
-
-
-def test_parser_reads_every_field():
-    records, malformed = parse_caddy_log("\n".join(LINES) + "\n")
-    assert malformed == 0 and len(records) == 5
-    first = records[0]
-    assert (first.end, first.request_time, first.server_addr, first.connection_requests) == \
-        (1795335294.34665, 0.000185847, "198.18.1.2", 1)
-    assert (first.protocol, first.tls, first.status, first.body_bytes, first.host, first.uri, first.method,
-            first.bytes_sent) == ("HTTP/3.0", "TLSv1.3", 200, 1735, "www.seed000.test", "/", "GET", 1735)
-    assert first.connection == connection_key("198.18.0.2", 34891)
-    assert records[1].connection == first.connection and records[1].connection_requests == 2
-    v6 = records[3]
-    assert (v6.server_addr, v6.host, v6.tls) == ("2001:2:0:1::9", "o2.gen.test", "TLSv1.3")  # pb7: index 7, IPv6
-    assert records[4].status == 304 and records[4].body_bytes == 0
-
-
-def test_a_connection_is_a_client_address_and_port_at_one_server_address():
-    log = summarize(parse_caddy_log("\n".join(LINES) + "\n")[0])
-    assert log.requests == 5 and log.connections == 4  # ports 34891 (x2), 40000, 40001; the IPv6 one
-    assert log.connections_by_host() == {"o2.gen.test": 1, "www.seed000.test": 3}
-    assert summarize(parse_caddy_log(LINES[0] + "\n")[0], addresses={"198.18.1.3"}).requests == 0
-    assert log.statuses_for("/") == (200, 304)
-    assert connection_key("198.18.0.2", 1) != connection_key("198.18.0.3", 1)
-    assert connection_key("2001:2::2", 443) != connection_key("198.18.0.2", 443)
-
-
-def test_parser_leaves_a_partial_last_line_and_counts_what_is_not_ours():
-    text = "\n".join([LINES[0], "not json", json.dumps({"msg": "no request"}),
-                      entry(logger="http.log.access"), entry(logger="http.log.access.other"), LINES[1][:30]])
-    records, malformed = parse_caddy_log(text)
-    assert len(records) == 1 and malformed == 4
-    assert parse_caddy_log("") == ([], 0)
-    assert isinstance(summarize(records), ServerLog)
+# Without Caddy running ----------------------------------------------------------------------
 
 
 def test_startup_errors_and_readiness_are_read_from_caddy_s_output():

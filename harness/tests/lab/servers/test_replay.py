@@ -18,12 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from pagebench.core.servers import caddyconf, nginxconf, plan as serverplan
+from pagebench.core.servers import nginxconf, plan as serverplan, replay
 from pagebench.core import encodings
 from pagebench.core.certs import Leaf
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.sites.recording import UNRECORDED_HEADER, UNRECORDED_VALUE, Exchange, Recording, lab_host
-from pagebench.core.servers.plan import Binding, PlanError, ServerPlan
+from pagebench.core.servers.binding import Binding, PlanError
+from pagebench.core.servers.plan import ServerPlan
 from pagebench.core.sites.model import SiteManifest, manifest_yaml
 from pagebench.lab import sites as sitefiles
 from pagebench.lab.servers.caddy import CaddyServer
@@ -138,22 +139,14 @@ def test_plan_refuses_headers_no_configuration_can_carry(site):
 def test_replayed_headers_drop_what_the_server_makes_and_add_timing_and_cors(site):
     identity = Binding("1.3", "h2", "rec", WWW, 0)
     style = site.recording.exchanges[1]
-    assert dict(serverplan.replay_headers(identity, style)) == {
+    assert dict(replay.replay_headers(identity, style)) == {
         "Cache-Control": "max-age=3600", "X-Recorded": 'a "$b" {c} \\d;',
         "Timing-Allow-Origin": "*", "Access-Control-Allow-Origin": "*"}  # no Alt-Svc: QUIC is the mode's
     br = Binding("1.3", "h2", "rec", WWW, 0, encoding="br")
-    assert dict(serverplan.replay_headers(br, style))["Vary"] == "Accept-Encoding"
+    assert dict(replay.replay_headers(br, style))["Vary"] == "Accept-Encoding"
     font = site.recording.exchanges[-1]
-    assert dict(serverplan.replay_headers(br, font)) == {
+    assert dict(replay.replay_headers(br, font)) == {
         "Access-Control-Allow-Origin": f"https://{WWW}", "Vary": "Origin", "Timing-Allow-Origin": "*"}
-
-
-@pytest.mark.parametrize("target,seen", [
-    ("/a.css?x=1", "/a.css?x=1"), (ODD, ODD), (PIPE, "/pipe%7Cx.txt"), ("/%7Efoo|?q=|", "/~foo%7C?q=|"),
-    ("/a%2Fb", "/a%2Fb"), ('/q"{x}', "/q%22%7Bx%7D"), ("/ok?", "/ok?"),
-])
-def test_caddy_sees_the_target_as_go_encodes_it(target: str, seen: str):
-    assert caddyconf.go_request_uri(target) == seen
 
 
 def test_nginx_keys_every_target_it_can_and_long_ones_by_prefix_and_length(site):
@@ -277,7 +270,7 @@ def check_recorded(got: Got, host: str, negotiated: str = "") -> None:
     assert got.header("timing-allow-origin") == "*", where
     assert got.header("access-control-allow-origin") == headers.get("Access-Control-Allow-Origin", "*"), where
     for name, value in headers.items():
-        if name.lower() not in serverplan.REPLAY_DROPPED and name != "Vary":
+        if name.lower() not in replay.REPLAY_DROPPED and name != "Vary":
             assert got.header(name) == value, (where, name)
     # never the recorded Alt-Svc (Caddy's TCP test mode adds its own, with ma=)
     assert all("ma=" in part for part in (got.header("alt-svc") or "").split(",") if part), where
