@@ -681,14 +681,15 @@ def site_import_har(
     """Import the first page of a HAR as a site: every recorded response is replayed, in every
     protocol mode, by the lab's servers; a request the HAR lacks is a 404, counted per load."""
     from pagebench.analysis.report.text import human_bytes
-    from pagebench.core.har.importer import HarError
+    from pagebench.core.har.parse import HarError
     from pagebench.core.sites.model import SiteError
     from pagebench.lab import sites as sitefiles
+    from pagebench.lab.imported import read_har, write_imported
 
     try:
-        imported = sitefiles.read_har(har, name)
-        site = sitefiles.write_imported(imported, into if into is not None else sitefiles.sites_dir() / name,
-                                        replace=force)
+        imported = read_har(har, name)
+        site = write_imported(imported, into if into is not None else sitefiles.sites_dir() / name,
+                              replace=force)
     except (HarError, SiteError) as error:
         raise fail(str(error), 1) from None
     recording = imported.recording
@@ -727,7 +728,7 @@ def site_show(
     """What a site holds: origins (with the hosts they were recorded as), requests, bytes by
     type and the dependency levels (the lower bound's round trips)."""
     from pagebench.analysis.report.text import human_bytes
-    from pagebench.core.har.importer import describe
+    from pagebench.core.sites.describe import describe
     from pagebench.core.sites.model import Site, SiteError
     from pagebench.lab import sites as sitefiles
 
@@ -791,7 +792,7 @@ def site_record(
     """Record a live page: one cold load in Chromium through mitmproxy (which checks the
     site's certificates), written as a site the way `site import-har` writes one."""
     from pagebench.analysis.report.text import human_bytes
-    from pagebench.core.har.importer import HarError
+    from pagebench.core.har.parse import HarError
     from pagebench.core.sites.model import SiteError
     from pagebench.lab import sites as sitefiles
     from pagebench.lab.record.recorder import RecordError, parse_resolve, record_site

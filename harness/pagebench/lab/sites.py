@@ -17,17 +17,20 @@ ETag and Last-Modified (mtime and size) are the same for a file in every version
 unchanged in (a revalidation is a 304) and differ where it changed: version 1 and the
 unchanged files of later versions (hard links to version 1's) BASE_MTIME, a file changed
 in version k (and its sidecars) BASE_MTIME + k days.
+
+What a spec names is found by its kind (`core.sites.kinds`): `resolve` asks each
+candidate kind's finder (`FINDERS`), reading but never writing, and `materialize` puts
+the site found on disk for the servers. Imported and recorded sites are written by
+`lab.imported`.
 """
 
 from __future__ import annotations
 
 import fcntl
-import gzip
 import json
 import os
 import shutil
 import time
-import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -35,9 +38,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from pagebench.core import encodings
-from pagebench.core.har.importer import HarError, ImportedSite, import_har, parse_har
-from pagebench.core.sites.recording import RECORDING_FILE, Recording
-from pagebench.core.sites.generate import builtin, generate, parse_generate
+from pagebench.core.sites import kinds
+from pagebench.core.sites.builtin import builtin
+from pagebench.core.sites.generate import generate
+from pagebench.core.sites.kinds import BuiltinRef, DirectoryRef, GeneratedRef, RecordedRef, SiteKind
 from pagebench.core.sites.model import (
     SITE_NAME,
     GeneratedSite,
@@ -47,6 +51,7 @@ from pagebench.core.sites.model import (
     one_line,
     parse_manifest,
 )
+from pagebench.core.sites.recording import Recording
 from pagebench.lab.tls import data_dir
 
 
@@ -84,11 +89,86 @@ def parse_recording(path: Path) -> Recording:
         raise one_line(str(path), error) from None
 
 
-# On disk ------------------------------------------------------------------------------------
-
-
 def sites_dir(base: Path | None = None) -> Path:
+    """Where generated, imported and recorded sites are kept: `<data dir>/sites`."""
     return (Path(base) if base is not None else data_dir()) / "sites"
+
+
+def find_imported(name: str, base: Path | None = None) -> Site | None:
+    """The imported (or recorded) site called `name` under `sites_dir()`, or None; a
+    broken one is a one-line SiteError naming its file."""
+    directory = sites_dir(base) / name
+    if not SITE_NAME.match(name) or not (directory / "site.yaml").is_file():
+        return None
+    site = load_site(directory)
+    return site if site.recording is not None else None
+
+
+def file_sizes(site: Site) -> dict[str, int]:
+    """"<host>/<path>" -> bytes of every file a site's origins hold (version 1; sidecars
+    included, hidden files not): what `core.sites.describe` counts for a site on disk."""
+    sizes: dict[str, int] = {}
+    for host in site.origins:
+        root = site.origin_root(host)
+        for directory, dirs, names in os.walk(root):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            for name in names:
+                if not name.startswith("."):
+                    path = Path(directory) / name
+                    sizes[f"{host}/{path.relative_to(root).as_posix()}"] = path.stat().st_size
+    return sizes
+
+
+# What a spec names ----------------------------------------------------------------------------
+
+
+def _builtin(ref: BuiltinRef) -> GeneratedSite:
+    return builtin(ref.name)
+
+
+def _generated(ref: GeneratedRef) -> GeneratedSite:
+    return generate(ref.params)
+
+
+def _directory(ref: DirectoryRef) -> Site | None:
+    return load_site(ref.path) if (ref.path / "site.yaml").exists() else None
+
+
+def _recorded(ref: RecordedRef) -> Site | None:
+    return find_imported(ref.name)
+
+
+#: How each kind of site is found: its reference -> the site, or None (not there).
+FINDERS: Mapping[SiteKind, Callable[[Any], GeneratedSite | Site | None]] = {
+    kinds.BUILTIN: _builtin,
+    kinds.GENERATED: _generated,
+    kinds.DIRECTORY: _directory,
+    kinds.RECORDED: _recorded,
+}
+
+
+def resolve(entry: str | Mapping[str, Any]) -> GeneratedSite | Site:
+    """What an experiment spec names, validated without writing anything: a built-in
+    name or `{generate: {...}}` (a `GeneratedSite`), a directory holding `site.yaml` or
+    the name of an imported site (a `Site`). `materialize` puts it on disk."""
+    for kind, ref in kinds.candidates(entry):
+        site = FINDERS[kind](ref)
+        if site is not None:
+            return site
+    raise kinds.unknown(str(entry), str(sites_dir()))
+
+
+def materialize(site: GeneratedSite | Site, base: Path | None = None) -> Site:
+    """A site on disk, ready for nginx: generated sites are written (once), a site
+    directory gets its missing sidecars."""
+    return write_sidecars(site) if isinstance(site, Site) else write_site(site, base)
+
+
+# Written for the servers ----------------------------------------------------------------------
+
+BASE_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z
+DAY = 86_400
+COST_FILE = "encoding-cost.json"
 
 
 def write_site(generated: GeneratedSite, base: Path | None = None) -> Site:
@@ -117,7 +197,7 @@ def write_site(generated: GeneratedSite, base: Path | None = None) -> Site:
                 _write(path, body, BASE_MTIME + number * DAY, cost)
                 if first is not None and encodings.is_text(rel):
                     dcz = path.with_name(f"{path.name}.{encodings.dictionary_id(first)}.dcz")
-                    _store(dcz, _timed(cost, "dcz", body, encodings.dcz_encode, first, body), BASE_MTIME + number * DAY)
+                    store(dcz, _timed(cost, "dcz", body, encodings.dcz_encode, first, body), BASE_MTIME + number * DAY)
         (tmp / "site.yaml").write_text(manifest_yaml(generated.manifest))
         (tmp / ".digest").write_text(digest)
         (tmp / COST_FILE).write_text(json.dumps(cost, indent=1, sort_keys=True) + "\n")
@@ -131,11 +211,6 @@ def write_site(generated: GeneratedSite, base: Path | None = None) -> Site:
             shutil.rmtree(old)
         os.rename(tmp, root)
     return Site(generated.manifest, root)
-
-
-BASE_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z
-DAY = 86_400
-COST_FILE = "encoding-cost.json"
 
 
 def _timed(cost: dict[str, dict[str, float]], name: str, body: bytes, encode: Callable[..., bytes],
@@ -152,7 +227,8 @@ def _timed(cost: dict[str, dict[str, float]], name: str, body: bytes, encode: Ca
     return out
 
 
-def _store(path: Path, body: bytes, mtime: int) -> None:
+def store(path: Path, body: bytes, mtime: int) -> None:
+    """A file with a fixed mtime (stable ETags and Last-Modified)."""
     path.write_bytes(body)
     os.utime(path, (mtime, mtime))
 
@@ -160,11 +236,11 @@ def _store(path: Path, body: bytes, mtime: int) -> None:
 def _write(path: Path, body: bytes, mtime: int, cost: dict[str, dict[str, float]]) -> None:
     """A file and, for text, its sidecars, all with `mtime`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    _store(path, body, mtime)
+    store(path, body, mtime)
     if encodings.is_text(path.name):
         for encoding in encodings.SIDECARS:
             encoded = _timed(cost, encoding.name, body, encodings.encode, encoding.name, body)
-            _store(path.with_name(path.name + encoding.suffix), encoded, mtime)
+            store(path.with_name(path.name + encoding.suffix), encoded, mtime)
 
 
 def _link(source: Path, path: Path) -> None:
@@ -221,156 +297,3 @@ def _read(path: Path) -> str | None:
         return path.read_text()
     except OSError:
         return None
-
-
-def resolve(ref: str | Mapping[str, Any]) -> GeneratedSite | Site:
-    """What an experiment spec names, validated without writing anything: a built-in
-    name or `{generate: {...}}` (a `GeneratedSite`), or a directory holding `site.yaml`
-    (a `Site`). `materialize` puts it on disk."""
-    if isinstance(ref, Mapping):
-        if set(ref) != {"generate"}:
-            raise SiteError(f"site {dict(ref)!r}: a mapping must be {{generate: {{...}}}}")
-        return generate(parse_generate(ref["generate"]))
-    if isinstance(ref, str) and "/" in ref and (Path(ref) / "site.yaml").exists():
-        return load_site(Path(ref))
-    try:
-        return builtin(str(ref))
-    except SiteError as error:
-        imported = find_imported(str(ref))
-        if imported is not None:
-            return imported
-        raise SiteError(f"{error}; or the name of a site imported by `pagebench site import-har` "
-                        f"(into {sites_dir()})") from None
-
-
-def materialize(site: GeneratedSite | Site, base: Path | None = None) -> Site:
-    """A site on disk, ready for nginx: generated sites are written (once), a site
-    directory gets its missing sidecars."""
-    return write_sidecars(site) if isinstance(site, Site) else write_site(site, base)
-
-
-# Imported sites (`pagebench site import-har`) ---------------------------------------------
-
-
-def find_imported(name: str, base: Path | None = None) -> Site | None:
-    """The imported (or recorded) site called `name` under `sites_dir()`, or None; a
-    broken one is a one-line SiteError naming its file."""
-    directory = sites_dir(base) / name
-    if not SITE_NAME.match(name) or not (directory / "site.yaml").is_file():
-        return None
-    site = load_site(directory)
-    return site if site.recording is not None else None
-
-
-def read_har(path: Path, name: str) -> ImportedSite:
-    """A HAR file (`.har`, or gzip-compressed `.har.gz`) imported as the site `name`; a
-    one-line HarError naming the file for anything unreadable or malformed."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise HarError(f"{path}: cannot read ({error.strerror})") from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
-            raise HarError(f"{path}: not a readable gzip file ({error})") from None
-    return import_har(parse_har(data, str(path)), name, str(path))
-
-
-def write_imported(site: ImportedSite, into: Path, replace: bool = False) -> Site:
-    """Write an imported site's directory: built in a temporary directory beside `into`,
-    checked by reading it back, then renamed into place, so nothing half-written is ever
-    left (on any error the temporary directory goes). Bodies get BASE_MTIME (stable ETags)
-    and text bodies their sidecars; directories 0755, files 0644 (nginx runs as nobody).
-    `into` may already hold the imported site of the same name (a re-import replaces it);
-    any other site directory (or an empty directory) only with `replace`; anything else never."""
-    into = Path(into)
-    check_destination(into, site.manifest.name, replace)
-    parent = into.parent
-    tmp = parent / f".{into.name}.{os.getpid()}.tmp"
-    old = parent / f".{into.name}.{os.getpid()}.old"
-    try:
-        parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(mode=0o755)
-        for host in site.manifest.origins:
-            (tmp / host).mkdir(mode=0o755)
-        for rel, body in site.files.items():
-            path = tmp / rel
-            if ".." in Path(rel).parts or Path(rel).parts[0] not in site.manifest.origins:
-                raise SiteError(f"{into}: file {rel!r} is not inside one of the site's origins")
-            path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-            _store(path, body, BASE_MTIME)
-        (tmp / RECORDING_FILE).write_text(site.recording.model_dump_json(indent=1) + "\n")
-        (tmp / "site.yaml").write_text(manifest_yaml(site.manifest))
-        for directory, _, names in os.walk(tmp):
-            os.chmod(directory, 0o755)
-            for name in names:
-                os.chmod(os.path.join(directory, name), 0o644)
-        write_sidecars(load_site(tmp))
-        if into.exists() or into.is_symlink():
-            os.rename(into, old)
-            try:
-                os.rename(tmp, into)
-            except OSError:
-                os.rename(old, into)
-                raise
-            _remove(old)
-        else:
-            os.rename(tmp, into)
-    except OSError as error:
-        raise SiteError(f"{into}: cannot write the site ({error.strerror or error})") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return load_site(into)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    else:
-        path.unlink()
-
-
-def check_destination(into: Path, name: str, replace: bool) -> None:
-    """Whether `write_imported` may write the site `name` at `into` (a one-line SiteError
-    if not): asked again by `site record` before it spends a load."""
-    if into.exists() or into.is_symlink():
-        _check_replaceable(into, name, replace)
-
-
-def _check_replaceable(into: Path, name: str, replace: bool) -> None:
-    """Refuse to overwrite what is not the imported site `name` (without `replace`), and
-    anything that is not a site directory or an empty directory (even with it)."""
-    manifest = None
-    if into.is_dir() and not into.is_symlink() and (into / "site.yaml").is_file():
-        try:
-            manifest = parse_manifest((into / "site.yaml").read_text(), str(into / "site.yaml"))
-        except (SiteError, OSError):
-            manifest = None
-        if manifest is not None and manifest.name == name and manifest.recording is not None:
-            return
-        if replace:
-            return
-        raise SiteError(f"{into}: already holds another site; replace it with --force, or choose another "
-                        "directory")
-    if into.is_dir() and not into.is_symlink() and not any(into.iterdir()):
-        return
-    raise SiteError(f"{into}: exists and is not a site directory; refusing to replace it (choose another "
-                    "directory)")
-
-
-def file_sizes(site: Site) -> dict[str, int]:
-    """"<host>/<path>" -> bytes of every file a site's origins hold (version 1; sidecars
-    included, hidden files not): what `core.har.describe` counts for a site on disk."""
-    sizes: dict[str, int] = {}
-    for host in site.origins:
-        root = site.origin_root(host)
-        for directory, dirs, names in os.walk(root):
-            dirs[:] = [d for d in dirs if not d.startswith(".")]
-            for name in names:
-                if not name.startswith("."):
-                    path = Path(directory) / name
-                    sizes[f"{host}/{path.relative_to(root).as_posix()}"] = path.stat().st_size
-    return sizes

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pagebench.core.sites.generate import builtin
+from pagebench.core.sites.builtin import builtin
 from pagebench.lab import sites as sitefiles
 from pagebench.lab.sites import BASE_MTIME, load_site
 from tests.helpers import pagebench

@@ -1,1 +1,1 @@
-"""HAR files (HTTP Archive) as sites of the lab: read, rewritten for the lab's hosts, imported, described."""
+"""HAR files (HTTP Archive) as sites of the lab: parsed, their hosts and headers rewritten for the lab, imported."""

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from pagebench.core import encodings, modes
-from pagebench.core.har.importer import extension
+from pagebench.core.har.mime import extension
 from pagebench.core.sites.recording import UNRECORDED_HEADER, UNRECORDED_VALUE, Recording
 from pagebench.core.records import Condition, LoadResult, RawLoad, Resource
 
@@ -112,7 +112,7 @@ def _recorded(recording: Recording | None, query: str, resource: Resource) -> bo
 
 def _replayed_text(entry: dict[str, Any]) -> bool:
     """Whether a replayed response is text (sent in the condition's encoding): its body's
-    file got its extension from the recorded Content-Type (`har.extension`), and the
+    file got its extension from the recorded Content-Type (`har.mime.extension`), and the
     servers encode by that extension; its URL need not have one."""
     name = "body." + extension(_response_header(entry, "content-type") or "", str(entry.get("type", "")).lower())
     return encodings.is_text(name)

@@ -10,8 +10,9 @@ revalidation), everything else `Cache-Control: max-age=86400`, and every respons
 `Timing-Allow-Origin: *` and `Access-Control-Allow-Origin: *` (cross-origin fonts need
 CORS). Every page has `<link rel="icon" href="data:,">` (no favicon request).
 
-`Site` is a site on disk (`lab.sitefiles` reads and writes them); `GeneratedSite` is one
-as values before it is written (`sitegen` makes the built-in and generated ones).
+`Site` is a site on disk (`lab.sites` reads and writes them); `GeneratedSite` is one as
+values before it is written (`builtin.py` and `generate.py` make the built-in and
+generated ones).
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ class SiteManifest(BaseModel):
     #: that version must receive each of them as a delta; the rest are 304s).
     changed: dict[int, list[str]] = {}
     #: An imported or recorded site: the file (in the site directory) of its `Recording`;
-    #: its origins then answer every request from it, not by path (`core/recording.py`).
+    #: its origins then answer every request from it, not by path (`recording.py`).
     recording: str | None = None
 
     @field_validator("name")

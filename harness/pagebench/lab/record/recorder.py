@@ -1,5 +1,5 @@
 """Record a live page into a site directory: one cold load in Chromium through mitmproxy,
-its HAR imported as `pagebench site import-har` imports one (`core.har`, `sitefiles`).
+its HAR imported as `pagebench site import-har` imports one (`core.har`, `lab.imported`).
 
     Chromium (fresh profile) --HTTP proxy on loopback--> mitmdump --TLS, verified--> the site
 
@@ -48,10 +48,11 @@ from urllib.parse import urlsplit
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
-from pagebench.core.har.importer import ImportedSite, check_name, import_har, parse_har
+from pagebench.core.har.importer import ImportedSite, check_name, import_har
+from pagebench.core.har.parse import parse_har
 from pagebench.core.sites.model import Site
 from pagebench.lab.browser import CHROMIUM, Setup, write_wrapper
-from pagebench.lab.sites import check_destination, write_imported
+from pagebench.lab.imported import check_destination, write_imported
 from pagebench.system.process import stop_process
 
 DEFAULT_TIMEOUT_S = 30.0

@@ -31,10 +31,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from pagebench.core import encodings
-from pagebench.core.har.importer import HarError
+from pagebench.core.har.parse import HarError
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.servers.headers import MIME_TYPES
-from pagebench.core.sites.generate import builtin
+from pagebench.core.sites.builtin import builtin
 from pagebench.core.sites.model import SiteError
 from pagebench.lab.netns import NamespaceBed, namespace_pids
 from pagebench.lab.record.recorder import RecordError, ordered_har, parse_resolve, record_site, spki_of

@@ -1,0 +1,269 @@
+"""A HAR file as entries: HAR 1.2 as Chrome DevTools, WebPageTest, browsertime,
+Playwright (`record_har`, content embedded) and mitmproxy (`savehar`) write it, read into
+`HarEntry` values the import (`importer.py`) works on.
+
+Parsing is apart from importing so that every malformed file is a one-line `HarError`
+naming the file and the field at fault before any site is made. Bodies are decoded here
+(base64, or text in its declared charset); HTTP/2 and HTTP/3 pseudo-headers are dropped.
+data:, blob:, chrome-extension: (any non-HTTP) URLs are skipped silently: the browser
+never asks the network for them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+
+class HarError(ValueError):
+    """One line naming the HAR file and the field at fault."""
+
+
+
+
+@dataclass(frozen=True)
+class HarEntry:
+    """One request of a HAR file, as the import needs it (HTTP/2 pseudo-headers removed)."""
+
+    index: int  # its position in log.entries (for messages)
+    method: str
+    url: str  # without a fragment
+    status: int  # 0: failed
+    request_headers: tuple[tuple[str, str], ...]
+    response_headers: tuple[tuple[str, str], ...]
+    mime_type: str  # content.mimeType, else the Content-Type header, else ""
+    body: bytes | None  # decoded; None: not saved
+    started: float  # seconds since the epoch
+    time_ms: float
+    page: int | None = None  # which page (0: the first to start); None: no page named
+    resource_type: str | None = None  # Chrome's / Playwright's `_resourceType`
+    initiator: str | None = None  # URL of what made the request (parser: its document or
+    #                               stylesheet; script: the top frame's script)
+    redirect_url: str = ""  # response.redirectURL
+    error: str | None = None  # why a request failed (`_error`)
+    recoded: bool = False  # a text body not encodable in its declared charset: stored as UTF-8
+    attached: str | None = None  # Playwright's `content._file`: the body is outside the HAR
+
+    @property
+    def ended(self) -> float:
+        return self.started + max(self.time_ms, 0.0) / 1000
+
+    def header(self, name: str, response: bool = True) -> str | None:
+        """The first value of a header (case-insensitive), or None."""
+        for key, value in self.response_headers if response else self.request_headers:
+            if key.lower() == name:
+                return value
+        return None
+
+    def location(self) -> str | None:
+        """A redirect's absolute target: the Location header, else redirectURL."""
+        target = self.header("location") or self.redirect_url
+        return urljoin(self.url, target).split("#", 1)[0] if target else None
+
+
+class _Reader:
+    """Typed access to the decoded JSON, every error naming `where` and the field."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, path: str, message: str) -> HarError:
+        return HarError(f"{self.where}: {path}: {message}")
+
+    def get(self, obj: Mapping[str, Any], key: str, path: str, kind: type | tuple[type, ...],
+            default: Any = ..., name: str = "") -> Any:
+        here = f"{path}.{key}" if path else key
+        if key not in obj or obj[key] is None:
+            if default is ...:
+                raise self.fail(here, "missing")
+            return default
+        value = obj[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
+            raise self.fail(here, f"must be {name or _KIND_NAMES.get(kinds[0], kinds[0].__name__)}, "
+                                  f"not {_json_type(value)}")
+        return value
+
+
+_KIND_NAMES = {dict: "an object", list: "a list", str: "a string", int: "an integer", float: "a number"}
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number"}.get(type(value), type(value).__name__)
+
+
+def parse_har(text: str | bytes, where: str) -> list[HarEntry]:
+    """The HTTP(S) and WebSocket requests of a HAR file, in the order they started; a
+    one-line HarError naming `where` and the field at fault for anything malformed."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise HarError(f"{where}: not UTF-8 (byte {error.start})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise HarError(f"{where}: not JSON ({error.msg}: line {error.lineno} column {error.colno})") from None
+    except RecursionError:
+        raise HarError(f"{where}: not JSON (nested too deep)") from None
+    read = _Reader(where)
+    if not isinstance(data, dict):
+        raise HarError(f"{where}: not a HAR file (the top level must be an object with `log`, not "
+                       f"{_json_type(data)})")
+    log = read.get(data, "log", "", dict)
+    entries = read.get(log, "entries", "log", list)
+    pages = read.get(log, "pages", "log", list, [])
+    order = _page_order(read, pages)
+    parsed: list[HarEntry] = []
+    for index, raw in enumerate(entries):
+        entry = _entry(read, raw, index, order)
+        if entry is not None:
+            parsed.append(entry)
+    if not entries:
+        raise HarError(f"{where}: no entries (log.entries is empty)")
+    if not parsed:
+        raise HarError(f"{where}: no entries with an http(s) URL")
+    return sorted(parsed, key=lambda e: (e.started, e.index))
+
+
+def _page_order(read: _Reader, pages: list[Any]) -> dict[str, int]:
+    """page id -> its rank by start (0: the first page)."""
+    started: list[tuple[float, int, str]] = []
+    for i, page in enumerate(pages):
+        path = f"log.pages[{i}]"
+        if not isinstance(page, dict):
+            raise read.fail(path, f"must be an object, not {_json_type(page)}")
+        ident = read.get(page, "id", path, str)
+        when = read.get(page, "startedDateTime", path, str, "")
+        started.append((_when(read, when, f"{path}.startedDateTime") if when else float(i), i, ident))
+    return {ident: rank for rank, (_, _, ident) in enumerate(sorted(started))}
+
+
+def _when(read: _Reader, text: str, path: str) -> float:
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise read.fail(path, f"not an ISO 8601 date and time ({text[:40]!r})") from None
+
+
+def _headers(read: _Reader, obj: Mapping[str, Any], path: str) -> tuple[tuple[str, str], ...]:
+    out = []
+    for i, item in enumerate(read.get(obj, "headers", path, list, [])):
+        here = f"{path}.headers[{i}]"
+        if not isinstance(item, dict):
+            raise read.fail(here, f"must be an object with name and value, not {_json_type(item)}")
+        name = read.get(item, "name", here, str)
+        value = read.get(item, "value", here, str, "")
+        if not name.startswith(":"):  # HTTP/2 and HTTP/3 pseudo-headers
+            out.append((name, value))
+    return tuple(out)
+
+
+_SCHEMES = ("http", "https", "ws", "wss")
+
+
+def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> HarEntry | None:
+    path = f"log.entries[{index}]"
+    if not isinstance(raw, dict):
+        raise read.fail(path, f"must be an object, not {_json_type(raw)}")
+    request = read.get(raw, "request", path, dict)
+    url = read.get(request, "url", f"{path}.request", str).split("#", 1)[0]
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError as error:
+        raise read.fail(f"{path}.request.url", f"{error} ({url[:80]!r})") from None
+    if parts.scheme.lower() not in _SCHEMES:
+        return None  # data:, blob:, chrome-extension:, about: never reach the network
+    if not parts.hostname:
+        raise read.fail(f"{path}.request.url", f"no host ({url[:80]!r})")
+    method = read.get(request, "method", f"{path}.request", str)
+    response = read.get(raw, "response", path, dict)
+    status = read.get(response, "status", f"{path}.response", int)
+    started = _when(read, read.get(raw, "startedDateTime", path, str), f"{path}.startedDateTime")
+    time_ms = float(read.get(raw, "time", path, (int, float), 0.0))
+    response_headers = _headers(read, response, f"{path}.response")
+    content = read.get(response, "content", f"{path}.response", dict, {})
+    content_path = f"{path}.response.content"
+    mime = read.get(content, "mimeType", content_path, str, "")
+    if not mime or mime == "x-unknown":
+        mime = next((v for k, v in response_headers if k.lower() == "content-type"), "")
+    body, recoded = _body(read, content, content_path, mime, response)
+    pageref = read.get(raw, "pageref", path, str, None)
+    error = response.get("_error") or raw.get("_error")  # DevTools and mitmproxy: response._error
+    return HarEntry(
+        index=index, method=method.upper(), url=url, status=status,
+        request_headers=_headers(read, request, f"{path}.request"), response_headers=response_headers,
+        mime_type=mime, body=body, started=started, time_ms=time_ms,
+        page=order.get(pageref) if pageref is not None else None,
+        resource_type=raw.get("_resourceType") if isinstance(raw.get("_resourceType"), str) else None,
+        initiator=_initiator(raw), redirect_url=read.get(response, "redirectURL", f"{path}.response", str, ""),
+        error=error if isinstance(error, str) and error else None, recoded=recoded,
+        attached=content.get("_file") if isinstance(content.get("_file"), str) else None)
+
+
+def _body(read: _Reader, content: Mapping[str, Any], path: str, mime: str,
+          response: Mapping[str, Any]) -> tuple[bytes | None, bool]:
+    """The decoded body (None: not saved) and whether a text body had to become UTF-8."""
+    text = read.get(content, "text", path, str, None)
+    if text is None:
+        size = read.get(content, "size", path, (int, float), -1)
+        body_size = read.get(response, "bodySize", path.rsplit(".", 1)[0], (int, float), -1)
+        return (None if size > 0 or body_size > 0 else b""), False
+    encoding = read.get(content, "encoding", path, str, "")
+    if encoding == "base64":
+        try:
+            return base64.b64decode(text, validate=False), False
+        except (binascii.Error, ValueError):
+            raise read.fail(f"{path}.text", "not valid base64") from None
+    if encoding:
+        raise read.fail(f"{path}.encoding", f"{encoding!r}: only base64 (or none) is defined")
+    charset = _charset(mime)
+    if charset and charset != "utf-8":
+        try:
+            return text.encode(charset), False
+        except (LookupError, UnicodeEncodeError):
+            return text.encode("utf-8", "replace"), True
+    try:  # mitmproxy's savehar keeps undecodable bytes as surrogate escapes
+        return text.encode("utf-8", "surrogateescape"), False
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace"), True
+
+
+def _charset(mime: str) -> str | None:
+    match = re.search(r"charset\s*=\s*\"?([A-Za-z0-9._:-]+)", mime, re.IGNORECASE)
+    if not match:
+        return None
+    try:
+        name = codecs.lookup(match.group(1)).name
+    except LookupError:
+        return match.group(1).lower()
+    return "cp1252" if name in ("latin-1", "iso8859-1", "ascii") else name  # as browsers decode them
+
+
+def _initiator(raw: Mapping[str, Any]) -> str | None:
+    """The URL that made a request: Chrome's `_initiator` ({type, url, stack}: the url, else
+    the top frame of the script stack), or WebPageTest's and chrome-har's string."""
+    initiator = raw.get("_initiator")
+    if isinstance(initiator, str):
+        return initiator.split("#", 1)[0] or None
+    if not isinstance(initiator, dict):
+        return None
+    if isinstance(initiator.get("url"), str) and initiator["url"]:
+        return initiator["url"].split("#", 1)[0]
+    stack = initiator.get("stack")
+    while isinstance(stack, dict):
+        for frame in stack.get("callFrames") or []:
+            if isinstance(frame, dict) and isinstance(frame.get("url"), str) and frame["url"]:
+                return frame["url"].split("#", 1)[0]
+        stack = stack.get("parent")
+    return None

@@ -1,0 +1,134 @@
+"""The kinds of site an experiment spec's `sites:` entry can name, as one table: how an
+entry is recognised and parsed into a typed reference, in the order the kinds are tried.
+
+    kind       a spec names one as                 reference      the lab finds it by
+    builtin    a built-in name: modern             BuiltinRef     generating it
+    generated  {generate: {images: 20, ...}}       GeneratedRef   generating it
+    directory  a path (with a /): ./mine           DirectoryRef   its site.yaml, if there
+    recorded   a name: mine                        RecordedRef    <data dir>/sites/mine, if imported
+
+Pure: a kind recognises an entry by its shape alone (a mapping's key, a path, a name) and
+parses it into its reference, or raises a one-line SiteError for an entry of its kind
+that is malformed. Whether a directory or an imported site is there is the lab's
+question: `lab.sites.resolve` asks each candidate kind's finder in this order and the
+first site found wins (a built-in name is never an imported site's); when none is found,
+`unknown` lists how each kind is named.
+
+A kind to come is a row here and its finder in `lab.sites.FINDERS`: a `folder` (a
+directory with index.html and no site.yaml) recognises a path as `directory` does, and its
+finder takes the directories `directory`'s declines; an `app` is named by a mapping key
+(`{app: {...}}`) and, served by a program rather than from files, resolves to a value of
+its own with its own branch in `lab.sites.materialize`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pagebench.core.sites.builtin import CATALOGUE, HINT
+from pagebench.core.sites.generate import GenParams, parse_generate
+from pagebench.core.sites.model import SITE_NAME, SiteError
+
+
+@dataclass(frozen=True)
+class BuiltinRef:
+    """A built-in site, by name (`builtin.CATALOGUE`)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class GeneratedRef:
+    """A parametric page: `generate:`'s parameters, validated."""
+
+    params: GenParams
+
+
+@dataclass(frozen=True)
+class DirectoryRef:
+    """A site directory of one's own (site.yaml plus a content directory per origin)."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class RecordedRef:
+    """A site imported from a HAR or recorded from a live page, by its name under the
+    data directory's sites/."""
+
+    name: str
+
+
+SiteRef = BuiltinRef | GeneratedRef | DirectoryRef | RecordedRef
+
+
+@dataclass(frozen=True, eq=False)
+class SiteKind:
+    """One row of the table: a kind of site a spec can name."""
+
+    name: str
+    summary: str
+    #: How a spec names one, for the message about an entry no kind found (`{sites}`:
+    #: the directory imported sites are kept in).
+    hint: str
+    #: The entry (for a `key`ed kind, the mapping's value) as this kind's reference, or
+    #: None: not one of this kind.
+    parse: Callable[[Any], SiteRef | None]
+    #: The mapping key a spec names this kind by (`{generate: {...}}`); None: by a string.
+    key: str | None = None
+
+
+def _builtin(name: str) -> BuiltinRef | None:
+    return BuiltinRef(name) if name in CATALOGUE else None
+
+
+def _generated(params: Any) -> GeneratedRef:
+    return GeneratedRef(parse_generate(params))
+
+
+def _directory(name: str) -> DirectoryRef | None:
+    return DirectoryRef(Path(name)) if "/" in name else None
+
+
+def _recorded(name: str) -> RecordedRef | None:
+    return RecordedRef(name) if SITE_NAME.match(name) else None
+
+
+BUILTIN = SiteKind("builtin", "a page of the built-in catalogue, generated in memory", HINT, _builtin)
+GENERATED = SiteKind("generated", "a parametric page, generated in memory from its parameters",
+                     "generate: {images: N, image_bytes: B, origins: K, ...}", _generated, key="generate")
+DIRECTORY = SiteKind("directory", "a site directory of one's own, served where it is",
+                     "a directory with site.yaml", _directory)
+RECORDED = SiteKind("recorded", "a page imported from a HAR or recorded live, kept in the data directory",
+                    "the name of a site imported by `pagebench site import-har` (into {sites})", _recorded)
+
+#: Every kind, in the order an entry is tried against them.
+KINDS: tuple[SiteKind, ...] = (BUILTIN, GENERATED, DIRECTORY, RECORDED)
+
+
+def candidates(entry: str | Mapping[str, Any]) -> list[tuple[SiteKind, SiteRef]]:
+    """The kinds `entry` may name, in the order they are tried, each with the entry as its
+    reference; a one-line SiteError for a mapping no kind takes, or for an entry its kind
+    cannot parse (`generate:` parameters out of range)."""
+    if isinstance(entry, Mapping):
+        keyed = [kind for kind in KINDS if kind.key is not None]
+        for kind in keyed:
+            if set(entry) == {kind.key} and (ref := kind.parse(entry[kind.key])) is not None:
+                return [(kind, ref)]
+        shapes = " or ".join(f"{{{kind.key}: {{...}}}}" for kind in keyed)
+        raise SiteError(f"site {dict(entry)!r}: a mapping must be {shapes}")
+    found = []
+    for kind in KINDS:
+        if kind.key is None and (ref := kind.parse(str(entry))) is not None:
+            found.append((kind, ref))
+    return found
+
+
+def unknown(entry: str, sites: str) -> SiteError:
+    """The one-line error for an entry no kind found: every way a site can be named
+    (`sites`: the directory imported sites are kept in)."""
+    return SiteError(f"unknown site {entry!r}; " + "; or ".join(kind.hint.replace("{sites}", sites)
+                                                                for kind in KINDS))

@@ -1,0 +1,69 @@
+"""Parsing a HAR (pure): one-line errors naming the file and the field for anything
+malformed, pages ranked by start, text bodies stored in their declared charset."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pagebench.core.har.parse import HarError, parse_har
+from tests.core.har.hars import T0, body, entry, har, imported, iso
+
+
+def _with(change) -> str:
+    data = json.loads(har(entry("https://www.example.com/", text="<p>x</p>"),
+                          entry("https://www.example.com/a.css", mime="text/css", text="a{}", at=0.1)))
+    change(data)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{not json", "x.har: not JSON (Expecting property name enclosed in double quotes: line 1 column 2)"),
+    (b"\xff\xfe{}", "x.har: not UTF-8 (byte 0)"),
+    ("[1, 2]", "x.har: not a HAR file (the top level must be an object with `log`, not a list)"),
+    ("{}", "x.har: log: missing"),
+    ('{"log": {"entries": {}}}', "x.har: log.entries: must be a list, not an object"),
+    ('{"log": {"entries": []}}', "x.har: no entries (log.entries is empty)"),
+    (har(entry("data:text/plain,hi", text="hi")), "x.har: no entries with an http(s) URL"),
+    (_with(lambda d: d["log"]["entries"][1]["response"].pop("status")),
+     "x.har: log.entries[1].response.status: missing"),
+    (_with(lambda d: d["log"]["entries"][1]["response"].update(status="200")),
+     "x.har: log.entries[1].response.status: must be an integer, not a string"),
+    (_with(lambda d: d["log"]["entries"][1]["response"].update(status=True)),
+     "x.har: log.entries[1].response.status: must be an integer, not a boolean"),
+    (_with(lambda d: d["log"]["entries"][0]["request"].pop("url")), "x.har: log.entries[0].request.url: missing"),
+    (_with(lambda d: d["log"]["entries"][0]["response"]["headers"].append({"name": "x", "value": 3})),
+     "x.har: log.entries[0].response.headers[2].value: must be a string, not a number"),
+    (_with(lambda d: d["log"]["entries"][1].update(startedDateTime="yesterday")),
+     "x.har: log.entries[1].startedDateTime: not an ISO 8601 date and time ('yesterday')"),
+    (_with(lambda d: d["log"]["entries"][1]["response"]["content"].update(encoding="gzip")),
+     "x.har: log.entries[1].response.content.encoding: 'gzip': only base64 (or none) is defined"),
+    (_with(lambda d: d["log"]["entries"][1]["response"]["content"].update(encoding="base64", text="abc")),
+     "x.har: log.entries[1].response.content.text: not valid base64"),
+    (_with(lambda d: d["log"]["entries"][1]["request"].update(url="https://a.com:99999/")),
+     "x.har: log.entries[1].request.url: Port out of range 0-65535 ('https://a.com:99999/')"),
+    (_with(lambda d: d["log"].update(pages=[3])), "x.har: log.pages[0]: must be an object, not a number"),
+])
+def test_malformed_hars_are_one_line_errors(text, message):
+    with pytest.raises(HarError) as caught:
+        parse_har(text, "x.har")
+    assert str(caught.value) == message
+
+
+def test_the_first_page_is_the_first_to_start():
+    pages = [{"id": "b", "startedDateTime": iso(T0 + 10)}, {"id": "a", "startedDateTime": iso(T0)}]
+    site = imported(entry("https://one.example.com/", text="1", pageref="b", at=10),
+                    entry("https://two.example.com/", text="2", pageref="a"), pages=pages)
+    assert site.manifest.entry == "https://two.example.com.test/"
+    assert [e.url for e in site.recording.exchanges] == ["https://two.example.com.test/"]
+
+
+def test_text_in_a_declared_charset_is_stored_in_it():
+    site = imported(entry("https://www.example.com/", mime="text/html; charset=iso-8859-1", text="<p>café €</p>"),
+                    entry("https://www.example.com/z.txt", mime="text/plain; charset=iso-8859-1", text="中", at=0.1))
+    assert body(site, "https://www.example.com.test/") == "<p>café €</p>".encode("cp1252")
+    assert body(site, "https://www.example.com.test/z.txt") == "中".encode()
+    z = next(e for e in site.recording.exchanges if e.path == "/z.txt")
+    assert z.content_type == "text/plain; charset=utf-8"
+    assert any("stored as UTF-8" in w for w in site.warnings)

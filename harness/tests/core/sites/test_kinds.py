@@ -1,0 +1,62 @@
+"""The table of site kinds (pure): which kinds a spec entry may name, in the order they are
+tried, each entry parsed into its kind's typed reference; one-line errors for entries no
+kind takes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pagebench.core.sites import kinds
+from pagebench.core.sites.builtin import builtin_sites
+from pagebench.core.sites.generate import GenParams
+from pagebench.core.sites.kinds import BuiltinRef, DirectoryRef, GeneratedRef, RecordedRef
+from pagebench.core.sites.model import SiteError
+
+#: What a spec entry no kind found is told, every kind's hint in the table's order.
+UNKNOWN = ("unknown site 'nowhere'; built-in: seed000-{small,large}-n1..40, seed001-{a,b,c,d}, seed002, modern; "
+           "or generate: {images: N, image_bytes: B, origins: K, ...}; or a directory with site.yaml; "
+           "or the name of a site imported by `pagebench site import-har` (into /data/sites)")
+
+
+def test_the_table_names_each_kind_once_in_the_order_entries_are_tried():
+    assert [kind.name for kind in kinds.KINDS] == ["builtin", "generated", "directory", "recorded"]
+    assert all(kind.summary and kind.hint for kind in kinds.KINDS)
+    assert [kind.key for kind in kinds.KINDS if kind.key] == ["generate"]
+
+
+@pytest.mark.parametrize(("entry", "expected"), [
+    ("modern", [(kinds.BUILTIN, BuiltinRef("modern")), (kinds.RECORDED, RecordedRef("modern"))]),
+    ("seed000-large-n40", [(kinds.BUILTIN, BuiltinRef("seed000-large-n40")),
+                           (kinds.RECORDED, RecordedRef("seed000-large-n40"))]),
+    ("seed000-small-n05", [(kinds.RECORDED, RecordedRef("seed000-small-n05"))]),  # not in the catalogue
+    ("mine", [(kinds.RECORDED, RecordedRef("mine"))]),
+    ("./sites/mine", [(kinds.DIRECTORY, DirectoryRef(Path("./sites/mine")))]),
+    ("/srv/mine", [(kinds.DIRECTORY, DirectoryRef(Path("/srv/mine")))]),
+    ("Not A Name", []),
+    ({"generate": {"images": 2, "origins": 2}}, [(kinds.GENERATED, GeneratedRef(GenParams(images=2, origins=2)))]),
+])
+def test_an_entry_is_parsed_into_the_references_of_the_kinds_it_may_name(entry, expected):
+    assert kinds.candidates(entry) == expected
+
+
+def test_every_builtin_name_is_the_builtin_kind_first():
+    for name in builtin_sites():
+        assert kinds.candidates(name)[0] == (kinds.BUILTIN, BuiltinRef(name))
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"generated": {}}, "site {'generated': {}}: a mapping must be {generate: {...}}"),
+    ({"generate": {}, "images": 2}, "site {'generate': {}, 'images': 2}: a mapping must be {generate: {...}}"),
+    ({"generate": {"images": -1}}, "generate: images: Input should be greater than or equal to 0"),
+    ({"generate": {"pictures": 3}}, "generate: pictures: unknown field"),
+])
+def test_entries_no_kind_can_parse_are_one_line_errors(entry, message):
+    with pytest.raises(SiteError) as error:
+        kinds.candidates(entry)
+    assert str(error.value) == message
+
+
+def test_unknown_lists_every_kind_as_a_spec_names_it():
+    assert str(kinds.unknown("nowhere", "/data/sites")) == UNKNOWN

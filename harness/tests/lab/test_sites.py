@@ -1,0 +1,200 @@
+"""Sites on disk: generated sites written once, world-readable, with every version, its
+sidecars, deltas and fixed mtimes; site directories read and given their sidecars; what a
+spec names resolved without writing, by its kind."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pagebench.core import encodings
+from pagebench.core.sites import kinds
+from pagebench.core.sites.generate import GenParams, generate
+from pagebench.core.sites.media import png
+from pagebench.core.sites.model import GeneratedSite, SiteError
+from pagebench.core.sites.pages import html_page
+from pagebench.lab import sites as sitefiles
+from pagebench.lab.imported import write_imported
+from tests.core.har.hars import entry, imported
+from tests.core.sites.test_kinds import UNKNOWN
+from tests.core.sites.test_model import GOOD
+
+
+def test_write_site_is_world_readable_and_loadable(tmp_path: Path):
+    generated = generate(GenParams(images=3, origins=2))
+    site = sitefiles.write_site(generated, tmp_path)
+    assert site.root == tmp_path / "sites" / generated.name
+    for rel, body in generated.files.items():
+        path = site.root / rel
+        assert path.read_bytes() == body
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o755
+    assert stat.S_IMODE(site.root.stat().st_mode) == 0o755
+    loaded = sitefiles.load_site(site.root)
+    assert loaded == site and loaded.origin_root("o2.gen.test") == site.root / "o2.gen.test"
+    assert not [p for p in (tmp_path / "sites").iterdir() if p.name.endswith((".tmp", ".old"))]
+
+
+def test_write_site_only_when_missing_or_changed(tmp_path: Path):
+    generated = generate(GenParams(images=2))
+    site = sitefiles.write_site(generated, tmp_path)
+    html = site.root / "www.gen.test" / "index.html"
+    stamp = html.stat().st_mtime_ns
+    sitefiles.write_site(generated, tmp_path)
+    assert html.stat().st_mtime_ns == stamp  # reused: ETags and Last-Modified stay put
+    (site.root / ".digest").write_text("stale")
+    html.write_bytes(b"tampered")
+    sitefiles.write_site(generated, tmp_path)
+    assert html.read_bytes() == generated.files["www.gen.test/index.html"]
+
+
+def test_resolve_is_pure_and_materialize_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PAGEBENCH_DATA_DIR", str(tmp_path))
+    small = sitefiles.resolve("seed000-small-n2")
+    assert isinstance(small, GeneratedSite) and small.entry == "https://www.seed000.test/"
+    assert not (tmp_path / "sites").exists()  # nothing written yet
+    on_disk = sitefiles.materialize(small)
+    assert on_disk.root == tmp_path / "sites" / "seed000-small-n2" and on_disk.entry == small.entry
+    generated = sitefiles.resolve({"generate": {"images": 2, "origins": 2}})
+    assert generated.name == "gen-i2-b2544-o2" and generated.origins == ("www.gen.test", "o2.gen.test")
+    from_dir = sitefiles.resolve(str(on_disk.root))
+    assert from_dir == on_disk and sitefiles.materialize(from_dir) is from_dir
+    with pytest.raises(SiteError, match="unknown site 'nowhere'"):
+        sitefiles.resolve("nowhere")
+    with pytest.raises(SiteError, match=r"generate: images: "):
+        sitefiles.resolve({"generate": {"images": -1}})
+    with pytest.raises(SiteError, match="a mapping must be"):
+        sitefiles.resolve({"generated": {}})
+
+
+def test_every_kind_of_site_has_a_finder():
+    assert set(sitefiles.FINDERS) == set(kinds.KINDS)
+
+
+def test_resolve_finds_each_kind_in_the_tables_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PAGEBENCH_DATA_DIR", str(tmp_path))
+    sites = tmp_path / "sites"
+    mine = write_imported(imported(entry("https://www.example.com/", text="<p>x</p>")), sites / "mine")
+    assert mine.recording is not None
+    assert sitefiles.resolve("mine") == mine  # recorded: by name, under the data directory
+    assert sitefiles.resolve(str(mine.root)) == mine  # a directory: by path
+    written = sitefiles.materialize(sitefiles.resolve("seed000-small-n1"))
+    assert isinstance(sitefiles.resolve("seed000-small-n1"), GeneratedSite)  # built-in before what is on disk
+    generated = sitefiles.materialize(sitefiles.resolve({"generate": {"images": 1}}))
+    assert sitefiles.resolve(str(generated.root)) == generated and sitefiles.resolve(str(written.root)) == written
+    with pytest.raises(SiteError) as error:
+        sitefiles.resolve(generated.name)  # kept under sites/ but not imported: not found by name
+    assert str(error.value) == UNKNOWN.replace("'nowhere'", repr(generated.name)).replace("/data/sites", str(sites))
+    with pytest.raises(SiteError, match=r"^unknown site '.*/nothing'; built-in: .*; or the name of a site"):
+        sitefiles.resolve(str(tmp_path / "nothing"))  # a path without site.yaml
+
+
+def test_load_site_names_the_missing_origin_directory(tmp_path: Path):
+    (tmp_path / "site.yaml").write_text(yaml.safe_dump(GOOD))
+    (tmp_path / "www.mine.test").mkdir()
+    with pytest.raises(SiteError, match=r"origins: no content directory .*img\.mine\.test"):
+        sitefiles.load_site(tmp_path)
+    with pytest.raises(SiteError, match="cannot read"):
+        sitefiles.load_site(tmp_path / "absent")
+
+
+def _decode_file(path: Path, dictionary: bytes | None = None) -> bytes:
+    token = {".gz": "gzip", ".br": "br", ".zst": "zstd", ".dcz": "dcz"}[path.suffix]
+    return encodings.decode(token, path.read_bytes(), dictionary)
+
+
+def test_write_site_writes_every_version_its_sidecars_deltas_and_fixed_mtimes(tmp_path: Path):
+    generated = generate(GenParams(images=2, css=2, js=1, html_bytes=12_000, versions=(0.01, 0.05)))
+    site = sitefiles.write_site(generated, tmp_path)
+    assert site.manifest == generated.manifest
+    assert sitefiles.load_site(site.root).manifest.changed == generated.manifest.changed
+    base, day = sitefiles.BASE_MTIME, sitefiles.DAY
+    assert base == 1_767_225_600  # 2026-01-01T00:00:00Z
+    for number in (1, 2, 3):
+        files = generated.version(number)
+        changed = set(generated.manifest.changed.get(number, []))
+        for rel, body in files.items():
+            host, path = rel.split("/", 1)
+            file = site.origin_root(host, number) / path
+            assert file.read_bytes() == body and stat.S_IMODE(file.stat().st_mode) == 0o644
+            mtime = base + number * day if rel in changed else base
+            assert file.stat().st_mtime == mtime, (number, rel)
+            sidecars = sorted(p.name for p in file.parent.iterdir() if p.name.startswith(file.name + "."))
+            if not encodings.is_text(rel):
+                assert sidecars == []
+                continue
+            for suffix in (".gz", ".br", ".zst"):
+                side = file.with_name(file.name + suffix)
+                assert _decode_file(side) == body and side.stat().st_mtime == mtime
+            dcz = file.with_name(f"{file.name}.{encodings.dictionary_id(generated.files[rel])}.dcz")
+            if rel in changed:
+                assert _decode_file(dcz, generated.files[rel]) == body and dcz.stat().st_mtime == mtime
+                assert len(dcz.read_bytes()) < len(file.with_name(file.name + ".zst").read_bytes())
+                assert generated.manifest.dictionaries[rel] == encodings.available_dictionary(
+                    site.origin_root(host).joinpath(path).read_bytes())
+            else:
+                assert len(sidecars) == 3 and (number == 1 or body == generated.files[rel])
+    assert generated.manifest.changed[2] and all(generated.manifest.changed.values())
+    cost = json.loads((site.root / "encoding-cost.json").read_text())
+    assert set(cost) == {"gzip", "br", "zstd", "dcz"}
+    texts = [p for p in generated.files if encodings.is_text(p)]
+    changed_count = sum(len(v) for v in generated.manifest.changed.values())
+    assert cost["gzip"]["files"] == len(texts) + changed_count and cost["dcz"]["files"] == changed_count
+    for spent in cost.values():
+        assert spent["bytes_out"] < spent["bytes_in"] and spent["cpu_ms"] >= 0
+    assert cost["br"]["cpu_ms"] > cost["gzip"]["cpu_ms"]  # quality 11 is the expensive one
+
+
+def test_materialize_adds_missing_and_stale_sidecars_to_a_site_directory(tmp_path: Path):
+    root = tmp_path / "mine"
+    (root / "www.mine.test" / "css").mkdir(parents=True)
+    (root / "img.mine.test").mkdir()
+    (root / "site.yaml").write_text(yaml.safe_dump(GOOD))
+    html, css = root / "www.mine.test" / "index.html", root / "www.mine.test" / "css" / "a.css"
+    html.write_bytes(html_page("mine", [], ["<p>hi</p>"], 5_000, "mine"))
+    css.write_bytes(b"body { margin: 0; }\n")
+    (root / "img.mine.test" / "a.png").write_bytes(png(2544, 64, 48, "a"))
+    os.utime(html, (1_000_000_000, 1_000_000_000))
+    site = sitefiles.load_site(root)
+    assert sitefiles.materialize(site) is site
+    for file in (html, css):
+        for suffix in (".gz", ".br", ".zst"):
+            side = file.with_name(file.name + suffix)
+            assert _decode_file(side) == file.read_bytes()
+            assert side.stat().st_mtime_ns == file.stat().st_mtime_ns
+            assert stat.S_IMODE(side.stat().st_mode) == 0o644
+    assert html.stat().st_mtime == 1_000_000_000
+    assert sorted(p.name for p in (root / "img.mine.test").iterdir()) == ["a.png"]
+    stamp = (html.with_name("index.html.br")).stat().st_ino
+    sitefiles.materialize(site)
+    assert html.with_name("index.html.br").stat().st_ino == stamp  # current: left alone
+    css.write_bytes(b"body { margin: 1px; }\n")  # edited: its sidecars are stale
+    sitefiles.materialize(site)
+    assert _decode_file(css.with_name("a.css.gz")) == b"body { margin: 1px; }\n"
+    assert not list(root.rglob("*.dcz")) and not list(root.rglob(".*.tmp"))
+
+
+def test_materialize_names_a_site_directory_it_cannot_write(tmp_path: Path):
+    root = tmp_path / "ro"
+    (root / "www.mine.test").mkdir(parents=True)
+    (root / "img.mine.test").mkdir()
+    (root / "site.yaml").write_text(yaml.safe_dump(GOOD))
+    (root / "www.mine.test" / "index.html").write_bytes(b"<!DOCTYPE html><p>hi</p>\n")
+    site = sitefiles.load_site(root)
+    mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(root), str(root)], capture_output=True)
+    if mounted.returncode:
+        pytest.skip(f"cannot make a read-only bind mount here: {mounted.stderr.decode().strip()}")
+    try:
+        with pytest.raises(SiteError) as error:
+            sitefiles.materialize(site)
+    finally:
+        subprocess.run(["umount", str(root)], check=True)
+    message = str(error.value)
+    assert message.startswith(f"{root / 'www.mine.test'}: cannot write the precompressed index.html.gz")
+    assert "Read-only file system" in message and "\n" not in message
