@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pagebench.core.certs import Leaf
+from pagebench.core.errors import PagebenchError
 from pagebench.edge.upstream import Strategy
 from pagebench.system.commands import Bed
 from pagebench.system.process import stop_process
@@ -38,7 +39,7 @@ DELAY_RT_PRIORITY = 50  # the delay program's default (netem/main.c, --rt-priori
 RT_PRIORITY_ENV = "PAGEBENCH_PROXY_RT_PRIORITY"
 
 
-class ProxyError(RuntimeError):
+class ProxyError(PagebenchError, RuntimeError):
     """The edge proxy could not be started or answered an error (one line)."""
 
 

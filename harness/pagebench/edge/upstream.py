@@ -37,6 +37,7 @@ import h2.settings
 import httptools
 
 from pagebench.core import modes
+from pagebench.core.errors import PagebenchError
 from pagebench.core.modes import Mode
 
 #: The modes the edge proxy carries across the link (those that run in the proxy topology).
@@ -53,7 +54,7 @@ H2_CONNECTION_WINDOW = 15 * 1024 * 1024
 READ_SIZE = 256 * 1024
 
 
-class UpstreamError(RuntimeError):
+class UpstreamError(PagebenchError, RuntimeError):
     """A request could not be answered by its origin (one line: which and why)."""
 
 

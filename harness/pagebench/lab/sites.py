@@ -47,7 +47,7 @@ from pagebench.core.sites.model import (
     one_line,
     parse_manifest,
 )
-from pagebench.lab.tls import data_dir
+from pagebench.system.places import data_dir
 
 
 def load_site(directory: Path) -> Site:

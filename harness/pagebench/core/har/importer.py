@@ -55,6 +55,7 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import ValidationError
 
+from pagebench.core.errors import PagebenchError
 from pagebench.core.sites.recording import (
     BODIES_DIR,
     RECORDING_FILE,
@@ -68,7 +69,7 @@ from pagebench.core.sites.model import SITE_NAME, GeneratedSite, Site, SiteManif
 from pagebench.core.sites.generate import builtin_sites
 
 
-class HarError(ValueError):
+class HarError(PagebenchError, ValueError):
     """One line naming the HAR file and the field at fault."""
 
 

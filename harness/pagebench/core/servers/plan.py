@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 from pagebench.core import encodings as encodings_table
 from pagebench.core import modes as modes_table
 from pagebench.core.certs import Leaf
+from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.layout import MAX_SERVER_IPS, Layout
 from pagebench.core.sites.recording import QUERY_MATCHING, UNRECORDED_HEADER, UNRECORDED_VALUE, Exchange
 from pagebench.core.sites.model import Site
@@ -74,8 +75,10 @@ DICTIONARY_CACHE_CONTROL = "max-age=86400"
 _PATTERN_SYNTAX = set('*?+:(){}\\"')
 
 
-class PlanError(ValueError):
+class PlanError(PagebenchError, ValueError):
     """One line: which mode, TLS version, site or host is at fault, and why."""
+
+    exit_code = BAD_INPUT
 
 
 @dataclass(frozen=True)

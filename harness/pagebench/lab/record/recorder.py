@@ -48,6 +48,7 @@ from urllib.parse import urlsplit
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from pagebench.core.errors import PagebenchError
 from pagebench.core.har.importer import ImportedSite, check_name, import_har, parse_har
 from pagebench.core.sites.model import Site
 from pagebench.lab.browser import CHROMIUM, Setup, write_wrapper
@@ -69,7 +70,7 @@ EVENTS_FILE = "upstream-errors.jsonl"
 Step = Callable[[str], None]
 
 
-class RecordError(RuntimeError):
+class RecordError(PagebenchError, RuntimeError):
     """The recording could not be made (one line: what and why)."""
 
 
