@@ -1,3 +1,3 @@
-from pagebench.cli.app import main
+from pagebench.cli.main import main
 
 main()

@@ -1,20 +1,21 @@
 """Reading the YAML files pagebench is given: experiment specs, network profiles (the
-built-in catalogue in `netem/profiles.yaml` and users' own) and compare's budgets. The
-one place that opens them; parsing and validation are `core`'s and `analysis`'s, and
-every error is one line naming the file (and the field)."""
+built-in catalogue, package data beside the link emulation, and users' own) and
+compare's budgets. The one place that opens them; parsing and validation are `core`'s
+and `analysis`'s, and every error is one line naming the file (and the field)."""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from . import REPO_ROOT
 from pagebench.analysis.compare import Budget, CompareError, parse_budgets
 from pagebench.core.profiles import Profile, ProfileError, parse_profiles, yaml_document
 from pagebench.core.spec.model import SpecError
 
-#: The built-in profiles, kept with the link emulation.
-CATALOGUE = REPO_ROOT / "netem" / "profiles.yaml"
+#: The built-in profiles: package data kept with the link emulation, found wherever
+#: pagebench is installed (a checkout or a wheel).
+CATALOGUE = resources.files("pagebench.link") / "profiles.yaml"
 
 
 def read_yaml_file(path: Path, error: type[ValueError]) -> Any:
@@ -38,7 +39,9 @@ def load_profile_file(path: Path, known: dict[str, Profile] | None = None) -> li
 
 def builtin_profiles() -> dict[str, Profile]:
     """The built-in catalogue by name."""
-    return {profile.name: profile for profile in load_profile_file(CATALOGUE)}
+    origin = "pagebench/link/profiles.yaml"
+    document = yaml_document(CATALOGUE.read_text(), origin, ProfileError)
+    return {profile.name: profile for profile in parse_profiles(document, origin)}
 
 
 def load_budgets(path: Path) -> list[Budget]:

@@ -25,6 +25,8 @@ from pagebench.link.counters import LinkCounters
 from pagebench.results.store import Store
 
 HARNESS = Path(__file__).resolve().parents[1]
+#: The checkout the tests run from: its compose file, dashboards, bootstrap and Dockerfiles.
+REPO = HARNESS.parent
 
 # The session ------------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pagebench.analysis import stats
 from pagebench.analysis.summary import CONDITION_FIELDS, METRICS, counts, field, key_of, label, order
+from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.messages import shown
 
 #: Fewer usable loads than this on either side: no test, the verdict says so.
@@ -31,8 +32,10 @@ MIN_LOADS = 5
 Key = tuple[str, ...]
 
 
-class CompareError(ValueError):
+class CompareError(PagebenchError, ValueError):
     """Bad input to compare; the message is one line naming what is wrong."""
+
+    exit_code = BAD_INPUT
 
 
 class Budget(BaseModel):

@@ -1,7 +1,7 @@
 """Network profiles: what the emulated link and the endpoints' TCP look like.
 
 Pure: parsing, validation and sweep expansion work on values only. The built-in
-catalogue (`netem/profiles.yaml`) and users' files are read by `yamlfiles`.
+catalogue (`pagebench/link/profiles.yaml`) and users' files are read by `yamlfiles`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.messages import shown
 
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
@@ -28,8 +29,16 @@ DEFAULT_MSS = 1460
 MAX_RWND = 65535
 
 
-class ProfileError(ValueError):
+class ProfileError(PagebenchError, ValueError):
     """A one-line, user-facing description of a bad profile (file, field, what is allowed)."""
+
+    exit_code = BAD_INPUT
+
+
+def knob(unit: str, short: str | None = None) -> dict[str, str]:
+    """A knob's unit, and the short name the command line gives it (`--rtt` for rtt_ms), as
+    field metadata: what `--help` says of a knob comes from the model, not from the CLI."""
+    return {"unit": unit, **({"short": short} if short else {})}
 
 
 class Profile(BaseModel):
@@ -39,26 +48,41 @@ class Profile(BaseModel):
 
     name: str = Field(min_length=1)
     source: str | None = None
-    rtt_ms: float = Field(0.0, ge=0, le=10_000)
-    jitter_ms: float = Field(0.0, ge=0, le=5_000)
-    loss_pct: float = Field(0.0, ge=0, le=100)
-    down_mbit: float | None = Field(None, gt=0, le=100_000)
-    up_mbit: float | None = Field(None, gt=0, le=100_000)
-    queue_bytes: int | None = Field(None, ge=FRAME_BYTES, le=1 << 30)
-    queue_ms: float | None = Field(None, gt=0, le=60_000)
-    mss: int | None = Field(None, ge=88, le=9000)
-    initcwnd: int | None = Field(None, ge=1, le=1000)
-    congctl: str = "cubic"
-    tcp_rmem: tuple[int, int, int] | None = None
-    tcp_wmem: tuple[int, int, int] | None = None
+    # Each knob's description and unit (`knob(...)`) are what `--help` shows of it, with the
+    # range its bounds allow; a knob the command line calls by a short name says it (`short`).
+    rtt_ms: float = Field(0.0, ge=0, le=10_000, description="Round-trip time", json_schema_extra=knob("ms", "rtt"))
+    jitter_ms: float = Field(0.0, ge=0, le=5_000, description="Jitter per direction, ± (at most half the RTT)",
+                             json_schema_extra=knob("ms", "jitter"))
+    loss_pct: float = Field(0.0, ge=0, le=100, description="Random loss per direction",
+                            json_schema_extra=knob("%", "loss"))
+    down_mbit: float | None = Field(None, gt=0, le=100_000, description="Downlink rate (default: unlimited)",
+                                    json_schema_extra=knob("Mbit/s", "down"))
+    up_mbit: float | None = Field(None, gt=0, le=100_000, description="Uplink rate (default: unlimited)",
+                                  json_schema_extra=knob("Mbit/s", "up"))
+    queue_bytes: int | None = Field(None, ge=FRAME_BYTES, le=1 << 30, description=(
+        "Bottleneck queue (default: one bandwidth-delay product, at least 8 frames)"), json_schema_extra=knob("bytes"))
+    queue_ms: float | None = Field(None, gt=0, le=60_000, description="Bottleneck queue, as time at the rate",
+                                   json_schema_extra=knob("ms"))
+    mss: int | None = Field(None, ge=88, le=9000, description="Clamp of the TCP MSS", json_schema_extra=knob("bytes"))
+    initcwnd: int | None = Field(None, ge=1, le=1000, description="Initial congestion window",
+                                 json_schema_extra=knob("segments"))
+    congctl: str = Field("cubic", description=f"Congestion control: {', '.join(CONGESTION_CONTROLS)}")
+    tcp_rmem: tuple[int, int, int] | None = Field(None, description=(
+        "The endpoints' TCP receive buffers: min, default, max (4096 <= min <= default <= max)"),
+        json_schema_extra=knob("bytes"))
+    tcp_wmem: tuple[int, int, int] | None = Field(None, description=(
+        "The endpoints' TCP send buffers: min, default, max (4096 <= min <= default <= max)"),
+        json_schema_extra=knob("bytes"))
     # The endpoints' TCP options (RFC 7323 window scaling and timestamps, RFC 2018 SACK):
     # on in every TCP today, off for TCP as it was before them (the seeds' 1994).
-    window_scaling: bool = True
-    sack: bool = True
-    timestamps: bool = True
+    window_scaling: bool = Field(True, description="TCP window scaling at the endpoints (RFC 7323)")
+    sack: bool = Field(True, description="TCP selective acknowledgements at the endpoints (RFC 2018)")
+    timestamps: bool = Field(True, description="TCP timestamps at the endpoints (RFC 7323)")
     # The client's advertised receive window, clamped exactly at the router (window
     # scaling stripped): one connection's rate is then at most rwnd_bytes / RTT.
-    rwnd_bytes: int | None = None
+    rwnd_bytes: int | None = Field(None, description=(
+        f"The client's receive window, clamped at the router, window scaling stripped (one MSS to {MAX_RWND})"),
+        json_schema_extra=knob("bytes"))
 
     @field_validator("congctl")
     @classmethod

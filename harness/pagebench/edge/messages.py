@@ -6,13 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pagebench.core.errors import PagebenchError
+
+
 #: Request headers that belong to one hop, not to the request (RFC 9110 7.6.1), and
 #: what the browser->proxy hop adds.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te",
                         "trailer", "transfer-encoding", "upgrade", "host"})
 
 
-class UpstreamError(RuntimeError):
+class UpstreamError(PagebenchError, RuntimeError):
     """A request could not be answered by its origin (one line: which and why)."""
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pagebench.core.errors import PagebenchError
 from pagebench.core.certs import Leaf
 from pagebench.edge.strategy import Strategy
 from pagebench.system.commands import Bed
@@ -38,7 +39,7 @@ DELAY_RT_PRIORITY = 50  # the delay program's default (netem/main.c, --rt-priori
 RT_PRIORITY_ENV = "PAGEBENCH_PROXY_RT_PRIORITY"
 
 
-class ProxyError(RuntimeError):
+class ProxyError(PagebenchError, RuntimeError):
     """The edge proxy could not be started or answered an error (one line)."""
 
 

@@ -52,7 +52,7 @@ from pagebench.core.sites.model import (
     parse_manifest,
 )
 from pagebench.core.sites.recording import Recording
-from pagebench.lab.tls import data_dir
+from pagebench.system.places import data_dir
 
 
 def load_site(directory: Path) -> Site:

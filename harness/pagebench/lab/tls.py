@@ -40,19 +40,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from pagebench import REPO_ROOT as _REPO
 from pagebench.core.certs import PERMITTED_DOMAIN, Leaf, check_hostnames
+from pagebench.system import places
 
-DATA_DIR_ENV = "PAGEBENCH_DATA_DIR"
-DEFAULT_DATA_DIR = Path("/var/lib/pagebench")
 CA_DAYS = 3650
 LEAF_DAYS = 397  # within browsers' 398-day limit, should it ever matter
 RENEW_BEFORE = dt.timedelta(days=30)
-
-
-def data_dir() -> Path:
-    """Where generated state lives: `$PAGEBENCH_DATA_DIR`, else /var/lib/pagebench."""
-    return Path(os.environ.get(DATA_DIR_ENV) or DEFAULT_DATA_DIR)
 
 
 # Pure helpers ------------------------------------------------------------------
@@ -155,10 +148,10 @@ class Authority:
     """The CA and leaf key in one directory; created on first use, then reused."""
 
     def __init__(self, directory: Path | None = None) -> None:
-        self.directory = Path(directory) if directory is not None else data_dir() / "tls"
-        resolved = self.directory.resolve()
-        if (_REPO / ".git").exists() and resolved.is_relative_to(_REPO):
-            raise ValueError(f"{DATA_DIR_ENV}: {self.directory} is inside the repository; "
+        self.directory = Path(directory) if directory is not None else places.data_dir() / "tls"
+        repo = places.checkout()
+        if repo is not None and (repo / ".git").exists() and self.directory.resolve().is_relative_to(repo):
+            raise ValueError(f"{places.DATA_DIR_ENV}: {self.directory} is inside the repository; "
                              f"private keys must live outside it")
 
     @property

@@ -11,21 +11,38 @@ import os
 import re
 import select
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import IO, Protocol
 
-from pagebench import REPO_ROOT
 from pagebench.core.profiles import Profile
+from pagebench.system import places
 from pagebench.system.commands import Bed, LabError, probe_in_throwaway_namespace, run
 from pagebench.system.process import stop_process
 from pagebench.link import delaystats
 from pagebench.link.counters import EMPTY_HIST, LinkCounters, parse_iptables_save, parse_nfqueue, parse_qdisc_drops, queue_and_loss_drops
 from pagebench.link.plan import BACKENDS, LinkPlan, netem_plan, reset_commands, userspace_plan
 
-DELAY_PROGRAM = Path(os.environ.get("PAGEBENCH_DELAY_BIN", REPO_ROOT / "netem" / "build" / "pagebench-delay"))
 READY_TIMEOUT_S = 5.0
 NETEM_PROBE = ("tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms")
+
+
+def delay_program() -> Path:
+    """The userspace delay program: `$PAGEBENCH_DELAY_BIN`; else the one `make -C netem` built
+    in the checkout pagebench runs from (the newest build while developing); else the one
+    installed beside pagebench's Python (`harness/bootstrap` puts it in the virtualenv's bin/)
+    or on PATH. When there is none, where one would be, for the message that says so."""
+    if os.environ.get("PAGEBENCH_DELAY_BIN"):
+        return Path(os.environ["PAGEBENCH_DELAY_BIN"])
+    repo = places.checkout()
+    built = repo / "netem" / "build" / "pagebench-delay" if repo is not None else None
+    if built is not None and built.exists():
+        return built
+    return places.program("pagebench-delay") or built or Path(sys.prefix) / "bin" / "pagebench-delay"
+
+
+DELAY_PROGRAM = delay_program()
 
 
 def netem_available() -> bool:

@@ -27,6 +27,7 @@ from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from pagebench import REPO_ROOT
+from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.records import Condition, LoadResult, PlannedLoad, Resource
 from pagebench.system.owner import Owner
 
@@ -219,7 +220,7 @@ link_checks = sa.Table(
 )
 
 
-class StoreError(Exception):
+class StoreError(PagebenchError):
     """A one-line, user-facing description of a store problem."""
 
 
@@ -229,6 +230,8 @@ class _Lost(StoreError):
 
 class UnknownRun(StoreError):
     """No run with that id; the message lists the latest known runs."""
+
+    exit_code = BAD_INPUT
 
 
 def alembic_config(connection: Connection | None = None, url: str | None = None) -> Config:

@@ -24,7 +24,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pagebench import REPO_ROOT as REPO
 from pagebench.core import encodings, modes
 from pagebench.core.servers import plan as serverplan
 from pagebench.core.spec import model as spec_mod
@@ -47,6 +46,7 @@ from pagebench.link.counters import LinkCounters
 from pagebench.link.emulator import LinkControl, choose_backend
 from pagebench.link.plan import SPIN_US
 from pagebench.results.store import Store
+from pagebench.system import places
 from pagebench.system.commands import Bed, LabError
 from pagebench.system.signals import Interrupted
 from pagebench.yamlfiles import builtin_profiles
@@ -104,14 +104,22 @@ def _command_output(argv: list[str]) -> str:
     return (result.stdout or result.stderr).strip().splitlines()[0] if (result.stdout or result.stderr) else ""
 
 
+def _commit(repo: Path | None) -> str | None:
+    """The checkout's commit, `-dirty` when a tracked file differs from it."""
+    if repo is None:
+        return None
+    commit = _command_output(["git", "-C", str(repo), "rev-parse", "HEAD"])
+    dirty = _command_output(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"])
+    return commit + ("-dirty" if dirty else "")
+
+
 def environment() -> dict[str, Any]:
-    """How this run is produced: versions and the code's commit."""
+    """How this run is produced: versions and the code's commit (None when pagebench runs
+    from a wheel: no checkout to ask)."""
     from importlib.metadata import version
 
-    commit = _command_output(["git", "-C", str(REPO), "rev-parse", "HEAD"])
-    dirty = _command_output(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"])
     return {
-        "git_commit": commit + ("-dirty" if dirty else ""),
+        "git_commit": _commit(places.checkout()),
         "host": platform.node(),
         "kernel": platform.release(),
         # which build as well as which version: "chromium-headless-shell 156.0.8078.79"

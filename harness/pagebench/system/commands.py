@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from pagebench.core.errors import PagebenchError
 from pagebench.core.layout import Command, Layout, new_prefix
 
 
-class LabError(RuntimeError):
+class LabError(PagebenchError, RuntimeError):
     """A command that builds or drives the lab failed (one line: what and why)."""
 
 

@@ -19,6 +19,7 @@ from cryptography.x509.verification import PolicyBuilder, Store, VerificationErr
 
 from pagebench.core import certs
 from pagebench.lab import tls
+from pagebench.system import places
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -151,17 +152,17 @@ def test_non_test_names_are_refused(authority: tls.Authority):
 
 
 def test_default_directory_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setenv(tls.DATA_DIR_ENV, str(tmp_path / "elsewhere"))
-    assert tls.data_dir() == tmp_path / "elsewhere"
+    monkeypatch.setenv(places.DATA_DIR_ENV, str(tmp_path / "elsewhere"))
+    assert places.data_dir() == tmp_path / "elsewhere"
     assert tls.ca_path() == tmp_path / "elsewhere" / "tls" / "ca.pem"
-    monkeypatch.delenv(tls.DATA_DIR_ENV)
-    assert tls.data_dir() == Path("/var/lib/pagebench")
+    monkeypatch.delenv(places.DATA_DIR_ENV)
+    assert places.data_dir() == Path("/var/lib/pagebench")
 
 
 def test_keys_never_go_inside_the_repository():
-    repo = Path(tls.__file__).resolve().parents[3]
-    if not (repo / ".git").exists():
-        pytest.skip("not running from a git checkout")
+    repo = places.checkout()
+    if repo is None or not (repo / ".git").exists():
+        pytest.skip("not installed from a git checkout")
     with pytest.raises(ValueError, match="inside the repository"):
         tls.Authority(repo / "results" / "tls")
 

@@ -15,11 +15,11 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from pagebench import REPO_ROOT
+from tests.helpers import REPO
 
-COMPOSE = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())
+COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 SCHEMA = Path("/work/shared/schemas/compose-spec.json")
-DOCKERFILE = REPO_ROOT / "harness" / "docker" / "Dockerfile"
+DOCKERFILE = REPO / "harness" / "docker" / "Dockerfile"
 
 
 def test_compose_file_is_valid_against_the_compose_specification():
@@ -106,10 +106,10 @@ def test_grafana_gets_what_the_provisioning_expects():
     grafana = COMPOSE["services"]["grafana"]
     mounts = {m.split(":")[1]: m.split(":")[0] for m in grafana["volumes"]}
     assert mounts["/etc/grafana/provisioning"] == "./dashboards/provisioning"
-    provider = yaml.safe_load((REPO_ROOT / "dashboards/provisioning/dashboards/pagebench.yaml").read_text())
+    provider = yaml.safe_load((REPO / "dashboards/provisioning/dashboards/pagebench.yaml").read_text())
     folder = provider["providers"][0]["options"]["path"]
-    assert (REPO_ROOT / mounts[folder].removeprefix("./")).is_dir()
-    datasource = (REPO_ROOT / "dashboards/provisioning/datasources/pagebench.yaml").read_text()
+    assert (REPO / mounts[folder].removeprefix("./")).is_dir()
+    datasource = (REPO / "dashboards/provisioning/datasources/pagebench.yaml").read_text()
     for variable in set(re.findall(r"\$\{?(PAGEBENCH_[A-Z_]+)", datasource)):
         assert variable in grafana["environment"], variable
 
@@ -135,7 +135,7 @@ def _pagebench_invocations() -> list[tuple[str, list[str]]]:
 def test_every_pagebench_command_and_option_it_runs_exists():
     import typer.main
 
-    from pagebench.cli.app import app
+    from pagebench.cli.main import app
 
     root = typer.main.get_command(app)
     invocations = _pagebench_invocations()
@@ -167,17 +167,17 @@ def test_every_pagebench_command_and_option_it_runs_exists():
 def test_the_image_installs_with_the_test_commands_own_script():
     lines = DOCKERFILE.read_text().splitlines()
     assert [line for line in lines if line.startswith("FROM ")] == ["FROM debian:bookworm-slim"]
-    database = (REPO_ROOT / COMPOSE["services"]["db"]["build"]["dockerfile"]).read_text().splitlines()
+    database = (REPO / COMPOSE["services"]["db"]["build"]["dockerfile"]).read_text().splitlines()
     assert [line for line in database if line.startswith("FROM ")] == ["FROM debian:bookworm-slim"]
     # every image but Grafana's is built here, with the host's network (no bridge or NAT needed)
     built = [name for name, service in COMPOSE["services"].items() if "build" in service]
     assert sorted(built) == ["db", "harness", "router", "sites"]
     assert all(COMPOSE["services"][name]["build"]["network"] == "host" for name in built)
     assert any(line.startswith("RUN ") and "harness/bootstrap install" in line for line in lines)
-    bootstrap = (REPO_ROOT / "harness" / "bootstrap").read_text()
+    bootstrap = (REPO / "harness" / "bootstrap").read_text()
     test_branch = bootstrap.split("  test)", 1)[1].split(";;", 1)[0]
     install_branch = bootstrap.split("  install)", 1)[1].split(";;", 1)[0]
     assert "install_all" in test_branch and "install_all" in install_branch  # one install, both paths
     for role in ("router", "sites", "harness"):  # one image, the same code in every role
-        assert COMPOSE["services"][role]["build"]["dockerfile"] == str(DOCKERFILE.relative_to(REPO_ROOT))
+        assert COMPOSE["services"][role]["build"]["dockerfile"] == str(DOCKERFILE.relative_to(REPO))
         assert COMPOSE["services"][role]["image"] == "pagebench:local"

@@ -25,11 +25,10 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
-from pagebench import REPO_ROOT
 
-from tests.helpers import drop_database, fresh_database, needs_root, nothing_left, pagebench, run_id_of, write_spec
+from tests.helpers import REPO, drop_database, fresh_database, needs_root, nothing_left, pagebench, run_id_of, write_spec
 
-DASHBOARDS = REPO_ROOT / "dashboards"
+DASHBOARDS = REPO / "dashboards"
 BOARDS = sorted((DASHBOARDS / "json").glob("*.json"))
 DATASOURCE = {"type": "grafana-postgresql-datasource", "uid": "pagebench"}
 FORMATS = {"table", "time_series"}
@@ -286,9 +285,9 @@ def test_provisioning_names_the_datasource_and_the_dashboards_folder():
     assert provider["allowUiUpdates"] is False
     folder = provider["options"]["path"]
     # docker-compose.yml mounts dashboards/json there
-    grafana = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())["services"]["grafana"]
+    grafana = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]["grafana"]
     mounts = {volume.split(":")[1]: volume.split(":")[0] for volume in grafana["volumes"]}
-    assert (REPO_ROOT / mounts[folder]).resolve() == (DASHBOARDS / "json").resolve()
+    assert (REPO / mounts[folder]).resolve() == (DASHBOARDS / "json").resolve()
 
 
 # -- against real data -------------------------------------------------------------------------

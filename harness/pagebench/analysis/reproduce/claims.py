@@ -10,7 +10,7 @@ Every scenario runs in two variants where the physics changed since the paper:
 
 * **era**: the paper's own conditions as far as they can be had: cleartext HTTP (the
   seeds' 1994 and 1999 paid no TLS handshake; seed 002's 2013 testbed ran TLS 1.2) and
-  the endpoints' TCP of the time (netem/profiles.yaml's `-tcp` family: no window scaling,
+  the endpoints' TCP of the time (link/profiles.yaml's `-tcp` family: no window scaling,
   SACK or timestamps, Reno, a small initial window; seed 004: a 32767-byte window);
 * **today**: TLS 1.3 on every connection and Linux's TCP as it ships.
 

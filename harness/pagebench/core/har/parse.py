@@ -23,7 +23,10 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 
-class HarError(ValueError):
+from pagebench.core.errors import PagebenchError
+
+
+class HarError(PagebenchError, ValueError):
     """One line naming the HAR file and the field at fault."""
 
 

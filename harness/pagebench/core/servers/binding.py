@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from pagebench.core import encodings as encodings_table
 from pagebench.core import modes as modes_table
+from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.layout import MAX_SERVER_IPS, Layout
 
 QUIC_PORT = 443
@@ -26,8 +27,10 @@ SERVER_ADDRESSES = _ADDRESSES.server_addresses
 SERVER_ADDRESSES6 = _ADDRESSES.server_addresses6
 
 
-class PlanError(ValueError):
+class PlanError(PagebenchError, ValueError):
     """One line: which mode, TLS version, site or host is at fault, and why."""
+
+    exit_code = BAD_INPUT
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pagebench.core.certs import check_hostname
+from pagebench.core.errors import PagebenchError
 from pagebench.core.messages import shown
 from pagebench.core.sites.recording import Recording
 
 
-class SiteError(ValueError):
+class SiteError(PagebenchError, ValueError):
     """One line naming the site (or file) and the field at fault."""
 
 

@@ -34,6 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from pagebench.core import encodings, modes
+from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.messages import shown
 from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
 from pagebench.core.records import Condition, PlannedLoad
@@ -46,8 +47,10 @@ def origin_modes(spec: Experiment) -> list[str]:
     return list(dict.fromkeys(modes.get(mode).origin for mode in spec.resolved_modes))
 
 
-class SpecError(ValueError):
+class SpecError(PagebenchError, ValueError):
     """One line: the file, the field, what is allowed."""
+
+    exit_code = BAD_INPUT
 
 
 class Timeouts(BaseModel):

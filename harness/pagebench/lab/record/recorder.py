@@ -48,6 +48,7 @@ from urllib.parse import urlsplit
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 
+from pagebench.core.errors import PagebenchError
 from pagebench.core.har.importer import ImportedSite, check_name, import_har
 from pagebench.core.har.parse import parse_har
 from pagebench.core.sites.model import Site
@@ -70,7 +71,7 @@ EVENTS_FILE = "upstream-errors.jsonl"
 Step = Callable[[str], None]
 
 
-class RecordError(RuntimeError):
+class RecordError(PagebenchError, RuntimeError):
     """The recording could not be made (one line: what and why)."""
 
 

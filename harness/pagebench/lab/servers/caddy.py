@@ -9,22 +9,25 @@ import json
 import os
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from pagebench import REPO_ROOT
 from pagebench.core.servers import caddyconf
 from pagebench.core.servers.accesslog import AccessRecord, parse_caddy_log
 from pagebench.core.servers.plan import ServerPlan
 from pagebench.lab.servers.nginx import AccessLogReader, ServerError, with_certificate
 from pagebench.lab.tls import Authority
+from pagebench.system import places
 from pagebench.system.commands import Bed, run
 from pagebench.system.process import stop_process
 
-#: Built from a pinned release by `harness/bootstrap install` (see CADDY_VERSION there):
+#: Built from a pinned release by `harness/bootstrap install` (see CADDY_VERSION there) into
+#: the virtualenv's bin/, beside pagebench's Python (else one on PATH; where the bootstrap
+#: puts it when there is none, for the message); `$PAGEBENCH_CADDY` names another build.
 #: Debian 12's Caddy 2.6.2 has quic-go 0.29, which drops the second Initial packet of
 #: Chromium's two-packet ClientHello (quic-go #3760), so most cold h3 handshakes took 3 RTT.
-CADDY = os.environ.get("PAGEBENCH_CADDY", str(REPO_ROOT / ".venv" / "bin" / "caddy"))
+CADDY = os.environ.get("PAGEBENCH_CADDY") or str(places.program("caddy") or Path(sys.prefix) / "bin" / "caddy")
 
 
 # Start-up messages (pure) --------------------------------------------------------------

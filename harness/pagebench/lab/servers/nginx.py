@@ -12,6 +12,7 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from pagebench.core.errors import PagebenchError
 from pagebench.core.servers import nginxconf, plan as serverplan
 from pagebench.core.servers.accesslog import AccessRecord, ServerLog, parse_nginx_log, summarize
 from pagebench.core.servers.plan import ServerPlan
@@ -23,7 +24,7 @@ from pagebench.system.process import stop_process
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
 
-class ServerError(RuntimeError):
+class ServerError(PagebenchError, RuntimeError):
     """nginx could not be configured or started (one line: what and why)."""
 
 

@@ -24,6 +24,7 @@ from pagebench.lab.split.endpoint import SERVER_SIDE, apply_here
 from pagebench.lab.split.local import LocalBed
 from pagebench.link.check import PROBE_PORT, Step, probe_link
 from pagebench.link.counters import LinkCounters
+from pagebench.system import places
 from pagebench.system.commands import LabError
 
 
@@ -76,7 +77,7 @@ class RemoteSites:
         if answer["spki"] != tls.spki_list():
             sites.post("/sites/stop")
             raise LabError(f"sites {sites.url}: its TLS leaf key is not this harness's: share the "
-                               f"directory {tls.data_dir() / 'tls'} between them (compose: the `pki` volume)")
+                               f"directory {places.data_dir() / 'tls'} between them (compose: the `pki` volume)")
         # The certificate files here name the same hosts with the same key (the edge proxy uses them).
         self.plan = with_certificate(server_plan)
         self.nginx_version: str = answer["nginx_version"]

@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from pagebench import REPO_ROOT
 from pagebench.core.measure import metrics
 from pagebench.core.sites import generate as sitegen
 from pagebench.core.servers.accesslog import ServerLog
@@ -38,7 +37,7 @@ from pagebench.lab.servers.nginx import NginxServer, ServerError, prepare
 from pagebench.lab.tls import Authority
 from pagebench.link.counters import LinkCounters
 from pagebench.link.emulator import Link
-from tests.helpers import needs_root
+from tests.helpers import REPO, needs_root
 from tests.lab.servers.versioned import ENCODINGS, check_deltas, check_encodings, write_versioned_site
 
 # Without Caddy running ----------------------------------------------------------------------
@@ -56,7 +55,7 @@ def test_startup_errors_and_readiness_are_read_from_caddy_s_output():
 
 
 def test_caddy_is_the_release_bootstrap_pins():
-    pinned = re.search(r'^CADDY_VERSION="v([^"]+)"', (REPO_ROOT / "harness" / "bootstrap").read_text(), re.M)
+    pinned = re.search(r'^CADDY_VERSION="v([^"]+)"', (REPO / "harness" / "bootstrap").read_text(), re.M)
     assert pinned, "harness/bootstrap pins CADDY_VERSION"
     if not Path(caddy.CADDY).exists():
         pytest.fail(f"{caddy.CADDY} missing: run `sudo harness/bootstrap install` (it builds Caddy)")

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import SESSION_TAG, needs_root
-from pagebench import REPO_ROOT
+from tests.helpers import REPO, SESSION_TAG, needs_root
 from pagebench.core.modes import H2, KEEPALIVE
 from pagebench.runner.run import environment
 
@@ -25,7 +24,7 @@ pytestmark = [pytest.mark.integration, needs_root]
 
 PROJECT_PREFIX = "pbcompose"
 PROJECT = f"{PROJECT_PREFIX}{SESSION_TAG}"  # this session's; others' are left alone unless stale
-COMPOSE_FILE = REPO_ROOT / "docker-compose.yml"
+COMPOSE_FILE = REPO / "docker-compose.yml"
 LAB = ["db", "router", "sites"]
 SPEC = {"name": "compose-test", "seed": 7, "sites": ["seed000-small-n2"], "modes": [KEEPALIVE.name, H2.name],
         "cache": ["cold", "warm"], "profiles": [{"name": "r20", "rtt_ms": 20, "down_mbit": 50, "up_mbit": 50}],
@@ -50,7 +49,7 @@ def compose_command() -> list[str]:
     """`docker compose` where the machine has it, else the Compose the test command built."""
     if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:
         return ["docker", "compose"]
-    built = REPO_ROOT / ".venv" / "bin" / "docker-compose"
+    built = REPO / ".venv" / "bin" / "docker-compose"
     if built.exists():
         return [str(built)]
     pytest.fail("no Docker Compose v2: run `harness/bootstrap test`, which builds it")
@@ -62,7 +61,7 @@ def compose(project: str, *args: str, files: tuple[Path, ...] = (COMPOSE_FILE,),
     environ = {k: v for k, v in os.environ.items() if k not in ("GRAFANA_ADMIN_PASSWORD", "PAGEBENCH_SPEC")}
     command = compose_command() + ["-p", project] + [a for f in files for a in ("-f", str(f))] + list(args)
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environ | (env or {}),
-                          cwd=REPO_ROOT)
+                          cwd=REPO)
 
 
 def docker(*args: str) -> str:
@@ -103,7 +102,7 @@ def lab(tmp_path_factory) -> Iterator[dict]:
         pytest.fail("no Docker engine answers: run `harness/bootstrap test`, which starts one")
     for stale in stale_projects():  # a killed earlier run is cleaned up by the next one
         remove_project(stale)
-    base = subprocess.run([str(REPO_ROOT / "harness" / "docker" / "base-image")], capture_output=True, text=True)
+    base = subprocess.run([str(REPO / "harness" / "docker" / "base-image")], capture_output=True, text=True)
     assert base.returncode == 0, base.stderr[-3000:]
     tmp = tmp_path_factory.mktemp("compose")
     (tmp / "spec.yaml").write_text(yaml.safe_dump(SPEC))

@@ -15,17 +15,16 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from pagebench import REPO_ROOT
 from pagebench.results.store import Store
 from pagebench.lab.netns import STATE_ROOT, NamespaceBed
 from pagebench.system.commands import run
 from pagebench.core.layout import Layout, new_prefix
 
-from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, SESSION_TAG, needs_root
+from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, SESSION_TAG, needs_root
 
 pytestmark = [pytest.mark.integration, needs_root]
 # The compose file's own control addresses and commands (test_compose checks they agree).
-COMPOSE = yaml.safe_load((REPO_ROOT / "docker-compose.yml").read_text())
+COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 ROUTER_LISTEN = COMPOSE["services"]["router"]["command"][-1]
 SITES_LISTEN = COMPOSE["services"]["sites"]["command"][-1].rsplit("--listen ", 1)[1]
 ROUTER_URL, SITES_URL = f"http://{ROUTER_LISTEN}", f"http://{SITES_LISTEN}"

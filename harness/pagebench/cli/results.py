@@ -1,0 +1,132 @@
+"""The commands that read the store only: `report`, `compare` (the regression gate) and
+`export`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.table import Table
+
+from pagebench import yamlfiles
+from pagebench.cli.common import command, err, fail, open_store, out
+from pagebench.core.errors import BAD_INPUT
+
+results_app = typer.Typer()
+
+
+def _run_id(store, run_id: str) -> str:
+    """'latest' is the newest run in the store; any other id is taken as given."""
+    if run_id != "latest":
+        return run_id
+    runs = store.runs()
+    if not runs:
+        raise fail(f"{store.url}: the store has no runs yet")
+    return runs[0]["run_id"]
+
+
+@command(results_app)
+def report(
+    run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    html: Annotated[Optional[Path], typer.Option("--html", help="Also write a self-contained HTML report here.")] = None,
+    db: Annotated[Optional[str], typer.Option(help="Results store URL.")] = None,
+) -> None:
+    """Summarize a stored run: per condition, n, medians and p90s, connections, cache hits."""
+    from pagebench.analysis.report.text import report_json, report_table
+
+    store = open_store(db, must_exist=True)
+    run_id = _run_id(store, run_id)
+    try:
+        if html is not None:
+            from pagebench.analysis.report.html import write_html_report
+
+            write_html_report(store, run_id, html)
+            err.print(f"wrote {html}")
+        if as_json:
+            out.print_json(json.dumps(report_json(store, run_id)))
+        else:
+            out.print(report_table(store, run_id))
+    except OSError as error:
+        raise fail(f"--html: {html}: {error.strerror}") from None
+
+
+def _threshold(text: str) -> float:
+    """'5%' or '5' (percent) as a fraction."""
+    try:
+        value = float(text.strip().removesuffix("%"))
+    except ValueError:
+        raise fail(f"--threshold: want a percentage like 5%, got {text!r}") from None
+    if not 0 <= value < 1000:
+        raise fail(f"--threshold: want 0% to 1000%, got {text!r}")
+    return value / 100
+
+
+@command(results_app, exit_code=BAD_INPUT)  # any error is 2: 1 says "regression"
+def compare(
+    base_run: Annotated[str, typer.Argument(help="Baseline run id, or 'latest' (in --base-db).")],
+    candidate_run: Annotated[str, typer.Argument(help="Candidate run id, or 'latest' (in --db).")],
+    db: Annotated[Optional[str], typer.Option(help="Results store URL of the candidate (and base).")] = None,
+    base_db: Annotated[Optional[str], typer.Option(help="Results store URL of the baseline (default: --db).")] = None,
+    metric: Annotated[str, typer.Option(help="load_ms, ttfb_ms, dcl_ms, fcp_ms, ...")] = "load_ms",
+    threshold: Annotated[str, typer.Option(help="Smallest median change that counts, e.g. 5%.")] = "5%",
+    alpha: Annotated[float, typer.Option(help="Significance level (Holm-corrected across conditions).")] = 0.05,
+    budget: Annotated[Optional[Path], typer.Option(help="YAML of absolute limits: budgets: [{metric, max, site, ...}].")] = None,
+    markdown: Annotated[bool, typer.Option("--markdown", help="Print a markdown table (for CI summaries).")] = False,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+) -> None:
+    """Is the candidate run slower than the baseline? Exit 0 fine, 1 regression, 2 error."""
+    from pagebench.analysis import compare as compare_mod
+
+    limit = _threshold(threshold)
+    budgets = yamlfiles.load_budgets(budget) if budget else []
+    candidate_store = open_store(db, must_exist=True)
+    base_store = open_store(base_db, must_exist=True, option="--base-db") if base_db else candidate_store
+    base_id, candidate_id = _run_id(base_store, base_run), _run_id(candidate_store, candidate_run)
+    result = compare_mod.compare(base_store.loads(base_id), candidate_store.loads(candidate_id),
+                                 metric=metric, threshold=limit, alpha=alpha, budgets=budgets)
+    if junit is not None:
+        try:
+            junit.write_text(compare_mod.junit(result))
+        except OSError as error:
+            raise fail(f"--junit: {junit}: {error.strerror}") from None
+    if markdown:
+        print(compare_mod.markdown(result), end="")
+    else:
+        table = Table(title=f"{candidate_id} against {base_id}: {metric}, threshold {limit:.0%}, alpha {alpha:g} (Holm)")
+        for column in compare_mod.COLUMNS:
+            table.add_column(column, justify="left" if column in ("condition", "verdict") else "right")
+        for row, verdict in zip(compare_mod.rows(result), result.verdicts):
+            style = {compare_mod.Status.REGRESSION: "red", compare_mod.Status.IMPROVEMENT: "green"}.get(verdict.status)
+            table.add_row(*row, style=style)
+        out.print(table)
+        names = ", ".join(v.name for v in result.regressions)
+        out.print(f"[red]regression in {names}[/]" if names else "no regression", highlight=False)
+    raise typer.Exit(1 if result.regressions else 0)
+
+
+@command(results_app)
+def export(
+    run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")],
+    csv_dir: Annotated[Optional[Path], typer.Option("--csv", help="Write loads.csv and resources.csv here.")] = None,
+    parquet_dir: Annotated[Optional[Path], typer.Option("--parquet", help="Write loads.parquet and resources.parquet here.")] = None,
+    db: Annotated[Optional[str], typer.Option(help="Results store URL.")] = None,
+) -> None:
+    """A run's loads and resources as flat files (warm-up and flagged loads included, marked)."""
+    from pagebench.results import export as export_mod
+
+    if (csv_dir is None) == (parquet_dir is None):
+        raise fail("give exactly one of --csv DIR or --parquet DIR")
+    store = open_store(db, must_exist=True)
+    run_id = _run_id(store, run_id)
+    try:
+        if csv_dir is not None:
+            written = export_mod.write_csv(store, run_id, csv_dir)
+        else:
+            written = export_mod.write_parquet(store, run_id, parquet_dir)
+    except OSError as error:
+        raise fail(f"{error.filename}: {error.strerror}") from None
+    for path in written:
+        out.print(f"wrote {path}", highlight=False)

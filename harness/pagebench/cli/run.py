@@ -1,0 +1,175 @@
+"""The measuring commands: `run` (an experiment, or the rest of an interrupted one) and
+`reproduce` (the seeds' scenarios, answered claim by claim)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
+
+import typer
+
+from pagebench.cli.common import WaitOpt, command, err, fail, machine, open_store, out, reported
+from pagebench.core.errors import FAILED
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+run_app = typer.Typer()
+
+
+def _bar() -> Progress:
+    """A measuring command's progress bar: loads done of planned, on stderr, kept at the end
+    (an error is printed after its last line)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("loads"),
+                    TimeRemainingColumn(), console=err, transient=False)
+
+
+@command(run_app)
+def run(
+    spec: Annotated[Optional[Path], typer.Argument(help="Experiment spec (YAML).")] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", help="Finish an interrupted run.")] = None,
+    db: Annotated[Optional[str], typer.Option(help="Results store URL (default: SQLite under results/).")] = None,
+    router: Annotated[Optional[str], typer.Option(envvar="PAGEBENCH_ROUTER", help=(
+        "Control URL of a split lab's router role (`pagebench serve router`); with --sites. "
+        "Default: build the lab here."))] = None,
+    sites: Annotated[Optional[str], typer.Option(envvar="PAGEBENCH_SITES", help=(
+        "Control URL of a split lab's sites role (`pagebench serve sites`); with --router."))] = None,
+    wait: WaitOpt = False,
+) -> None:
+    """Run an experiment: every planned page load, committed as it finishes."""
+    from pagebench.runner import run as runner
+    from pagebench.core.spec.model import SpecError
+    from pagebench.edge.proxy import rt_priority
+    from pagebench.lab.build import Roles
+    from pagebench.system.signals import signals_raise
+    from pagebench.yamlfiles import spec_document
+
+    if (spec is None) == (resume is None):
+        raise fail("give a spec file, or --resume RUN (not both)")
+    if (router is None) != (sites is None):
+        raise fail("--router and --sites go together: give both, or neither to build the lab here")
+    roles = Roles(router, sites) if router is not None and sites is not None else None
+    prepared = None
+    if spec is not None:
+        prepared = runner.prepare(spec_document(spec), str(spec))
+        for note in prepared.spec.notes:
+            err.print(f"note: {note}", highlight=False, soft_wrap=True)
+        if "proxy" in prepared.spec.topologies:
+            rt_priority()  # a bad $PAGEBENCH_PROXY_RT_PRIORITY stops the run before it starts
+    store = open_store(db)
+    run_id = resume
+    created: list[str] = [resume] if resume else []
+
+    def kept(error: BaseException) -> str | None:
+        """How to finish a run that stopped: its loads so far are kept (not so for a bad spec)."""
+        if not created or isinstance(error, SpecError):
+            return None
+        return f"loads so far are kept: pagebench run --resume {created[0]}"
+
+    # The error, if any, is printed after the progress bar's last line: the lock first,
+    # the bar inside it.
+    with reported(exit_code=FAILED, hint=kept, interrupted="interrupted"), signals_raise(), \
+            machine("run", wait) as lock, _bar() as bar:
+        task = bar.add_task("starting", total=len(prepared.plan) if prepared else None)
+
+        def progress(done, total, planned, result, status):
+            c = planned.condition
+            label = status or c.label + (
+                f"  [{result.load_ms:.0f} ms]" if result and result.load_ms else "")
+            bar.update(task, completed=done, total=total, description=label)
+
+        if prepared is not None:
+            def named(new_id: str) -> None:
+                created.append(new_id)
+                lock.note_run(new_id)
+
+            run_id = runner.start(store, prepared, progress, roles, created=named)
+        else:
+            assert run_id is not None
+            lock.note_run(run_id)
+            runner.resume(store, run_id, progress, roles)
+    out.print(f"run [bold]{run_id}[/] complete: pagebench report {run_id}")
+
+
+@command(run_app)
+def reproduce(
+    seeds: Annotated[Optional[list[str]], typer.Argument(help="Seeds to answer: 000, 001, 002, 004 "
+                                                               "(default: all).")] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Fewer points and repetitions: minutes, wider intervals "
+                                                        "(more claims can't tell).")] = False,
+    db: Annotated[Optional[str], typer.Option(help="Results store URL (default: SQLite under results/).")] = None,
+    html_file: Annotated[Optional[Path], typer.Option("--html", help="Also write the rows and the seeds' figures "
+                                                                      "as one self-contained HTML file.")] = None,
+    figures_dir: Annotated[Optional[Path], typer.Option("--figures", help="Also write each of the seeds' figures "
+                                                                          "as DIR/<name>.svg.")] = None,
+    reuse: Annotated[bool, typer.Option("--reuse", help="Answer from the latest stored runs of these scenarios "
+                                                        "instead of running them.")] = False,
+    wait: WaitOpt = False,
+) -> None:
+    """Run the seeds' scenarios (era and today) and print paper against measured, one row per
+    claim: value with its 95 % interval, verdict, and why where it differs."""
+    import time
+
+    from pagebench.runner import run as runner
+    from pagebench.analysis.reproduce import claims as catalogue
+    from pagebench.analysis.reproduce import verdicts as answer
+    from pagebench.system.signals import signals_raise
+
+    chosen = list(dict.fromkeys(seeds or catalogue.SEEDS))
+    unknown = catalogue.unknown_seed(chosen)
+    if unknown:
+        raise fail(unknown)
+    if html_file is not None and not html_file.parent.is_dir():
+        raise fail(f"--html {html_file}: no directory {html_file.parent}")
+    if figures_dir is not None and not figures_dir.is_dir():
+        raise fail(f"--figures {figures_dir}: not a directory")
+    scenarios = catalogue.scenarios_of(chosen)
+    planned: runner.Reproduction = []
+    for scenario in scenarios:
+        for variant in scenario.variants:
+            for label, document in scenario.runs(variant, quick):
+                planned.append(((scenario.name, variant, label),
+                                runner.prepare(document, f"scenario {scenario.name} ({variant})")))
+    store = open_store(db, must_exist=reuse)
+    started = time.monotonic()
+    created: list[str] = []
+    if reuse:
+        runs = answer.latest_runs(store, [s.name for s in scenarios])
+    else:
+        def kept(_: BaseException) -> str | None:
+            return f"runs so far are kept ({', '.join(created)})" if created else None
+
+        with reported(exit_code=FAILED, hint=kept, interrupted="interrupted"), signals_raise(), \
+                machine("reproduce", wait) as lock, _bar() as bar:
+            task = bar.add_task("starting", total=sum(len(p.plan) for _, p in planned))
+
+            def progress(done, total, load, result, status):
+                c = load.condition
+                label = f"{status}  {c.label}" + (
+                    f"  [{result.load_ms:.0f} ms]" if result and result.load_ms else "")
+                bar.update(task, completed=done, total=total, description=label)
+
+            def named(new_id: str) -> None:
+                created.append(new_id)
+                lock.note_run(new_id)
+
+            runs = runner.reproduce(store, planned, progress, created=named)
+    data = answer.gather(store, runs)
+    rows = answer.evaluate(catalogue.claims_of(chosen), data)
+    minutes = (time.monotonic() - started) / 60
+    title = f"seeds {', '.join(chosen)}{' (quick)' if quick else ''}: paper against measured"
+    out.print(answer.terminal_table(rows, title))
+    if html_file is not None:
+        facts = answer.facts(store, runs, " ".join(["pagebench reproduce", *chosen] + ["--quick"] * quick), minutes)
+        html_file.write_text(answer.html(rows, data, title, facts))
+        out.print(f"wrote {html_file}")
+    if figures_dir is not None:
+        for figure in answer.figures(data):
+            (figures_dir / f"{figure.name}.svg").write_text(figure.svg)
+        out.print(f"wrote {len(answer.figures(data))} figures to {figures_dir}")
+    missing = [r for r in rows if r.verdict == "no data"]
+    if missing:
+        raise fail(f"{len(missing)} claim row(s) have no data, e.g. {missing[0].claim.key} {missing[0].variant}: "
+                   "see pagebench report for their runs", 1)

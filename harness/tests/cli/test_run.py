@@ -1,0 +1,46 @@
+"""`pagebench run` and `reproduce`: a bad spec or seed is one line and starts nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.helpers import nothing_left, pagebench, write_spec
+
+
+@pytest.mark.parametrize(
+    ("fields", "needle"),
+    [
+        ({"modes": ["h4"]}, "modes: unknown mode 'h4'"),
+        ({"sites": ["nosuchsite"]}, "sites[0]:"),
+        ({"colour": 1}, "colour: unknown field"),
+        ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
+        ({"modes": ["pipelining"]}, "pipelining needs the edge-proxy topology"),
+        ({"modes": ["h2"], "tls": ["none"]}, "h2 with tls none in topology direct: Chromium speaks HTTP/2 only"),
+        ({"modes": ["h3"], "tls": ["none"]}, 'h3: QUIC always uses TLS 1.3; add "1.3" to tls'),
+    ],
+)
+def test_bad_specs_start_nothing(tmp_path, fields, needle):
+    spec = write_spec(tmp_path, **{"sites": ["seed000-small-n1"], "modes": ["h2"], **fields})
+    result = pagebench("run", str(spec), "--db", f"sqlite:///{tmp_path}/b.sqlite")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and str(spec) in lines[0]
+    assert nothing_left()
+
+
+@pytest.mark.parametrize(("seeds", "needle"), [
+    (["005"], "error: unknown seed '005'; known: 000, 001, 002, 004"),
+    (["000", "003"], "error: unknown seed '003' (003 is the same paper as 000: use 000); known: 000, 001, 002, 004"),
+])
+def test_reproduce_refuses_an_unknown_seed_before_anything_starts(tmp_path, seeds, needle):
+    result = pagebench("reproduce", *seeds, "--quick", "--db", f"sqlite:///{tmp_path}/r.sqlite")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [needle]
+    assert not (tmp_path / "r.sqlite").exists() and nothing_left()
+
+
+def test_unreadable_spec(tmp_path):
+    missing = tmp_path / "missing.yaml"
+    result = pagebench("run", str(missing))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"error: {missing}: cannot read: No such file or directory"]
