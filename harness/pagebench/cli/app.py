@@ -227,7 +227,8 @@ def _open_store(db: str | None, must_exist: bool = False, option: str = "--db"):
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
-    from pagebench.results.store import Store, StoreError
+    from pagebench.results.database import StoreError
+    from pagebench.results.store import Store
 
     url = db or Store.default_url()
     try:
@@ -263,7 +264,7 @@ def run(
     from pagebench.edge.proxy import ProxyError, rt_priority
     from pagebench.lab.build import Roles
     from pagebench.lab.servers.nginx import ServerError
-    from pagebench.results.store import StoreError
+    from pagebench.results.database import StoreError
     from pagebench.system.signals import Interrupted, signals_raise
     from pagebench.system.commands import LabError
     from pagebench.yamlfiles import spec_document
@@ -350,7 +351,7 @@ def reproduce(
     from pagebench.core.spec.model import SpecError
     from pagebench.edge.proxy import ProxyError
     from pagebench.lab.servers.nginx import ServerError
-    from pagebench.results.store import StoreError
+    from pagebench.results.database import StoreError
     from pagebench.system.signals import Interrupted, signals_raise
     from pagebench.system.commands import LabError
 
@@ -428,7 +429,7 @@ def _run_id(store, run_id: str) -> str:
     runs = store.runs()
     if not runs:
         raise fail(f"{store.url}: the store has no runs yet")
-    return runs[0]["run_id"]
+    return runs[0].run_id
 
 
 @app.command()
@@ -486,6 +487,7 @@ def compare(
 ) -> None:
     """Is the candidate run slower than the baseline? Exit 0 fine, 1 regression, 2 error."""
     from pagebench.analysis import compare as compare_mod
+    from pagebench.analysis.summary import of_run
     from pagebench.results.store import UnknownRun
 
     limit = _threshold(threshold)
@@ -494,7 +496,7 @@ def compare(
         candidate_store = _open_store(db, must_exist=True)
         base_store = _open_store(base_db, must_exist=True, option="--base-db") if base_db else candidate_store
         base_id, candidate_id = _run_id(base_store, base_run), _run_id(candidate_store, candidate_run)
-        result = compare_mod.compare(base_store.loads(base_id), candidate_store.loads(candidate_id),
+        result = compare_mod.compare(of_run(base_store, base_id), of_run(candidate_store, candidate_id),
                                      metric=metric, threshold=limit, alpha=alpha, budgets=budgets)
     except (compare_mod.CompareError, UnknownRun) as error:
         raise fail(str(error)) from None
@@ -521,12 +523,13 @@ def compare(
 @app.command()
 def export(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")],
-    csv_dir: Annotated[Optional[Path], typer.Option("--csv", help="Write loads.csv and resources.csv here.")] = None,
-    parquet_dir: Annotated[Optional[Path], typer.Option("--parquet", help="Write loads.parquet and resources.parquet here.")] = None,
+    csv_dir: Annotated[Optional[Path], typer.Option("--csv", help="Write loads.csv, resources.csv, conditions.csv here.")] = None,
+    parquet_dir: Annotated[Optional[Path], typer.Option("--parquet", help="Write loads, resources and conditions as .parquet here.")] = None,
     db: Annotated[Optional[str], typer.Option(help="Results store URL.")] = None,
 ) -> None:
-    """A run's loads and resources as flat files (warm-up and flagged loads included, marked)."""
-    from pagebench.results import export as export_mod
+    """A run's loads and resources as flat files (warm-up and flagged loads included, marked),
+    and its summary, a row per condition."""
+    from pagebench.analysis import export as export_mod
     from pagebench.results.store import UnknownRun
 
     if (csv_dir is None) == (parquet_dir is None):
