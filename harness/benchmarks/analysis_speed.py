@@ -18,56 +18,32 @@ import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from pagebench.core.records import LoadResult, PlannedLoad, Resource
+from pagebench.core.records import PlannedLoad
+from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
 LOADS = 2000
-
-
-def _result(load: dict[str, Any], resource_rows: list[dict[str, Any]]) -> LoadResult:
-    """The LoadResult a stored load row and its resources came from (to copy loads)."""
-    return LoadResult(
-        ok=bool(load["ok"]), url=load["url"], ttfb_ms=load["ttfb_ms"], dcl_ms=load["dcl_ms"],
-        load_ms=load["load_ms"], fcp_ms=load["fcp_ms"], lcp_ms=load["lcp_ms"],
-        requests=load["requests"], bytes=load["bytes"], cache_hits=load["cache_hits"],
-        connections_browser=load["connections_browser"], connections_link=load["connections_link"],
-        connections_server=load["connections_server"], flagged=bool(load["flagged"]),
-        flags=tuple(load["flags"]), errors=tuple(load["errors"]), link=load["link"], bound_ms=load["bound_ms"],
-        connections_proxy=load.get("connections_proxy"),
-        resources=tuple(
-            Resource(
-                url=r["url"], origin=r["origin"], protocol=r["protocol"], connection_id=r["connection_id"],
-                from_cache=bool(r["from_cache"]), status=r["status"], resource_type=r["resource_type"],
-                start_ms=r["start_ms"], response_start_ms=r["response_start_ms"], end_ms=r["end_ms"],
-                transfer_bytes=r["transfer_bytes"], body_bytes=r["body_bytes"], timing=r["timing"],
-                revalidated=bool(r["revalidated"]),
-            )
-            for r in resource_rows
-        ),
-        notes=tuple(load["notes"]),
-    )
 
 
 def build(source: Store, run: str, target: Store, run_id: str, scale: float) -> None:
     experiment = source.experiment(run)
     loads = source.loads(run)
     plan_of = {p.seq: p for p in source.plan(run)}
-    by_condition: dict[str, list] = {}
+    by_condition: dict[str, list[LoadRow]] = {}
     for load in loads:
-        by_condition.setdefault(load["condition"], []).append(load)
-    conditions = sorted({plan_of[l["seq"]].condition for l in loads}, key=lambda c: c.key)
+        by_condition.setdefault(load.condition.key, []).append(load)
+    conditions = sorted({plan_of[l.seq].condition for l in loads}, key=lambda c: c.key)
     plan = [PlannedLoad(seq, conditions[seq % len(conditions)], seq // len(conditions), False)
             for seq in range(LOADS)]
-    profiles = {c["profile"]: c["profile_fields"] for c in source.conditions(run)}
-    target.create_experiment(run_id, experiment["spec"], experiment["meta"], plan, profiles)
+    profiles = {c.condition.profile: c.profile_fields for c in source.conditions(run)}
+    target.create_experiment(run_id, experiment.spec, experiment.meta, plan, profiles)
     jitter = random.Random(run_id)
     for planned in plan:
         row = jitter.choice(by_condition[planned.condition.key])
-        result = _result(row, source.resources(row["id"]))
+        result = row.result([r.resource for r in source.resources(row.id)])  # what was recorded, copied
         result = replace(result, load_ms=result.load_ms * scale * jitter.uniform(0.98, 1.02))
-        target.record_loads(run_id, planned, [result], row["started_at"])
+        target.record_loads(run_id, planned, [result], row.started_at)
     target.set_status(run_id, "complete")
 
 
@@ -86,7 +62,7 @@ def main() -> None:
     parser.add_argument("--run", default=None)
     options = parser.parse_args()
     source = Store(options.db)
-    run = options.run or source.runs()[0]["run_id"]
+    run = options.run or source.runs()[0].run_id
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/speed.sqlite"
         target = Store(url)

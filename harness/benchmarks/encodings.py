@@ -23,6 +23,7 @@ import yaml
 
 from pagebench.analysis.encoding import EncodingSaving, loads_by_condition, savings
 from pagebench.analysis.stats import Interval
+from pagebench.analysis.summary import of_run
 from pagebench.results.store import Store
 
 FILES = ("a", "b", "c", "d")
@@ -53,16 +54,15 @@ def run(name: str, db: str) -> str:
 
 
 def latest(store: Store, name: str) -> str:
-    runs = [r for r in store.runs() if r.get("status") == "complete"
-            and store.experiment(r["run_id"])["spec"].get("name") == SPECS[name]["name"]]
+    runs = [r for r in store.runs() if r.status == "complete" and r.spec.get("name") == SPECS[name]["name"]]
     if not runs:
         sys.exit(f"no complete {name} run in the store: --run {name}")
-    return runs[0]["run_id"]
+    return runs[0].run_id
 
 
 def rows(store: Store, run_id: str) -> dict[tuple[str, str, str, int], EncodingSaving]:
     """(site, profile, encoding, version) -> the condition against its identity twin."""
-    found = savings(loads_by_condition(store.loads(run_id), store.run_resources(run_id)))
+    found = savings(loads_by_condition(of_run(store, run_id), store.run_resources(run_id)))
     return {(r.condition.site, r.condition.profile, r.condition.encoding, r.condition.version): r for r in found}
 
 

@@ -45,11 +45,11 @@ def main() -> None:
     parser.add_argument("--screenshot", type=Path, help="also save a full-page PNG here")
     args = parser.parse_args()
     with Store(args.db) as store:
-        run_id = store.runs()[0]["run_id"] if args.run == "latest" else args.run
+        run_id = store.runs()[0].run_id if args.run == "latest" else args.run
         started = time.perf_counter()
         write_html_report(store, run_id, args.out)
         took = time.perf_counter() - started
-        recorded = store.experiment(run_id)["recorded"]
+        recorded = store.experiment(run_id).recorded
     print(f"run {run_id}: {recorded} loads, report in {took * 1000:.0f} ms, "
           f"{args.out.stat().st_size / 1024:.0f} KiB -> {args.out}")
     if args.screenshot:

@@ -46,16 +46,16 @@ def main() -> None:
                              "profiles": [{"name": "rtt20", "rtt_ms": 20}], "cache": ["cold"],
                              "repetitions": 30, "warmup": 1, "timeouts": {"link_check": False}}, workdir)
         loads = store.loads(run_id, include_warmup=True)
-        span = max(l["started_at"] for l in loads) - min(l["started_at"] for l in loads)
+        span = max(l.started_at for l in loads) - min(l.started_at for l in loads)
         per_minute = (len(loads) - 1) / span * 60
         print("| benchmark | figure | target |")
         print("|---|---|---|")
         print(f"| cold loads per minute, seed000-small-n20, 20 ms RTT, modes interleaved "
               f"({len(loads)} loads) | {per_minute:.0f}/min | >= 60/min |")
         for mode in (HTTP10.name, KEEPALIVE.name, H2.name):
-            times = [l["load_ms"] for l in loads if l["mode"] == mode and not l["warmup"]]
+            times = [l.load_ms for l in loads if l.condition.mode == mode and not l.warmup]
             print(f"| load time {mode}, median (n={len(times)}) | {statistics.median(times):.0f} ms | |")
-        flagged = sum(1 for l in loads if l["flagged"])
+        flagged = sum(1 for l in loads if l.flagged)
         print(f"| flagged loads | {flagged} | 0 |")
 
         cvs = []
@@ -64,7 +64,7 @@ def main() -> None:
                                  "profiles": [{"name": "r50-10", "rtt_ms": 50, "down_mbit": 10, "up_mbit": 10}],
                                  "cache": ["cold"], "repetitions": 20, "warmup": 1,
                                  "timeouts": {"link_check": False}}, workdir)
-            times = [l["load_ms"] for l in store.loads(run_id)]
+            times = [l.load_ms for l in store.loads(run_id)]
             cvs.append(statistics.stdev(times) / statistics.mean(times))
             print(f"| load time CV, run {attempt + 1}: 20 cold h2 loads, seed000-small-n20, 50 ms, 10/10 Mbit/s "
                   f"| {100 * cvs[-1]:.2f} % (median {statistics.median(times):.0f} ms, min {min(times):.0f}, "

@@ -25,12 +25,13 @@ from pathlib import Path
 from page_loads import run
 
 from pagebench.core.modes import H2, KEEPALIVE
+from pagebench.results.rows import ProxyOverheadRow
 
 RUNS = 5
 CASES = [("seed000-small-n20", H2.name), ("seed000-small-n20", KEEPALIVE.name), ("modern", H2.name)]
 
 
-def overhead(site: str, mode: str, workdir: Path, index: int, priority: str | None) -> dict:
+def overhead(site: str, mode: str, workdir: Path, index: int, priority: str | None) -> ProxyOverheadRow:
     spec = {"name": f"overhead-{site}-{mode}-{index}", "sites": [site], "modes": [mode], "topology": "proxy",
             "repetitions": 1, "warmup": 0, "timeouts": {"link_check": False}}
     os.environ.pop("PAGEBENCH_PROXY_RT_PRIORITY", None)
@@ -48,15 +49,15 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for site, mode in CASES:
-            rows: dict[str | None, list[dict]] = {p: [] for p in priorities}
+            rows: dict[str | None, list[ProxyOverheadRow]] = {p: [] for p in priorities}
             for i in range(RUNS):
                 for priority in priorities if i % 2 == 0 else priorities[::-1]:
                     rows[priority].append(overhead(site, mode, Path(tmp), i, priority))
             for found in rows.values():
-                per = [r["per_request_ms"] for r in found]
-                direct = statistics.median(t for r in found for t in r["direct_ms"])
-                proxied = statistics.median(t for r in found for t in r["proxy_ms"])
-                print(f"| {site} | {mode} | {found[0]['scheduling']} | {found[0]['requests']} | "
+                per = [r.per_request_ms for r in found]
+                direct = statistics.median(t for r in found for t in r.direct_ms)
+                proxied = statistics.median(t for r in found for t in r.proxy_ms)
+                print(f"| {site} | {mode} | {found[0].scheduling} | {found[0].requests} | "
                       f"{statistics.median(per):.2f} | {min(per):.2f} .. {max(per):.2f} | {direct:.0f} | "
                       f"{proxied:.0f} |", flush=True)
 

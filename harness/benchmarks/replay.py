@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from pagebench.analysis.stats import median_ci, ratio_ci
+from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
 HARNESS = Path(__file__).resolve().parents[1]
@@ -61,21 +62,21 @@ def main() -> None:
 
 
 def table(store: Store, run: str) -> None:
-    loads: dict[tuple[str, str, str], list[dict]] = {}
+    loads: dict[tuple[str, str, str], list[LoadRow]] = {}
     for load in store.loads(run):
-        loads.setdefault((load["profile"], load["mode"], load["site"]), []).append(load)
+        loads.setdefault((load.condition.profile, load.condition.mode, load.condition.site), []).append(load)
     print(f"run {run}\n")
     print("| profile | mode | site | n | requests | flagged | median load (ms) [95 % CI] | / modern [95 % CI] |")
     print("|---|---|---|---|---|---|---|---|")
     order = sorted(loads, key=lambda key: (key[0], key[1], key[2] != "modern", key[2]))  # the original first
     for profile, mode, site in order:
         rows = loads[(profile, mode, site)]
-        times = [r["load_ms"] for r in rows if r["ok"] and r["load_ms"] is not None]
-        base = [r["load_ms"] for r in loads[(profile, mode, "modern")] if r["ok"] and r["load_ms"] is not None]
+        times = [r.load_ms for r in rows if r.ok and r.load_ms is not None]
+        base = [r.load_ms for r in loads[(profile, mode, "modern")] if r.ok and r.load_ms is not None]
         ci, ratio = median_ci(times), ratio_ci(times, base)
-        requests = sorted({r["requests"] for r in rows})
+        requests = sorted({r.requests for r in rows})
         print(f"| {profile} | {mode} | {site} | {len(times)} | {'/'.join(map(str, requests))} | "
-              f"{sum(r['flagged'] for r in rows)} | {ci.estimate:.0f} [{ci.low:.0f}, {ci.high:.0f}] | "
+              f"{sum(r.flagged for r in rows)} | {ci.estimate:.0f} [{ci.low:.0f}, {ci.high:.0f}] | "
               f"{ratio.estimate:.3f} [{ratio.low:.3f}, {ratio.high:.3f}] |")
 
 

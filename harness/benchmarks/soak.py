@@ -30,6 +30,7 @@ import yaml
 
 from pagebench.analysis.stats import ratio_ci
 from pagebench.core.modes import H2, KEEPALIVE
+from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
 SAMPLE_S = 2.0
@@ -70,7 +71,7 @@ def delay_rss_mib() -> float:
     return total / 1024
 
 
-def run(spec: dict, tmp: Path, name: str) -> tuple[list[dict], list[tuple[float, dict[str, float]]], float]:
+def run(spec: dict, tmp: Path, name: str) -> tuple[list[LoadRow], list[tuple[float, dict[str, float]]], float]:
     """One `pagebench run` of spec, sampled from outside: its loads, the samples, wall seconds."""
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(spec))
@@ -92,10 +93,10 @@ def run(spec: dict, tmp: Path, name: str) -> tuple[list[dict], list[tuple[float,
     return Store(db).loads(run_id), samples, time.time() - started
 
 
-def times_of(loads: list[dict], mode: str, topology: str) -> list[float]:
+def times_of(loads: list[LoadRow], mode: str, topology: str) -> list[float]:
     """Good load times of one condition, in run order."""
-    return [load["load_ms"] for load in sorted(loads, key=lambda l: l["seq"])
-            if load["mode"] == mode and load["topology"] == topology and load["ok"] and not load["flagged"]]
+    return [load.load_ms for load in sorted(loads, key=lambda l: l.seq)
+            if load.condition.mode == mode and load.condition.topology == topology and load.ok and not load.flagged]
 
 
 def slope(xs: list[float], ys: list[float]) -> float:
@@ -122,7 +123,7 @@ def main() -> None:
         control, _, _ = run({**spec, "name": "control", "repetitions": args.control // conditions}, tmp, "control")
 
     # Memory and descriptors against loads done (by time: the loads' own record times).
-    done_at = sorted(load["recorded_at"] for load in loads)
+    done_at = sorted(load.recorded_at for load in loads)
     first_load, last_load = done_at[0], done_at[-1]
     # between the first and the last load: not start-up, the proxy's overhead loads or teardown
     steady = [(t, s) for t, s in samples if first_load < t < last_load]
@@ -142,7 +143,7 @@ def main() -> None:
     print("\n| condition | n | median first 100 (ms) | median last 100 (ms) | last / first (95 % interval) "
           "| fresh run after: n, median (ms) | fresh / first (95 % interval) |")
     print("|---|---|---|---|---|---|---|")
-    keys = sorted({(load["mode"], load["topology"]) for load in loads})
+    keys = sorted({(load.condition.mode, load.condition.topology) for load in loads})
     for mode, topology in keys:
         times = times_of(loads, mode, topology)
         fresh = times_of(control, mode, topology)
@@ -152,7 +153,7 @@ def main() -> None:
         print(f"| {mode} {topology} | {len(times)} | {statistics.median(first):.0f} | {statistics.median(last):.0f} "
               f"| {drift.estimate:.3f} ({drift.low:.3f} .. {drift.high:.3f}) | {len(fresh)}, "
               f"{statistics.median(fresh):.0f} | {reset.estimate:.3f} ({reset.low:.3f} .. {reset.high:.3f}) |")
-    flagged = sum(1 for load in loads + control if load["flagged"] or not load["ok"])
+    flagged = sum(1 for load in loads + control if load.flagged or not load.ok)
     print(f"\nFlagged or failed loads: {flagged}.\n")
     print("| link check | RTT median (ms) | p95 | goodput down (Mbit/s) | lateness p99 (µs) | valid |")
     print("|---|---|---|---|---|---|")

@@ -1,11 +1,14 @@
-"""What the tests share: the CLI runner, spec files, a filled store, the session's tag
-and what it left behind, the timing slack and a throwaway PostgreSQL database.
+"""What the tests share: the CLI runner, spec files, a filled store, stored loads made by
+hand, the session's tag and what it left behind, the timing slack and a throwaway
+PostgreSQL database.
 
 Imported once per session (as `tests.helpers`): the session tag is chosen here, and
 PAGEBENCH_TAG set here is inherited by every CLI the tests start."""
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import os
 import secrets
 import shutil
@@ -15,6 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -22,6 +26,7 @@ import yaml
 from pagebench.core.records import Condition, LoadResult, PlannedLoad, Resource
 from pagebench.lab import netns
 from pagebench.link.counters import LinkCounters
+from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
 HARNESS = Path(__file__).resolve().parents[1]
@@ -186,6 +191,32 @@ def fill(store: Store, run_id: str = "r1", reps: int = 6, record: int | None = N
         result = fake_load(planned, load_ms, flagged=planned.seq == 6)
         store.record_loads(run_id, planned, [result], started_at=1_790_000_000.0 + planned.seq)
     return plan
+
+
+# Stored loads made by hand (no store) ----------------------------------------------------
+
+_load_ids = itertools.count(1)
+
+
+def load_row(condition: Condition, load_ms: float | None = 1000.0, **fields: Any) -> LoadRow:
+    """A load as `Store.loads` returns it: the fields a test names, plausible values for
+    the rest (a fresh id each)."""
+    values: dict[str, Any] = dict(
+        id=next(_load_ids), seq=0, client=0, condition=condition, condition_id=1, repetition=0, warmup=False,
+        started_at=0.0, recorded_at=0.0, ok=True, flagged=False, url="https://demo.test/", ttfb_ms=300.0,
+        dcl_ms=None, load_ms=load_ms, fcp_ms=900.0, lcp_ms=None, requests=6, bytes=325_000, cache_hits=0,
+        connections_browser=1, connections_link=1, connections_server=1, connections_proxy=None,
+        connections_proxy_reused=None, flags=(), errors=(), notes=(), link={}, bound_ms=None, unrecorded=None)
+    return LoadRow(**values | fields)
+
+
+def stored_load(planned: PlannedLoad, result: LoadResult, **fields: Any) -> LoadRow:
+    """What the store gives back for `result` recorded as `planned` (the unrecorded URLs as a count)."""
+    recorded = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
+                if f.name not in ("resources", "unrecorded")}  # what a LoadRow keeps of it
+    return load_row(planned.condition, **recorded | {
+        "seq": planned.seq, "repetition": planned.repetition, "warmup": planned.warmup,
+        "unrecorded": None if result.unrecorded is None else len(result.unrecorded)} | fields)
 
 
 # A throwaway PostgreSQL database (on the session's server: conftest's postgres_url) -------

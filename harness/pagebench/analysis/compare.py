@@ -1,6 +1,6 @@
 """Compare a candidate run with a baseline, condition by condition: the CI regression gate.
 
-Pure: load rows in (as `Store.loads` returns them), verdicts out. A condition regressed
+Pure: two runs' summaries in (`summary.Summary`), verdicts out. A condition regressed
 when its candidate loads are slower with statistical significance (Mann-Whitney U,
 Holm-corrected across conditions so a big matrix does not cry wolf) AND its median grew
 beyond the threshold with confidence: the one-sided lower bound of the ratio of medians
@@ -13,8 +13,7 @@ absolute budget. Flagged, failed and warm-up loads never count.
 from __future__ import annotations
 
 import enum
-import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
@@ -22,14 +21,13 @@ from xml.sax.saxutils import escape, quoteattr
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pagebench.analysis import stats
-from pagebench.analysis.summary import CONDITION_FIELDS, METRICS, counts, field, key_of, label, order
+from pagebench.analysis.summary import CONDITION_FIELDS, METRICS, Summary, label, order
 from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.messages import shown
+from pagebench.core.records import Condition
 
 #: Fewer usable loads than this on either side: no test, the verdict says so.
 MIN_LOADS = 5
-
-Key = tuple[str, ...]
 
 
 class CompareError(PagebenchError, ValueError):
@@ -53,9 +51,9 @@ class Budget(BaseModel):
     encoding: str | None = None
     version: int | None = None
 
-    def matches(self, condition: Mapping[str, str]) -> bool:
+    def matches(self, condition: Condition) -> bool:
         """Does this budget apply to the condition (every set field equal)?"""
-        return all(getattr(self, name) is None or str(getattr(self, name)) == field(condition, name)
+        return all(getattr(self, name) is None or str(getattr(self, name)) == str(getattr(condition, name))
                    for name in CONDITION_FIELDS)
 
 
@@ -102,11 +100,14 @@ UNTESTED = (Status.CANT_TELL, Status.ONLY_IN_BASE, Status.ONLY_IN_CANDIDATE)
 
 @dataclass(frozen=True)
 class Verdict:
-    """One condition compared: the usable loads of each side and what they say."""
+    """One condition compared: the usable loads' values and medians of each side (from
+    the summaries) and what they say."""
 
-    condition: dict[str, str]
+    condition: Condition
     base: tuple[float, ...]
     candidate: tuple[float, ...]
+    base_median: float | None = None
+    candidate_median: float | None = None
     status: Status = Status.OK
     ratio: float | None = None
     ratio_low: float | None = None  # one-sided bounds of the ratio at 1 - alpha
@@ -120,14 +121,6 @@ class Verdict:
     @property
     def name(self) -> str:
         return label(self.condition)
-
-    @property
-    def base_median(self) -> float | None:
-        return statistics.median(self.base) if self.base else None
-
-    @property
-    def candidate_median(self) -> float | None:
-        return statistics.median(self.candidate) if self.candidate else None
 
 
 @dataclass(frozen=True)
@@ -144,12 +137,11 @@ class Comparison:
         return [v for v in self.verdicts if v.status is Status.REGRESSION]
 
 
-def _usable(loads: Iterable[Mapping[str, Any]], metric: str) -> dict[Key, list[float]]:
-    groups: dict[Key, list[float]] = {}
-    for load in loads:
-        if counts(load) and load.get(metric) is not None:
-            groups.setdefault(key_of(load), []).append(float(load[metric]))
-    return groups
+def _side(summary: Summary, metric: str) -> dict[Condition, tuple[tuple[float, ...], float | None]]:
+    """Each condition with a usable value of the metric: its values and their median."""
+    sides = {c.condition: (tuple(float(v) for v in c.values(metric)), c.metrics[metric].median)
+             for c in summary.conditions}
+    return {condition: side for condition, side in sides.items() if side[0]}
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -205,9 +197,8 @@ def _budgeted(verdict: Verdict, metric: str, budgets: Sequence[Budget]) -> Verdi
     return verdict
 
 
-def compare(base_loads: Iterable[Mapping[str, Any]], candidate_loads: Iterable[Mapping[str, Any]],
-            metric: str = "load_ms", threshold: float = 0.05, alpha: float = 0.05,
-            budgets: Sequence[Budget] = ()) -> Comparison:
+def compare(base_run: Summary, candidate_run: Summary, metric: str = "load_ms", threshold: float = 0.05,
+            alpha: float = 0.05, budgets: Sequence[Budget] = ()) -> Comparison:
     """Every condition of either run, compared (see the module docstring)."""
     if metric not in METRICS:
         raise CompareError(f"--metric: unknown metric {metric!r}; allowed: {', '.join(METRICS)}")
@@ -215,14 +206,15 @@ def compare(base_loads: Iterable[Mapping[str, Any]], candidate_loads: Iterable[M
         raise CompareError(f"--alpha: must be between 0 and 1, got {alpha}")
     if threshold < 0:
         raise CompareError(f"--threshold: must not be negative, got {threshold:.0%}")
-    base, candidate = _usable(base_loads, metric), _usable(candidate_loads, metric)
+    base, candidate = _side(base_run, metric), _side(candidate_run, metric)
     if not set(base) & set(candidate):
         raise CompareError("no condition of the candidate run matches one of the base run "
                            "(site, mode, topology, profile, cache, TLS, encoding and version must all be equal)")
-    keys = sorted(set(base) | set(candidate), key=lambda k: order(dict(zip(CONDITION_FIELDS, k))))
     verdicts = []
-    for key in keys:
-        verdict = Verdict(dict(zip(CONDITION_FIELDS, key)), tuple(base.get(key, ())), tuple(candidate.get(key, ())))
+    for condition in sorted(set(base) | set(candidate), key=order):
+        (base_values, base_median), (candidate_values, candidate_median) = (
+            side.get(condition, ((), None)) for side in (base, candidate))
+        verdict = Verdict(condition, base_values, candidate_values, base_median, candidate_median)
         if not verdict.candidate:
             verdict = replace(verdict, status=Status.ONLY_IN_BASE)
         elif not verdict.base:

@@ -1,6 +1,6 @@
 """What an encoding saves against identity: bytes, the time seed 001 estimates from them,
 and the time measured. Pure: Condition/LoadResult/Resource values in, numbers out
-(`loads_by_condition` turns the store's rows into those values).
+(`loads_by_condition` takes them from a run's summary and its stored resources).
 
 The estimate is Mogul et al. 1997's (section 5.4): a response's transfer time shrinks in
 proportion to the bytes it no longer sends,
@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagebench.analysis import stats
-from pagebench.analysis.summary import condition_of, counts, order
+from pagebench.analysis.summary import Summary, order
 from pagebench.core import encodings
 from pagebench.core.records import Condition, LoadResult, Resource
+from pagebench.results.rows import ResourceRow
 
 BASELINE = encodings.IDENTITY
 
@@ -203,7 +204,7 @@ def savings(loads: Mapping[Condition, Sequence[LoadResult]]) -> list[EncodingSav
     report order (identity first within its group)."""
     rows = [saving(condition, group, loads.get(baseline_condition(condition)))
             for condition, group in loads.items()]
-    return sorted(rows, key=lambda row: order(dataclasses.asdict(row.condition)))
+    return sorted(rows, key=lambda row: order(row.condition))
 
 
 def several_encodings(conditions: Iterable[Condition]) -> bool:
@@ -211,46 +212,17 @@ def several_encodings(conditions: Iterable[Condition]) -> bool:
     return len({condition.encoding for condition in conditions}) > 1
 
 
-# -- from the store's rows -------------------------------------------------------------
+# -- from a run's summary -------------------------------------------------------------
 
 
-def resource_of(row: Mapping[str, Any]) -> Resource:
-    """A Resource from a `resources` row (columns a store before encodings lacks: defaults)."""
-    return Resource(
-        url=row["url"], origin=row["origin"], protocol=row["protocol"], connection_id=row["connection_id"],
-        from_cache=bool(row["from_cache"]), status=row["status"], resource_type=row["resource_type"],
-        start_ms=row["start_ms"], response_start_ms=row["response_start_ms"], end_ms=row["end_ms"],
-        transfer_bytes=row["transfer_bytes"], body_bytes=row["body_bytes"], timing=dict(row.get("timing") or {}),
-        revalidated=bool(row.get("revalidated")), encoded_bytes=row.get("encoded_bytes"),
-        content_encoding=row.get("content_encoding") or "",
-        dictionary_offered=bool(row.get("dictionary_offered")), dictionary_used=bool(row.get("dictionary_used")))
-
-
-def load_of(row: Mapping[str, Any], resources: Sequence[Resource]) -> LoadResult:
-    """A LoadResult from a `Store.loads` row and its resources."""
-    return LoadResult(
-        ok=bool(row.get("ok", True)), url=row.get("url", ""), ttfb_ms=row.get("ttfb_ms"), dcl_ms=row.get("dcl_ms"),
-        load_ms=row.get("load_ms"), fcp_ms=row.get("fcp_ms"), lcp_ms=row.get("lcp_ms"),
-        requests=row.get("requests", len(resources)), bytes=row.get("bytes", 0), cache_hits=row.get("cache_hits", 0),
-        connections_browser=row.get("connections_browser", 0), connections_link=row.get("connections_link", 0),
-        connections_server=row.get("connections_server", 0), flagged=bool(row.get("flagged")),
-        flags=tuple(row.get("flags") or ()), errors=tuple(row.get("errors") or ()), link=dict(row.get("link") or {}),
-        resources=tuple(resources), notes=tuple(row.get("notes") or ()), bound_ms=row.get("bound_ms"),
-        connections_proxy=row.get("connections_proxy"), connections_proxy_reused=row.get("connections_proxy_reused"))
-
-
-def loads_by_condition(loads: Iterable[Mapping[str, Any]],
-                       resources: Iterable[Mapping[str, Any]]) -> dict[Condition, list[LoadResult]]:
-    """The usable loads (measured, ok, not flagged) of each condition with their resources,
-    from `Store.loads` and `Store.run_resources` rows (joined on load_id)."""
+def loads_by_condition(summary: Summary, resources: Iterable[ResourceRow]) -> dict[Condition, list[LoadResult]]:
+    """The used loads (measured, ok, not flagged) of each condition of the summary that has
+    some, as LoadResults with their resources (`Store.run_resources` rows)."""
     by_load: dict[int, list[Resource]] = {}
     for row in resources:
-        by_load.setdefault(row["load_id"], []).append(resource_of(row))
-    grouped: dict[Condition, list[LoadResult]] = {}
-    for row in loads:
-        if counts(row):
-            grouped.setdefault(condition_of(row), []).append(load_of(row, by_load.get(row["id"], [])))
-    return grouped
+        by_load.setdefault(row.load_id, []).append(row.resource)
+    return {c.condition: [load.result(by_load.get(load.id, [])) for load in c.used]
+            for c in summary.conditions if c.used}
 
 
 def grouped(rows: Iterable[EncodingSaving]) -> list[tuple[Condition, list[EncodingSaving]]]:

@@ -1,63 +1,152 @@
-"""Per-condition summaries of a run: the `report` JSON contract.
+"""Per-condition summaries of a run: the one summary every reader shows (the text and HTML
+reports, compare, export; the dashboards' SQL is tested against it), and the `report`
+JSON contract it gives.
 
-Pure: takes load rows (dicts, as `Store.loads` returns them) and the plan; no database.
-Only measured loads count (warm-ups are skipped). A load that failed (`ok` false) or
-was flagged is left out of the statistics and counted instead, never hidden:
-`n` + `flagged` + `failed` = measured loads recorded, and `planned` says how many
-there should be.
+Pure: load rows (`results.rows.LoadRow`) and the plan in; no database. Only measured
+loads count (warm-ups are skipped). A load that failed (`ok` false) or was flagged is
+left out of the statistics and counted instead, never hidden: `n` + `flagged` + `failed`
+= measured loads recorded, and `planned` says how many there should be.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
 
 from pagebench.core import encodings, modes
 from pagebench.core.quantiles import percentile
 from pagebench.core.records import CACHE_STATES, Condition, PlannedLoad
+from pagebench.results.rows import LoadRow
+
+if TYPE_CHECKING:
+    from pagebench.results.store import Store
 
 CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version")
-#: Fields a run stored before encodings does not have, and their values then: a row
-#: without them is identity, version 1, and is shown exactly as it was.
+#: The values every run stored before encodings has: shown nowhere, so its reports stay.
 DEFAULTS: dict[str, str] = {"encoding": encodings.IDENTITY, "version": "1"}
 METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser", "connections_link",
            "connections_server", "connections_proxy", "connections_proxy_reused", "cache_hits", "requests",
            "bytes")
-STATISTICS = ("median", "p90", "min", "max")
 #: Below this many usable loads a condition's numbers say little: the report says so.
 MIN_N = 5
 
-Key = tuple[str, ...]
+
+@dataclass(frozen=True)
+class Stats:
+    """A metric over a condition's usable loads: median, p90, min, max (None: no values)."""
+
+    median: float | None = None
+    p90: float | None = None
+    min: float | None = None
+    max: float | None = None
 
 
-def describe(values: Iterable[float | None]) -> dict[str, float | None]:
-    """{median, p90, min, max} of the values that are not None (all None when none are)."""
+def describe(values: Iterable[float | None]) -> Stats:
+    """Stats of the values that are not None (all None when none are)."""
     present = [value for value in values if value is not None]
     if not present:
-        return dict.fromkeys(STATISTICS)
-    return {
-        "median": percentile(present, 50),
-        "p90": percentile(present, 90),
-        "min": min(present),
-        "max": max(present),
-    }
+        return Stats()
+    return Stats(percentile(present, 50), percentile(present, 90), min(present), max(present))
 
 
-def field(row: Mapping[str, Any], name: str) -> str:
-    """A condition field of a row (a load, a summary) as text, its default when absent."""
-    value = row.get(name)
-    return DEFAULTS[name] if value is None and name in DEFAULTS else str(value)
+@dataclass(frozen=True)
+class ConditionSummary:
+    """One condition of a run: its loads sorted into used, flagged and failed (each in
+    load order), and the statistics of the used ones."""
+
+    condition: Condition
+    planned: int  # measured loads planned (warm-ups not counted)
+    used: tuple[LoadRow, ...]  # ok and not flagged: what the statistics are made of
+    flagged: tuple[LoadRow, ...]  # ok but flagged: left out, counted
+    failed: tuple[LoadRow, ...]  # not ok: left out, counted
+    metrics: dict[str, Stats]  # by METRICS name
+    load_over_bound: Stats  # how much of the load time the protocol and the link explain (bound.py)
+
+    @property
+    def n(self) -> int:
+        return len(self.used)
+
+    def values(self, metric: str) -> list[float]:
+        """A metric's values over the used loads that have it, in load order."""
+        return [value for row in self.used if (value := row.metric(metric)) is not None]
+
+    def as_json(self) -> dict[str, Any]:
+        """The contract's condition: {site, mode, topology, profile, cache, tls, encoding,
+        version, planned, n, flagged, failed, metrics: {metric: {median, p90, min, max}},
+        load_over_bound} (version an int, flagged and failed counts)."""
+        return {**asdict(self.condition), "planned": self.planned, "n": self.n, "flagged": len(self.flagged),
+                "failed": len(self.failed), "metrics": {name: asdict(stats) for name, stats in self.metrics.items()},
+                "load_over_bound": asdict(self.load_over_bound)}
 
 
-def key_of(row: Mapping[str, Any]) -> Key:
-    """The condition of a row as a tuple of CONDITION_FIELDS (text)."""
-    return tuple(field(row, name) for name in CONDITION_FIELDS)
+@dataclass(frozen=True)
+class Summary:
+    """A run's conditions in report order, planned ones without loads yet included (n = 0)."""
+
+    run: str
+    conditions: tuple[ConditionSummary, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        """The report contract: {"run", "conditions": [...]} (ConditionSummary.as_json)."""
+        return {"run": self.run, "conditions": [c.as_json() for c in self.conditions]}
+
+    def varying(self) -> list[str]:
+        """The condition fields with more than one value in the run (the mode when none
+        has): what names a condition in the reports' tables and charts."""
+        return [f for f in CONDITION_FIELDS
+                if len({str(getattr(c.condition, f)) for c in self.conditions}) > 1] or ["mode"]
+
+    def constant(self) -> list[str]:
+        """'field value' of the fields every condition shares (defaults left out), that
+        the reports state once."""
+        if not self.conditions:
+            return []
+        first, varying = self.conditions[0].condition, self.varying()
+        return [f"{f} {getattr(first, f)}" for f in CONDITION_FIELDS
+                if f not in varying and not is_default(f, getattr(first, f))]
+
+    def warnings(self) -> list[str]:
+        """One advisory line per condition whose numbers should not be trusted as they are."""
+        lines = []
+        for c in self.conditions:
+            reasons = []
+            recorded = c.n + len(c.flagged) + len(c.failed)
+            if recorded < c.planned:
+                reasons.append(f"{recorded} of {c.planned} planned loads recorded: resume the run")
+            if c.n < MIN_N:
+                excluded = len(c.flagged) + len(c.failed)
+                why = f" ({excluded} flagged or failed left out)" if excluded else ""
+                reasons.append(f"n={c.n}{why}: can't tell: n too small (want at least {MIN_N})")
+            if reasons:
+                lines.append(f"{label(c.condition)}: " + "; ".join(reasons))
+        return lines
 
 
-def condition_of(row: Mapping[str, Any]) -> Condition:
-    """The Condition of a row (a load or a summary)."""
-    return Condition(*(field(row, name) for name in CONDITION_FIELDS[:6]), encoding=field(row, "encoding"),
-                     version=int(field(row, "version")))
+def summarize(run_id: str, loads: Iterable[LoadRow], plan: Iterable[PlannedLoad] = ()) -> Summary:
+    """Every condition planned or loaded, its measured loads sorted and described."""
+    planned: dict[Condition, int] = {}
+    for item in plan:
+        planned[item.condition] = planned.get(item.condition, 0) + (0 if item.warmup else 1)
+    sorted_loads: dict[Condition, tuple[list[LoadRow], list[LoadRow], list[LoadRow]]] = {
+        condition: ([], [], []) for condition in planned}
+    for load in loads:
+        if load.warmup:
+            continue
+        used, flagged, failed = sorted_loads.setdefault(load.condition, ([], [], []))
+        (used if load.ok and not load.flagged else failed if not load.ok else flagged).append(load)
+    summaries = [
+        ConditionSummary(
+            condition, planned.get(condition, 0), tuple(used), tuple(flagged), tuple(failed),
+            {metric: describe(row.metric(metric) for row in used) for metric in METRICS},
+            describe(row.load_ms / row.bound_ms for row in used if row.bound_ms and row.load_ms is not None))
+        for condition, (used, flagged, failed) in sorted_loads.items()]
+    return Summary(run_id, tuple(sorted(summaries, key=lambda c: order(c.condition))))
+
+
+def of_run(store: Store, run_id: str) -> Summary:
+    """The summary of a stored run: its measured loads against its plan."""
+    return summarize(run_id, store.loads(run_id), store.plan(run_id))
 
 
 def is_default(name: str, value: Any) -> bool:
@@ -74,85 +163,18 @@ def _rank(value: str, known: Sequence[str]) -> tuple[int, str]:
     return (known.index(value), "") if value in known else (len(known), value)
 
 
-def counts(load: Mapping[str, Any]) -> bool:
-    """Does a load row count in the statistics? Measured (not a warm-up), not failed, not
-    flagged. The ones that do not are counted and shown, never silently dropped."""
-    return not load.get("warmup") and bool(load.get("ok", True)) and not load.get("flagged")
-
-
-def order(condition: Mapping[str, Any]) -> tuple[Any, ...]:
+def order(condition: Condition) -> tuple[Any, ...]:
     """Stable report order: site, mode (as the modes table lists them), profile, cache, tls, topology,
     version, encoding (as the encodings table lists them)."""
-    return (condition["site"], (modes.rank(condition["mode"]), condition["mode"]), condition["profile"],
-            _rank(condition["cache"], CACHE_STATES), condition["tls"], condition["topology"],
-            int(field(condition, "version")), _rank(field(condition, "encoding"), encodings.NAMES))
+    return (condition.site, (modes.rank(condition.mode), condition.mode), condition.profile,
+            _rank(condition.cache, CACHE_STATES), condition.tls, condition.topology, condition.version,
+            _rank(condition.encoding, encodings.NAMES))
 
 
-def label(condition: Mapping[str, Any]) -> str:
+def label(condition: Condition) -> str:
     """One-line name of a condition, e.g. 'demo h2 direct 3g cold tls1.3', then its encoding
     and version when not identity and 1 ('demo h2 direct 3g warm tls1.3 dcz v2')."""
-    extra = [shown(name, field(condition, name)) for name in ("encoding", "version")
-             if not is_default(name, field(condition, name))]
-    return " ".join([*(str(condition[name]) for name in CONDITION_FIELDS[:5]), modes.tls_label(condition["tls"]),
-                     *extra])
-
-
-def summarize(run_id: str, loads: Iterable[Mapping[str, Any]], plan: Iterable[PlannedLoad]) -> dict[str, Any]:
-    """The report contract: {"run", "conditions": [{site, mode, topology, profile, cache,
-    tls, encoding, version, planned, n, flagged, failed, metrics: {metric: {median, p90,
-    min, max}}}]} (version an int).
-    Conditions that are planned but have no loads yet appear with n = 0."""
-    planned: dict[Key, int] = {}
-    for item in plan:
-        key = tuple(str(getattr(item.condition, name)) for name in CONDITION_FIELDS)
-        planned[key] = planned.get(key, 0) + (0 if item.warmup else 1)
-    used: dict[Key, list[Mapping[str, Any]]] = {key: [] for key in planned}
-    flagged: dict[Key, int] = dict.fromkeys(planned, 0)
-    failed: dict[Key, int] = dict.fromkeys(planned, 0)
-    for load in loads:
-        if load.get("warmup"):
-            continue
-        key = key_of(load)
-        used.setdefault(key, [])
-        flagged.setdefault(key, 0)
-        failed.setdefault(key, 0)
-        if counts(load):
-            used[key].append(load)
-        elif not load.get("ok", True):
-            failed[key] += 1
-        else:
-            flagged[key] += 1
-    summaries = []
-    for key, rows in used.items():
-        condition: dict[str, Any] = dict(zip(CONDITION_FIELDS, key))
-        condition["version"] = int(condition["version"])
-        summaries.append({
-            **condition,
-            "planned": planned.get(key, 0),
-            "n": len(rows),
-            "flagged": flagged[key],
-            "failed": failed[key],
-            "metrics": {metric: describe(row.get(metric) for row in rows) for metric in METRICS},
-            # how much of the load time the protocol and the link explain (bound.py)
-            "load_over_bound": describe(row["load_ms"] / row["bound_ms"] for row in rows
-                                        if row.get("bound_ms") and row.get("load_ms") is not None),
-        })
-    summaries.sort(key=order)
-    return {"run": run_id, "conditions": summaries}
-
-
-def warnings(summary: Mapping[str, Any]) -> list[str]:
-    """One advisory line per condition whose numbers should not be trusted as they are."""
-    lines = []
-    for condition in summary["conditions"]:
-        reasons = []
-        recorded = condition["n"] + condition["flagged"] + condition["failed"]
-        if recorded < condition["planned"]:
-            reasons.append(f"{recorded} of {condition['planned']} planned loads recorded: resume the run")
-        if condition["n"] < MIN_N:
-            excluded = condition["flagged"] + condition["failed"]
-            why = f" ({excluded} flagged or failed left out)" if excluded else ""
-            reasons.append(f"n={condition['n']}{why}: can't tell: n too small (want at least {MIN_N})")
-        if reasons:
-            lines.append(f"{label(condition)}: " + "; ".join(reasons))
-    return lines
+    extra = [shown(name, getattr(condition, name)) for name in ("encoding", "version")
+             if not is_default(name, getattr(condition, name))]
+    return " ".join([*(str(getattr(condition, name)) for name in CONDITION_FIELDS[:5]),
+                     modes.tls_label(condition.tls), *extra])

@@ -24,7 +24,7 @@ def _run_id(store, run_id: str) -> str:
     runs = store.runs()
     if not runs:
         raise fail(f"{store.url}: the store has no runs yet")
-    return runs[0]["run_id"]
+    return runs[0].run_id
 
 
 @command(results_app)
@@ -79,13 +79,14 @@ def compare(
 ) -> None:
     """Is the candidate run slower than the baseline? Exit 0 fine, 1 regression, 2 error."""
     from pagebench.analysis import compare as compare_mod
+    from pagebench.analysis.summary import of_run
 
     limit = _threshold(threshold)
     budgets = yamlfiles.load_budgets(budget) if budget else []
     candidate_store = open_store(db, must_exist=True)
     base_store = open_store(base_db, must_exist=True, option="--base-db") if base_db else candidate_store
     base_id, candidate_id = _run_id(base_store, base_run), _run_id(candidate_store, candidate_run)
-    result = compare_mod.compare(base_store.loads(base_id), candidate_store.loads(candidate_id),
+    result = compare_mod.compare(of_run(base_store, base_id), of_run(candidate_store, candidate_id),
                                  metric=metric, threshold=limit, alpha=alpha, budgets=budgets)
     if junit is not None:
         try:
@@ -110,12 +111,13 @@ def compare(
 @command(results_app)
 def export(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")],
-    csv_dir: Annotated[Optional[Path], typer.Option("--csv", help="Write loads.csv and resources.csv here.")] = None,
-    parquet_dir: Annotated[Optional[Path], typer.Option("--parquet", help="Write loads.parquet and resources.parquet here.")] = None,
+    csv_dir: Annotated[Optional[Path], typer.Option("--csv", help="Write loads.csv, resources.csv, conditions.csv here.")] = None,
+    parquet_dir: Annotated[Optional[Path], typer.Option("--parquet", help="Write loads, resources and conditions as .parquet here.")] = None,
     db: Annotated[Optional[str], typer.Option(help="Results store URL.")] = None,
 ) -> None:
-    """A run's loads and resources as flat files (warm-up and flagged loads included, marked)."""
-    from pagebench.results import export as export_mod
+    """A run's loads and resources as flat files (warm-up and flagged loads included, marked),
+    and its summary, a row per condition."""
+    from pagebench.analysis import export as export_mod
 
     if (csv_dir is None) == (parquet_dir is None):
         raise fail("give exactly one of --csv DIR or --parquet DIR")

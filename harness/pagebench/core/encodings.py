@@ -51,15 +51,17 @@ class Encoding:
     #: Delta by dictionary; resources without a dictionary get `fallback`.
     dictionary: bool = False
     fallback: str | None = None
+    #: How charts draw it (Okabe-Ito, as the modes' colours): identity, the baseline, grey.
+    colour: str = "#555555"
 
 
 ENCODINGS = (
-    Encoding("identity", "", "", "as stored (no Content-Encoding)"),
-    Encoding("gzip", "gzip", ".gz", f"gzip -{GZIP_LEVEL} (the seed's compressor)"),
-    Encoding("br", "br", ".br", f"brotli quality {BROTLI_QUALITY}"),
-    Encoding("zstd", "zstd", ".zst", f"zstd level {ZSTD_LEVEL}"),
+    Encoding("identity", "", "", "as stored (no Content-Encoding)", colour="#999999"),
+    Encoding("gzip", "gzip", ".gz", f"gzip -{GZIP_LEVEL} (the seed's compressor)", colour="#E69F00"),
+    Encoding("br", "br", ".br", f"brotli quality {BROTLI_QUALITY}", colour="#56B4E9"),
+    Encoding("zstd", "zstd", ".zst", f"zstd level {ZSTD_LEVEL}", colour="#009E73"),
     Encoding("dcz", "dcz", ".dcz", "delta: zstd with the previous version as dictionary (RFC 9842); "
-             "zstd where the browser offers no dictionary", dictionary=True, fallback="zstd"),
+             "zstd where the browser offers no dictionary", dictionary=True, fallback="zstd", colour="#CC79A7"),
 )
 BY_NAME = {e.name: e for e in ENCODINGS}
 NAMES = tuple(BY_NAME)

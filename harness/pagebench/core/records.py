@@ -77,8 +77,10 @@ class Resource:
 
 
 @dataclass(frozen=True)
-class LoadResult:
-    """One measured page load with its metrics and verdict (`metrics.evaluate`)."""
+class LoadMeasurement:
+    """What one page load measured and how it was judged, as the store keeps it: a
+    LoadResult adds the resources it was measured from; the store's `LoadRow` which
+    planned load it was and when."""
 
     ok: bool
     url: str
@@ -97,6 +99,12 @@ class LoadResult:
     flags: tuple[str, ...]
     errors: tuple[str, ...]
     link: dict[str, Any]  # LinkCounters.as_dict() for the load's interval
+
+
+@dataclass(frozen=True)
+class LoadResult(LoadMeasurement):
+    """One measured page load with its metrics and verdict (`metrics.evaluate`)."""
+
     resources: tuple[Resource, ...]
     notes: tuple[str, ...] = ()  # explained differences (e.g. an unused preconnected socket)
     bound_ms: float | None = None  # the analytic lower bound of load_ms (bound.py)

@@ -1,2 +1,2 @@
-"""The results store: the schema every reader relies on (report, Grafana, exports), and
-flat exports of a run."""
+"""The results store: the schema every reader relies on (report, Grafana, exports), its
+migrations, and the typed rows its reads return."""

@@ -182,7 +182,7 @@ class Runner:
             self.store.note(self.run_id, encoding_cost={s.name: sitefiles.encoding_cost(s) for s in site_list})
         server_plan = serverplan.plan(site_list, spec_mod.origin_modes(spec), spec.tls, encodings=spec.encoding,
                                       query=spec.replay_query)
-        backend = self.store.experiment(self.run_id)["backend"]  # as recorded
+        backend = self.store.experiment(self.run_id).backend  # as recorded
         # Built here (native), or the router and sites roles of a split lab (compose).
         lab = (build.native(server_plan, backend, spec.seed) if self.roles is None
                else build.split(self.roles, list(spec.sites), server_plan, backend, spec.seed))
@@ -514,7 +514,7 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
 def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = None) -> None:
     """Finish a stored run: exactly the planned loads that are not yet recorded."""
     experiment = store.experiment(run_id)
-    prepared = prepare(experiment["spec"], f"run {run_id}")
+    prepared = prepare(experiment.spec, f"run {run_id}")
     stored = store.plan(run_id)
     if [(p.seq, p.condition.key, p.repetition) for p in stored] != [
         (p.seq, p.condition.key, p.repetition) for p in prepared.plan

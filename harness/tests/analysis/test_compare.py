@@ -1,27 +1,47 @@
-"""Unit: the regression gate's logic and its outputs, on synthetic load rows."""
+"""Unit: the regression gate's logic and its outputs, on the summaries of synthetic load rows."""
 
 from __future__ import annotations
 
 import dataclasses
 import random
+from dataclasses import replace
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from pagebench.analysis.compare import CompareError, Status, Verdict, compare, holm, junit, markdown
+from pagebench.analysis import compare as compare_mod
+from pagebench.analysis.compare import CompareError, Status, Verdict, holm, junit, markdown
+from pagebench.analysis.summary import summarize
+from pagebench.core.records import Condition
+from pagebench.results.rows import LoadRow
 from pagebench.yamlfiles import load_budgets
+from tests.helpers import load_row
 
-H2 = {"site": "s", "mode": "h2", "topology": "direct", "profile": "p", "cache": "cold", "tls": "1.3"}
-H1 = {**H2, "mode": "http1.0"}
+H2 = Condition("s", "h2", "direct", "p", "cold", "1.3")
+H1 = replace(H2, mode="http1.0")
 
 
-def loads(condition: dict, times: list[float], **extra) -> list[dict]:
-    return [{**condition, "load_ms": t, "ok": True, "flagged": False, "warmup": False, **extra} for t in times]
+def loads(condition: Condition, times: list[float], **extra) -> list[LoadRow]:
+    return [load_row(condition, t, **extra) for t in times]
+
+
+def compare(base: list[LoadRow], candidate: list[LoadRow], **settings) -> compare_mod.Comparison:
+    """Two runs' loads compared as the CLI compares runs: by their summaries."""
+    return compare_mod.compare(summarize("base", base), summarize("candidate", candidate), **settings)
 
 
 def noisy(center: float, n: int, seed: int) -> list[float]:
     rng = random.Random(seed)
     return [rng.gauss(center, center * 0.03) for _ in range(n)]
+
+
+def test_the_medians_are_the_summarys_and_conditions_without_values_are_left_out():
+    base = loads(H2, [300.0, 310.0, 320.0, 330.0, 340.0, 350.0]) + loads(H1, [None] * 6)
+    result = compare(base, loads(H2, [400.0] * 6))
+    [verdict] = result.verdicts  # http1.0 has no load time on either side: not compared
+    summary = summarize("base", base)
+    assert verdict.base_median == summary.conditions[-1].metrics["load_ms"].median == 325.0
+    assert verdict.candidate_median == 400.0 and verdict.base == (300.0, 310.0, 320.0, 330.0, 340.0, 350.0)
 
 
 def test_holm_adjustment():
@@ -34,9 +54,9 @@ def test_slower_and_significant_is_a_regression_small_or_noisy_is_not():
     base = loads(H2, noisy(300, 20, 1)) + loads(H1, noisy(900, 20, 2))
     slower = loads(H2, noisy(345, 20, 3)) + loads(H1, noisy(905, 20, 4))
     result = compare(base, slower)
-    assert {v.condition["mode"]: str(v.status) for v in result.verdicts} == {"h2": "regression", "http1.0": "ok"}
+    assert {v.condition.mode: str(v.status) for v in result.verdicts} == {"h2": "regression", "http1.0": "ok"}
     regression = result.regressions[0]
-    assert regression.condition["mode"] == "h2" and regression.ratio == pytest.approx(1.15, abs=0.03)
+    assert regression.condition.mode == "h2" and regression.ratio == pytest.approx(1.15, abs=0.03)
     assert regression.delta > 0.8 and regression.p_holm < 0.001
 
 
@@ -47,14 +67,14 @@ def test_below_the_threshold_is_not_a_regression_even_when_significant():
 
 def test_flagged_failed_and_warmup_loads_never_count():
     bad = loads(H2, [5000.0] * 10, flagged=True) + loads(H2, [5000.0] * 10, warmup=True)
-    bad += [{**H2, "load_ms": None, "ok": False, "flagged": False, "warmup": False}]
+    bad += [load_row(H2, None, ok=False)]
     result = compare(loads(H2, noisy(300, 10, 1)), loads(H2, noisy(300, 10, 2)) + bad)
     assert str(result.verdicts[0].status) == "ok" and len(result.verdicts[0].candidate) == 10
 
 
 def test_too_few_loads_and_unmatched_conditions_are_said_not_judged():
     result = compare(loads(H2, [300.0] * 3) + loads(H1, [900.0] * 8), loads(H2, [600.0] * 3))
-    statuses = {v.condition["mode"]: str(v.status) for v in result.verdicts}
+    statuses = {v.condition.mode: str(v.status) for v in result.verdicts}
     assert statuses == {"h2": "can't tell", "http1.0": "only in base"}
     with pytest.raises(CompareError, match="no condition of the candidate run matches"):
         compare(loads(H2, [300.0] * 8), loads(H1, [300.0] * 8))
@@ -73,7 +93,7 @@ def test_budgets(tmp_path):
     budgets = load_budgets(path)
     result = compare(loads(H2, noisy(330, 10, 1)) + loads(H1, noisy(900, 10, 2)),
                      loads(H2, noisy(330, 10, 3)) + loads(H1, noisy(900, 10, 4)), budgets=budgets)
-    statuses = {v.condition["mode"]: (str(v.status), v.budget) for v in result.verdicts}
+    statuses = {v.condition.mode: (str(v.status), v.budget) for v in result.verdicts}
     assert statuses == {"h2": ("regression", 320), "http1.0": ("ok", None)}
     path.write_text("budgets:\n  - {metric: speed, max: 3}\n")
     with pytest.raises(CompareError, match=r"b.yaml: budgets.0.metric: unknown metric 'speed'"):
@@ -112,7 +132,7 @@ def test_a_rerun_with_half_its_loads_one_round_trip_slower_is_not_a_regression()
 def test_verdicts_are_frozen_and_their_statuses_are_members():
     result = compare(loads(H2, noisy(300, 20, 1)) + loads(H1, [900.0] * 3), loads(H2, noisy(360, 20, 3)))
     assert all(isinstance(v, Verdict) and isinstance(v.status, Status) for v in result.verdicts)
-    assert {v.condition["mode"]: v.status for v in result.verdicts} == {
+    assert {v.condition.mode: v.status for v in result.verdicts} == {
         "h2": Status.REGRESSION, "http1.0": Status.ONLY_IN_BASE}
     assert all(isinstance(v.base, tuple) and isinstance(v.candidate, tuple) and isinstance(v.reasons, tuple)
                for v in result.verdicts)
@@ -126,14 +146,14 @@ def test_verdicts_are_frozen_and_their_statuses_are_members():
 
 
 def test_encodings_and_versions_are_compared_only_with_themselves():
-    gzip = {**H2, "encoding": "gzip", "version": 2}
+    gzip = replace(H2, encoding="gzip", version=2)
     base = loads(H2, noisy(300, 10, 1)) + loads(gzip, noisy(200, 10, 2))
-    candidate = loads({**H2, "encoding": "identity", "version": 1}, noisy(300, 10, 3)) + loads(gzip, noisy(260, 10, 4))
+    candidate = loads(replace(H2, encoding="identity", version=1), noisy(300, 10, 3)) + loads(gzip, noisy(260, 10, 4))
     budgets = load_budgets_from([{"max": 250, "encoding": "gzip", "version": 2}])
     result = compare(base, candidate, budgets=budgets)
     by_name = {v.name: v for v in result.verdicts}
     assert set(by_name) == {"s h2 direct p cold tls1.3", "s h2 direct p cold tls1.3 gzip v2"}
-    assert str(by_name["s h2 direct p cold tls1.3"].status) == "ok"  # a row without the columns is identity v1
+    assert str(by_name["s h2 direct p cold tls1.3"].status) == "ok"
     assert by_name["s h2 direct p cold tls1.3"].budget is None
     slower = by_name["s h2 direct p cold tls1.3 gzip v2"]
     assert str(slower.status) == "regression" and slower.budget == 250

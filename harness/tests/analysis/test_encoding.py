@@ -8,7 +8,10 @@ import dataclasses
 import pytest
 
 from pagebench.analysis import encoding as enc
-from pagebench.core.records import Condition, LoadResult, Resource
+from pagebench.analysis.summary import summarize
+from pagebench.core.records import Condition, LoadResult, PlannedLoad, Resource
+from pagebench.results.rows import ResourceRow
+from tests.helpers import load_row
 
 IDENTITY = Condition("demo", "h2", "direct", "3g", "warm", encoding="identity", version=2)
 GZIP = dataclasses.replace(IDENTITY, encoding="gzip")
@@ -110,23 +113,17 @@ def test_several_encodings():
     assert enc.several_encodings([IDENTITY, GZIP])
 
 
-def test_store_rows_become_records_with_defaults_for_old_stores():
-    loads = [{"id": 7, "site": "demo", "mode": "h2", "topology": "direct", "profile": "3g", "cache": "warm",
-              "tls": "1.3", "encoding": "gzip", "version": 2, "ok": True, "flagged": False, "warmup": False,
-              "load_ms": 900.0},
-             {"id": 8, "site": "demo", "mode": "h2", "topology": "direct", "profile": "3g", "cache": "warm",
-              "tls": "1.3", "ok": True, "flagged": True, "warmup": False, "load_ms": 9000.0},  # flagged: left out
-             {"id": 9, "site": "demo", "mode": "h2", "topology": "direct", "profile": "3g", "cache": "cold",
-              "tls": "1.3", "ok": True, "flagged": False, "warmup": False, "load_ms": 1000.0}]  # before encodings
-    row = dict(load_id=7, url="/a.js", origin="o", protocol="h2", connection_id=1, from_cache=False, status=200,
-               resource_type="Script", start_ms=0.0, response_start_ms=1.0, end_ms=2.0, transfer_bytes=10,
-               body_bytes=20, timing={}, revalidated=False)
-    grouped = enc.loads_by_condition(loads, [{**row, "encoded_bytes": 5, "content_encoding": "gzip",
-                                              "dictionary_offered": True, "dictionary_used": False},
-                                             {**row, "load_id": 9}])
-    assert set(grouped) == {GZIP, dataclasses.replace(IDENTITY, cache="cold", version=1)}
-    [gzip] = grouped[GZIP]
-    assert gzip.load_ms == 900.0 and gzip.resources[0].encoded_bytes == 5
-    assert gzip.resources[0].content_encoding == "gzip" and gzip.resources[0].dictionary_offered
-    [old] = grouped[dataclasses.replace(IDENTITY, cache="cold", version=1)]
-    assert old.resources[0].encoded_bytes is None and enc.sent_bytes(old.resources[0]) == 10
+def test_a_summarys_used_loads_become_records_with_their_resources():
+    old = dataclasses.replace(IDENTITY, cache="cold", version=1)
+    gzip_load, flagged, old_load = (load_row(GZIP, 900.0), load_row(GZIP, 9000.0, flagged=True),
+                                    load_row(old, 1000.0))
+    summary = summarize("r1", [gzip_load, flagged, old_load], [PlannedLoad(9, dataclasses.replace(GZIP, site="x"),
+                                                                         0, False)])
+    sent = resource("/a.js", 5, offered=True)
+    grouped = enc.loads_by_condition(summary, [ResourceRow(gzip_load.id, 0, sent), ResourceRow(flagged.id, 0, sent),
+                                               ResourceRow(old_load.id, 0, resource("/a.js", None, transfer=10))])
+    assert set(grouped) == {GZIP, old}  # a planned condition without loads has none to estimate from
+    [gzip] = grouped[GZIP]  # the flagged load is left out
+    assert gzip.load_ms == 900.0 and gzip.resources == (sent,) and gzip.resources[0].dictionary_offered
+    [stored] = grouped[old]
+    assert stored.resources[0].encoded_bytes is None and enc.sent_bytes(stored.resources[0]) == 10

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from pagebench.analysis.compare import compare
+from pagebench.analysis.summary import summarize
 from pagebench.results.store import Store
 
 from tests.helpers import needs_root, nothing_left, pagebench, run_id_of, write_spec
@@ -43,9 +44,9 @@ def test_seed000_cold_loads_at_70ms_sit_just_above_their_bound(runs):
     loads = Store(db).loads(base)
     for site in SEED000:
         for mode in ("keepalive", "h2"):
-            mine = [l for l in loads if l["site"] == site and l["mode"] == mode]
-            assert len(mine) == 20 and all(l["bound_ms"] for l in mine)
-            ratio = statistics.median(l["load_ms"] / l["bound_ms"] for l in mine)
+            mine = [l for l in loads if l.condition.site == site and l.condition.mode == mode]
+            assert len(mine) == 20 and all(l.bound_ms for l in mine)
+            ratio = statistics.median(l.load_ms / l.bound_ms for l in mine)
             assert 1.0 <= ratio <= 1.5, (site, mode, ratio)  # 1.04-1.22 on a quiet VM
 
 
@@ -56,7 +57,7 @@ def test_no_false_alarm_in_split_halves_or_a_rerun(runs, tmp_path):
     for _ in range(10):
         shuffler.shuffle(loads)
         half = len(loads) // 2
-        assert compare(loads[:half], loads[half:]).regressions == []
+        assert compare(summarize("a", loads[:half]), summarize("b", loads[half:])).regressions == []
     result = pagebench("compare", base, same, "--db", db, "--junit", str(tmp_path / "same.xml"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no regression" in result.stdout
@@ -104,6 +105,6 @@ def test_the_bound_is_never_above_any_load(tmp_path):
     loads = Store(db).loads(run_id_of(pagebench("run", str(spec), "--db", db)))
     assert len(loads) == 36
     for load in loads:
-        assert load["bound_ms"] is not None and load["bound_ms"] >= 3 * 30
-        assert load["bound_ms"] <= load["load_ms"], load
+        assert load.bound_ms is not None and load.bound_ms >= 3 * 30
+        assert load.bound_ms <= load.load_ms, load
     assert nothing_left()

@@ -22,6 +22,7 @@ from pagebench.lab.browser import Driver, Setup
 from pagebench.lab.netns import NamespaceBed
 from pagebench.lab.servers.nginx import NginxServer, with_certificate
 from pagebench.link.emulator import Link
+from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 from tests.helpers import needs_root, nothing_left, pagebench, run_id_of, write_spec
 
@@ -95,19 +96,19 @@ def seed000_runs(tmp_path_factory) -> tuple[Store, str, str]:
     return Store(db), first, second
 
 
-def _by_mode(store: Store, run: str) -> dict[str, list[dict]]:
-    rows: dict[str, list[dict]] = {}
+def _by_mode(store: Store, run: str) -> dict[str, list[LoadRow]]:
+    rows: dict[str, list[LoadRow]] = {}
     for row in store.loads(run):
-        rows.setdefault(row["mode"], []).append(row)
+        rows.setdefault(row.condition.mode, []).append(row)
     return rows
 
 
 def test_seed000_pipelining_beats_keepalive_beats_http10(seed000_runs):
     store, run, _ = seed000_runs
     rows = _by_mode(store, run)
-    assert all(r["ok"] and not r["flagged"] for mode in rows for r in rows[mode]), \
-        [r["flags"] for mode in rows for r in rows[mode] if r["flagged"]]
-    median = {mode: statistics.median(r["load_ms"] for r in rows[mode]) for mode in rows}
+    assert all(r.ok and not r.flagged for mode in rows for r in rows[mode]), \
+        [r.flags for mode in rows for r in rows[mode] if r.flagged]
+    median = {mode: statistics.median(r.load_ms for r in rows[mode]) for mode in rows}
     assert median["pipelining"] < median["keepalive"] < median["http1.0"], median
     # Seed 000's round-trip accounting: on one connection keep-alive pays a round trip per
     # image, pipelining only their transmission (20 x 2544 B at 1.544 Mbit/s, about 0.26 s):
@@ -118,32 +119,32 @@ def test_seed000_pipelining_beats_keepalive_beats_http10(seed000_runs):
 def test_upstream_connections_counted_three_ways(seed000_runs):
     store, run, _ = seed000_runs
     for row in store.loads(run):
-        assert row["connections_proxy"] == row["connections_link"] == row["connections_server"], row
-        expected = row["requests"] if row["mode"] == "http1.0" else 1
-        assert row["connections_proxy"] == expected, (row["mode"], row["connections_proxy"])
+        assert row.connections_proxy == row.connections_link == row.connections_server, row
+        expected = row.requests if row.condition.mode == "http1.0" else 1
+        assert row.connections_proxy == expected, (row.condition.mode, row.connections_proxy)
 
 
 def test_resources_carry_the_upstream_protocol(seed000_runs):
     store, run, _ = seed000_runs
     wanted = {"http1.0": "http/1.0", "keepalive": "http/1.1", "pipelining": "http/1.1", "h2": "h2"}
-    loads = {row["id"]: row["mode"] for row in store.loads(run)}
+    loads = {row.id: row.condition.mode for row in store.loads(run)}
     for load_id, mode in loads.items():
-        assert {r["protocol"] for r in store.resources(load_id)} == {wanted[mode]}
+        assert {r.resource.protocol for r in store.resources(load_id)} == {wanted[mode]}
 
 
 def test_pipelining_with_depth_one_is_keepalive(seed000_runs):
     store, _, run = seed000_runs
     rows = _by_mode(store, run)
-    keepalive = statistics.median(r["load_ms"] for r in rows["keepalive"])
-    depth1 = statistics.median(r["load_ms"] for r in rows["pipelining"])
+    keepalive = statistics.median(r.load_ms for r in rows["keepalive"])
+    depth1 = statistics.median(r.load_ms for r in rows["pipelining"])
     assert abs(depth1 - keepalive) <= 0.1 * keepalive, (depth1, keepalive)  # pipelining is 60 % below
 
 
 def test_the_proxy_overhead_is_stored_with_the_run(seed000_runs):
     store, run, _ = seed000_runs
     [overhead] = store.proxy_overheads(run)
-    assert overhead["requests"] == 21 and len(overhead["direct_ms"]) == len(overhead["proxy_ms"]) == 5
-    assert overhead["per_request_ms"] is not None and overhead["scheduling"] == f"SCHED_FIFO {RT_PRIORITY}"
+    assert overhead.requests == 21 and len(overhead.direct_ms) == len(overhead.proxy_ms) == 5
+    assert overhead.per_request_ms is not None and overhead.scheduling == f"SCHED_FIFO {RT_PRIORITY}"
 
 
 def test_aggregated_clients_share_the_pool(tmp_path):
@@ -157,11 +158,11 @@ def test_aggregated_clients_share_the_pool(tmp_path):
     run = run_id_of(pagebench("run", str(spec), "--db", db))
     store = Store(db)
     rows = store.loads(run)
-    assert sorted((r["seq"], r["client"]) for r in rows) == [(s, k) for s in range(4) for k in range(3)]
-    assert all(r["ok"] and r["requests"] == 21 for r in rows), [r["errors"] for r in rows]
-    assert {r["connections_proxy"] for r in rows} == {1}
-    assert {r["connections_link"] for r in rows} == {1} and {r["connections_server"] for r in rows} == {1}
-    assert store.experiment(run)["recorded"] == 4
+    assert sorted((r.seq, r.client) for r in rows) == [(s, k) for s in range(4) for k in range(3)]
+    assert all(r.ok and r.requests == 21 for r in rows), [r.errors for r in rows]
+    assert {r.connections_proxy for r in rows} == {1}
+    assert {r.connections_link for r in rows} == {1} and {r.connections_server for r in rows} == {1}
+    assert store.experiment(run).recorded == 4
 
 
 @pytest.mark.parametrize("fields, needle", [
@@ -245,12 +246,12 @@ def test_a_warm_run_records_what_it_reused_and_says_so(tmp_path):
     assert "note: proxy.pool warm: the edge proxy's upstream connections stay open" in result.stderr
     store = Store(db)
     rows = store.loads(run)
-    assert len(rows) == 4 and all(r["ok"] and not r["flagged"] for r in rows), [r["flags"] for r in rows]
+    assert len(rows) == 4 and all(r.ok and not r.flagged for r in rows), [r.flags for r in rows]
     for row in rows:
-        assert row["connections_proxy"] == row["connections_link"] == 0, row
-        assert row["connections_proxy_reused"] == row["connections_server"] >= 1, row
-    warmups = [r for r in store.loads(run, include_warmup=True) if r["warmup"]]
-    assert all(r["connections_proxy"] == r["connections_link"] >= 1 for r in warmups)
-    assert store.experiment(run)["meta"]["proxy"] == {"connections": 2, "depth": 4, "pool": "warm"}
+        assert row.connections_proxy == row.connections_link == 0, row
+        assert row.connections_proxy_reused == row.connections_server >= 1, row
+    warmups = [r for r in store.loads(run, include_warmup=True) if r.warmup]
+    assert all(r.connections_proxy == r.connections_link >= 1 for r in warmups)
+    assert store.experiment(run).meta["proxy"] == {"connections": 2, "depth": 4, "pool": "warm"}
     table = pagebench("report", run, "--db", db)
     assert table.returncode == 0 and "edge proxy: pool warm" in table.stdout, table.stdout

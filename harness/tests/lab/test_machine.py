@@ -114,8 +114,8 @@ def test_two_runs_one_machine_the_second_refuses_or_waits_and_both_complete(tmp_
     assert first.returncode == 0, first_err[-2000:]
     second = run_id_of(waited)
     assert "waiting for this machine" in waited.stderr or "the machine is free" in waited.stderr
-    assert Store(second_db).experiment(second)["status"] == "complete"
-    first_end = max(load["recorded_at"] for load in Store(first_db).loads(held.run_id, include_warmup=True))
-    assert min(load["started_at"] for load in Store(second_db).loads(second, include_warmup=True)) > first_end
-    assert json.loads(json.dumps(Store(first_db).experiment(held.run_id)["status"])) == "complete"
+    assert Store(second_db).experiment(second).status == "complete"
+    first_end = max(load.recorded_at for load in Store(first_db).loads(held.run_id, include_warmup=True))
+    assert min(load.started_at for load in Store(second_db).loads(second, include_warmup=True)) > first_end
+    assert json.loads(json.dumps(Store(first_db).experiment(held.run_id).status)) == "complete"
     assert nothing_left()

@@ -25,6 +25,10 @@ import pytest
 import sqlalchemy as sa
 import yaml
 
+from pagebench.analysis import encoding
+from pagebench.analysis.summary import of_run
+from pagebench.core.records import Condition
+from pagebench.results.store import Store
 
 from tests.helpers import REPO, drop_database, fresh_database, needs_root, nothing_left, pagebench, run_id_of, write_spec
 
@@ -417,26 +421,29 @@ def test_the_load_variable_is_a_real_load_of_the_run(filled, engine):
 
 @needs_root
 @pytest.mark.integration
-def test_protocol_medians_are_the_reports(filled, engine):
-    """The protocol comparison's medians are `pagebench report`'s, condition by condition,
-    and each 95 % interval holds its median."""
+def test_protocol_medians_are_the_summarys(filled, engine):
+    """The protocol comparison's numbers are the run's one summary's (what `pagebench
+    report` shows), condition by condition and in its order, and each 95 % interval holds
+    its median."""
     board = load(DASHBOARDS / "json" / "protocols.json")
     start, end = time_range(board, datetime.now(timezone.utc))
     [table] = [p for p in panels(board) if p["title"].startswith("Load time and TTFB by condition")]
     with engine.connect() as conn:
         values = resolve(board, conn, start, end)
         columns, rows = query(conn, expand(table["targets"][0]["rawSql"], values, start, end))
-    result = pagebench("report", filled.runs[-1], "--json", "--db", filled.url)
-    assert result.returncode == 0, result.stderr
-    report = {(c["site"], c["mode"], c["profile"], c["cache"]): c for c in json.loads(result.stdout)["conditions"]}
-    assert len(rows) == len(report) == 4
-    for row in rows:
+    with Store(filled.url) as store:
+        summary = of_run(store, filled.runs[-1])
+    assert len(rows) == len(summary.conditions) == 4
+    for row, condition in zip(rows, summary.conditions):
         got = dict(zip(columns, row))
-        condition = report[(got["site"], got["mode"], got["profile"], got["cache"])]
-        assert got["n"] == condition["n"]
+        assert Condition(got["site"], got["mode"], got["topology"], got["profile"], got["cache"], got["tls"],
+                         got["encoding"], got["version"]) == condition.condition
+        assert (got["n"], got["flagged"], got["failed"]) == (condition.n, len(condition.flagged),
+                                                              len(condition.failed))
         for metric, name in (("load_ms", "load"), ("ttfb_ms", "TTFB")):
-            assert got[f"{name} median"] == pytest.approx(condition["metrics"][metric]["median"], abs=1e-9)
+            assert got[f"{name} median"] == pytest.approx(condition.metrics[metric].median, abs=1e-9)
             assert got[f"{name} CI low"] <= got[f"{name} median"] <= got[f"{name} CI high"]
+        assert got["load / bound"] == pytest.approx(condition.load_over_bound.median, abs=1e-9)
 
 
 # -- encodings, against a store filled by hand (no browser: a second or two) -------------------
@@ -450,8 +457,7 @@ def encoded(postgres_url) -> Iterator[str]:
     (recorded by the store's own writes, as a run records them)."""
     from dataclasses import replace
 
-    from pagebench.core.records import Condition, PlannedLoad
-    from pagebench.results.store import Store
+    from pagebench.core.records import PlannedLoad
     from tests.helpers import META, PROFILES, SPEC, fake_load
 
     url = fresh_database(postgres_url, "dashboards_encodings")
@@ -513,6 +519,18 @@ def test_the_encodings_table_sets_each_encoding_against_identity(encoded):
         engine.dispose()
     got = {row[columns.index("encoding")]: dict(zip(columns, row)) for row in rows}
     assert list(got) == ["identity", "gzip", "dcz"] and all(r["version"] == 2 for r in got.values())
+    with Store(encoded) as store:  # the numbers the report states
+        summary = of_run(store, "enc1")
+        savings = {row.condition.encoding: row
+                   for row in encoding.savings(encoding.loads_by_condition(summary, store.run_resources("enc1")))}
+    for name, row in got.items():
+        saving = savings[name]
+        assert (row["n"], row["bytes / load"]) == (saving.n, saving.bytes.estimate)
+        assert (row["dictionary offered"], row["dictionary used"], row["304s"]) == (
+            saving.dictionary_offered, saving.dictionary_used, saving.revalidated)
+        if not saving.is_baseline:
+            assert float(row["saved vs identity %"]) == pytest.approx(saving.saved_pct.estimate, abs=0.05)
+            assert row["measured saved (ms)"] == pytest.approx(saving.measured_ms.estimate)
     text, images = 14_210 + 22_400 + 91_200, 181_004 + 9_120 + 7_311
     assert got["identity"]["bytes / load"] == text + images
     assert got["gzip"]["bytes / load"] == pytest.approx(text / 4 + images, abs=2)

@@ -1,10 +1,9 @@
-"""The results store: migrations match the tables, append-only writes, round trips.
-Behaviour is tested on SQLite and on PostgreSQL (the session's throwaway server), each
-test on a database of its own; so are shards writing one run from separate processes."""
+"""The results store: append-only writes, typed reads, round trips, where it is unless
+told. Behaviour is tested on SQLite and on PostgreSQL (the session's throwaway server),
+each test on a database of its own; so are shards writing one run from separate processes."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import subprocess
@@ -16,55 +15,14 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from alembic import command
-from alembic.autogenerate import compare_metadata
-from alembic.runtime.migration import MigrationContext
 
 from pagebench.core.records import Condition, LoadResult, PlannedLoad
-from pagebench.results.store import (
-    MIGRATIONS,
-    Store,
-    StoreError,
-    UnknownRun,
-    alembic_config,
-    load_columns,
-    metadata,
-    resource_columns,
-)
+from pagebench.results.database import StoreError
+from pagebench.results.migrate import alembic_config
+from pagebench.results.rows import RunRow
+from pagebench.results.store import Store, UnknownRun, default_path
+from pagebench.system import places
 from tests.helpers import HARNESS, META, PROFILES, SPEC, admin, drop_database, fake_load, fresh_database, make_plan
-
-BACKENDS = ["sqlite", "postgresql"]
-
-_database_numbers = itertools.count()
-
-
-@pytest.fixture(params=BACKENDS)
-def empty_database(request, tmp_path):
-    """Makes empty databases of the back end the test runs on: SQLite files in tmp_path,
-    or databases on the session's PostgreSQL server (dropped when the test ends)."""
-    if request.param == "sqlite":
-        yield lambda name: f"sqlite:///{tmp_path / name}.sqlite"
-        return
-    admin = request.getfixturevalue("postgres_url")
-    made: list[str] = []
-
-    def make(name: str) -> str:
-        made.append(f"{name}_{next(_database_numbers)}")
-        return fresh_database(admin, made[-1])
-
-    yield make
-    for name in made:
-        drop_database(admin, name)
-
-
-@pytest.fixture
-def url(empty_database):
-    return empty_database("pb")
-
-
-@pytest.fixture
-def sqlite_url(tmp_path):
-    return f"sqlite:///{tmp_path / 'nested' / 'dir' / 'pb.sqlite'}"
-
 
 @pytest.fixture
 def store(url):
@@ -72,99 +30,29 @@ def store(url):
         yield opened
 
 
-def _schema(engine: sa.Engine) -> dict:
-    inspector = sa.inspect(engine)
-    tables = {}
-    for name in sorted(set(inspector.get_table_names()) - {"alembic_version"}):
-        tables[name] = {
-            "columns": [(c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns(name)],
-            "pk": inspector.get_pk_constraint(name)["constrained_columns"],
-            "fks": sorted((fk["name"], tuple(fk["constrained_columns"]), fk["referred_table"],
-                           tuple(fk["referred_columns"]), fk["options"].get("ondelete"))
-                          for fk in inspector.get_foreign_keys(name)),
-            "unique": sorted((u["name"], tuple(u["column_names"])) for u in inspector.get_unique_constraints(name)),
-            "indexes": sorted((i["name"], tuple(i["column_names"]), bool(i["unique"]))
-                              for i in inspector.get_indexes(name)),
-            "checks": sorted((c["name"], c["sqltext"]) for c in inspector.get_check_constraints(name)),
-        }
-    return tables
-
-
-def test_migrations_folder_is_at_the_repo_root():
-    assert MIGRATIONS.name == "migrations" and MIGRATIONS.parent.name == "results"
-    assert (MIGRATIONS / "env.py").is_file() and (MIGRATIONS / "versions" / "0001_initial.py").is_file()
-
-
-def test_migration_to_head_matches_the_table_definitions(empty_database):
-    migrated = sa.create_engine(empty_database("migrated"))
-    created = sa.create_engine(empty_database("created"))
-    try:
-        with migrated.begin() as conn:
-            command.upgrade(alembic_config(conn), "head")
-        metadata.create_all(created)
-        assert set(_schema(migrated)) == {"experiments", "run_status", "conditions", "planned_loads", "loads",
-                                          "resources", "link_checks", "proxy_overheads"}
-        assert _schema(migrated) == _schema(created)
-        with migrated.connect() as conn:
-            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-            assert MigrationContext.configure(conn).get_current_revision() == "0008"
-    finally:
-        migrated.dispose()
-        created.dispose()
-
-
-def test_migration_renders_for_postgresql(capsys):
-    command.upgrade(alembic_config(url="postgresql+psycopg://u@localhost/db"), "head", sql=True)
-    sql = capsys.readouterr().out
-    assert "CREATE TABLE loads" in sql and "JSON NOT NULL" in sql and "SERIAL" in sql
-    assert "ADD CONSTRAINT uq_loads_experiment_seq_client UNIQUE (experiment_id, seq, client)" in sql
-
-
-def test_open_creates_parent_dirs_uses_wal_and_foreign_keys(sqlite_url, tmp_path):
-    with Store(sqlite_url) as store:
-        with store.engine.connect() as conn:
-            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
-    assert (tmp_path / "nested" / "dir" / "pb.sqlite").is_file()
-    Store(sqlite_url).close()  # reopening an up-to-date store is a no-op
-
-
-def test_default_url_is_in_results():
-    assert Store.default_url() == f"sqlite:///{MIGRATIONS.parent / 'pagebench.sqlite'}"
-
-
-def test_bad_urls_give_one_line_errors():
-    with pytest.raises(StoreError, match="'nonsense': not a database URL"):
-        Store("nonsense")
-    with pytest.raises(StoreError, match="unknown database kind 'foo'"):
-        Store("foo://x")
-
-
-def test_a_schema_newer_than_the_code_is_refused(url):
-    Store(url).close()
-    engine = sa.create_engine(url)
-    with engine.begin() as conn:
-        conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0099'")
-    engine.dispose()
-    with pytest.raises(StoreError) as error:
-        Store(url)
-    message = str(error.value)
-    assert "'0099' is newer than this pagebench" in message and "\n" not in message
+def test_the_default_store_is_in_the_checkouts_results_else_the_data_directory(monkeypatch, tmp_path):
+    monkeypatch.setattr(places, "checkout", lambda: tmp_path / "repo")
+    assert Store.default_url() == f"sqlite:///{tmp_path / 'repo' / 'results' / 'pagebench.sqlite'}"
+    monkeypatch.setattr(places, "checkout", lambda: None)
+    monkeypatch.setenv(places.DATA_DIR_ENV, str(tmp_path / "data"))
+    assert default_path() == tmp_path / "data" / "pagebench.sqlite"
 
 
 def test_create_experiment_stores_meta_conditions_and_plan(store):
     plan = make_plan()
     store.create_experiment("r1", SPEC, META, plan, PROFILES)
     experiment = store.experiment("r1")
-    assert experiment["run_id"] == "r1" and experiment["status"] == "running"
-    assert experiment["planned"] == len(plan) == 16 and experiment["recorded"] == 0
-    assert (experiment["seed"], experiment["backend"], experiment["git_commit"], experiment["host"]) == (
+    assert isinstance(experiment, RunRow)
+    assert experiment.run_id == "r1" and experiment.status == "running" and experiment.reason is None
+    assert experiment.planned == len(plan) == 16 and experiment.recorded == 0
+    assert (experiment.seed, experiment.backend, experiment.git_commit, experiment.host) == (
         42, "userspace", "875bf20", "bench-1")
-    assert experiment["chromium_version"] == "131.0.6778.33" and experiment["nginx_version"] == "1.22.1"
-    assert experiment["spec"] == SPEC and experiment["meta"] == META
+    assert experiment.chromium_version == "131.0.6778.33" and experiment.nginx_version == "1.22.1"
+    assert experiment.spec == SPEC and experiment.meta == META
+    assert experiment.environment() == {key: value for key, value in META.items() if key != "python"}
     conditions = store.conditions("r1")
-    assert [c["key"] for c in conditions] == list(dict.fromkeys(p.condition.key for p in plan))
-    assert conditions[0]["profile_fields"] == PROFILES["3g"]
+    assert [c.condition for c in conditions] == list(dict.fromkeys(p.condition for p in plan))
+    assert conditions[0].profile_fields == PROFILES["3g"]
     assert store.plan("r1") == plan
 
 
@@ -199,22 +87,19 @@ def test_record_load_round_trip(store):
         assert isinstance(load_id, int)
     assert store.done_seqs("r1") == set(range(7))
     measured = store.loads("r1")
-    assert [row["seq"] for row in measured] == [4, 5, 6]  # seqs 0-3 are the warm-ups
+    assert [row.seq for row in measured] == [4, 5, 6]  # seqs 0-3 are the warm-ups
     assert len(store.loads("r1", include_warmup=True)) == 7
     row = measured[1]
-    assert (row["condition"], row["site"], row["mode"], row["profile"], row["cache"], row["tls"]) == (
-        plan[5].condition.key, "demo", "keepalive", "cable", "cold", "1.3")
-    assert (row["repetition"], row["warmup"], row["flagged"], row["started_at"]) == (0, False, True, 1_790_000_005.0)
-    assert row["flags"] == ["connections: server 6 != browser 5"]
-    assert row["link"]["lateness_us"] == {"p50": None, "p99": None, "max": None, "n": 0}
-    expected = load_columns(results[5])  # the stored columns are what was recorded
-    assert {key: row[key] for key in expected} == expected
-    expected_resources = [resource_columns(resource) for resource in results[5].resources]
-    assert [{key: r[key] for key in expected_resources[0]} for r in store.resources(row["id"])] == expected_resources
-    resources = store.resources(row["id"])
-    assert [r["position"] for r in resources] == list(range(6))
-    assert resources[3]["origin"] == "https://img.demo.test" and resources[3]["timing"]["sslStart"] == 0.9
-    assert store.experiment("r1")["recorded"] == 7
+    assert row.condition == plan[5].condition and (row.condition.mode, row.condition.profile) == ("keepalive", "cable")
+    assert (row.repetition, row.warmup, row.flagged, row.started_at, row.client) == (0, False, True, 1_790_000_005.0, 0)
+    assert row.flags == ("connections: server 6 != browser 5",)
+    assert row.link["lateness_us"] == {"p50": None, "p99": None, "max": None, "n": 0}
+    resources = store.resources(row.id)
+    assert row.result([r.resource for r in resources]) == results[5]  # what was recorded comes back whole
+    assert [(r.load_id, r.position) for r in resources] == [(row.id, position) for position in range(6)]
+    assert resources[3].resource.origin == "https://img.demo.test" and resources[3].resource.timing["sslStart"] == 0.9
+    assert store.run_resources("r1")[5 * 6:6 * 6] == resources  # seq 5, after seqs 0-4 with six each
+    assert store.experiment("r1").recorded == 7
 
 
 def _encoded_run(store: Store) -> tuple[list[PlannedLoad], LoadResult]:
@@ -238,14 +123,13 @@ def _encoded_run(store: Store) -> tuple[list[PlannedLoad], LoadResult]:
 def test_encodings_and_versions_round_trip(store):
     plan, result = _encoded_run(store)
     assert store.plan("enc") == plan  # Conditions come back whole
-    assert [(c["key"], c["encoding"], c["version"]) for c in store.conditions("enc")] == [
+    assert [(c.condition.key, c.condition.encoding, c.condition.version) for c in store.conditions("enc")] == [
         ("demo|h2|direct|cable|cold|tls1.3|gzip", "gzip", 1), ("demo|h2|direct|cable|warm|tls1.3|dcz|v2", "dcz", 2)]
     [row] = store.loads("enc")
-    assert (row["encoding"], row["version"]) == ("dcz", 2)
-    stored = store.resources(row["id"])
-    assert [{key: r[key] for key in resource_columns(result.resources[0])} for r in stored] == [
-        resource_columns(r) for r in result.resources]
-    assert [(r["encoded_bytes"], r["content_encoding"], r["dictionary_offered"], r["dictionary_used"])
+    assert (row.condition.encoding, row.condition.version) == ("dcz", 2)
+    stored = [r.resource for r in store.resources(row.id)]
+    assert stored == list(result.resources)
+    assert [(r.encoded_bytes, r.content_encoding, r.dictionary_offered, r.dictionary_used)
             for r in stored[:4]] == [(4_012, "dcz", True, True), (None, "", False, False),
                                      (30_118, "zstd", True, False), (None, "", False, False)]
 
@@ -266,12 +150,12 @@ def test_rows_stored_before_encodings_read_back_with_the_defaults(url):
     with Store(url) as store:
         old = [replace(p, condition=replace(p.condition, encoding="identity", version=1)) for p in plan]
         assert store.plan("enc") == old
-        assert [(c["encoding"], c["version"]) for c in store.conditions("enc")] == [("identity", 1)] * 2
+        assert [(c.condition.encoding, c.condition.version) for c in store.conditions("enc")] == [("identity", 1)] * 2
         [row] = store.loads("enc")
-        assert (row["encoding"], row["version"], row["requests"]) == ("identity", 1, 6)
-        stored = store.resources(row["id"])
-        assert len(stored) == 6 and stored[2]["body_bytes"] == 91_200
-        assert {(r["encoded_bytes"], r["content_encoding"], r["dictionary_offered"], r["dictionary_used"])
+        assert (row.condition.encoding, row.condition.version, row.requests) == ("identity", 1, 6)
+        stored = [r.resource for r in store.resources(row.id)]
+        assert len(stored) == 6 and stored[2].body_bytes == 91_200
+        assert {(r.encoded_bytes, r.content_encoding, r.dictionary_offered, r.dictionary_used)
                 for r in stored} == {(None, "", False, False)}
 
 
@@ -291,10 +175,10 @@ def _replayed_run(store: Store) -> list[PlannedLoad]:
 def test_unrecorded_requests_round_trip(store):
     _replayed_run(store)
     first, second = store.loads("rep")
-    assert (first["unrecorded"], first["flagged"]) == (3, True)
-    assert first["flags"] == ["3 request(s) not in the recording: https://demo.test/x0.js, https://demo.test/x1.js, "
-                              "https://demo.test/x2.js"]
-    assert second["unrecorded"] is None
+    assert (first.unrecorded, first.flagged) == (3, True)
+    assert first.flags == ("3 request(s) not in the recording: https://demo.test/x0.js, https://demo.test/x1.js, "
+                           "https://demo.test/x2.js",)
+    assert second.unrecorded is None
 
 
 def test_loads_stored_before_unrecorded_counts_read_back_null(url):
@@ -310,10 +194,10 @@ def test_loads_stored_before_unrecorded_counts_read_back_null(url):
     finally:
         engine.dispose()
     with Store(url) as store:
-        assert [(row["seq"], row["unrecorded"], row["requests"]) for row in store.loads("rep")] == [
+        assert [(row.seq, row.unrecorded, row.requests) for row in store.loads("rep")] == [
             (4, None, 6), (5, None, 6)]
         store.record_loads("rep", plan[6], [replace(fake_load(plan[6]), unrecorded=())], started_at=3.0)
-        assert store.loads("rep")[-1]["unrecorded"] == 0
+        assert store.loads("rep")[-1].unrecorded == 0
 
 
 def test_a_seq_is_recorded_once(store):
@@ -322,7 +206,7 @@ def test_a_seq_is_recorded_once(store):
     store.record_loads("r1", plan[4], [fake_load(plan[4])], started_at=1.0)
     with pytest.raises(StoreError, match="load seq 4 is already recorded"):
         store.record_loads("r1", plan[4], [fake_load(plan[4], 999.0)], started_at=2.0)
-    assert len(store.loads("r1")) == 1 and store.loads("r1")[0]["load_ms"] == 1800.0
+    assert len(store.loads("r1")) == 1 and store.loads("r1")[0].load_ms == 1800.0
     with store.engine.connect() as conn:  # the refused load left no resources behind
         assert conn.exec_driver_sql("SELECT count(*) FROM resources").scalar() == 6
 
@@ -349,7 +233,7 @@ def test_a_recorded_load_is_visible_to_another_store_at_once(url):
         assert reader.done_seqs("r1") == set()
         writer.record_loads("r1", plan[4], [fake_load(plan[4])], started_at=1.0)
         assert reader.done_seqs("r1") == {4}
-        assert reader.loads("r1")[0]["requests"] == 6
+        assert reader.loads("r1")[0].requests == 6
     finally:
         writer.close()
         reader.close()
@@ -374,9 +258,9 @@ def test_status_runs_and_link_checks(store):
     with pytest.raises(StoreError, match="must be one of running, complete, interrupted"):
         store.set_status("a", "done")
     runs = store.runs()
-    assert [(r["run_id"], r["status"], r["backend"]) for r in runs] == [
+    assert [(r.run_id, r.status, r.backend) for r in runs] == [
         ("b", "complete", "netem"), ("a", "running", "userspace")]
-    assert "spec" not in runs[0]
+    assert runs[1] == store.experiment("a")
     check = {
         "backend": "userspace", "configured": PROFILES["3g"],
         "measured": {"rtt_ms": {"median": 300.412, "p95": 301.2, "n": 50}, "down_mbit": 1.571,
@@ -386,10 +270,10 @@ def test_status_runs_and_link_checks(store):
     }
     store.add_link_check("a", "3g", check)
     [stored] = store.link_checks("a")
-    assert (stored["profile"], stored["backend"], stored["valid"], stored["rtt_median_ms"], stored["down_mbit"],
-            stored["up_mbit"], stored["loss_pct"], stored["lateness_p99_us"]) == (
+    assert (stored.profile, stored.backend, stored.valid, stored.rtt_median_ms, stored.down_mbit,
+            stored.up_mbit, stored.loss_pct, stored.lateness_p99_us) == (
         "3g", "userspace", True, 300.412, 1.571, 0.755, 0.0, 412.0)
-    assert stored["result"] == check
+    assert stored.result == check
     assert store.link_checks("b") == []
 
 
@@ -401,7 +285,7 @@ def test_a_postgresql_url_without_a_driver_uses_psycopg(postgres_url):
             assert store.engine.dialect.driver == "psycopg" and store.url == plain
             store.create_experiment("r1", SPEC, META, make_plan(), PROFILES)
         with Store(url) as store:
-            assert [run["run_id"] for run in store.runs()] == ["r1"]
+            assert [run.run_id for run in store.runs()] == ["r1"]
     finally:
         drop_database(postgres_url, "plain_url")
 
@@ -415,22 +299,10 @@ def test_a_server_whose_encoding_is_not_utf8_works(postgres_url):
     try:
         with Store(url) as store:
             store.create_experiment("r1", SPEC | {"notes": "é, 日本"}, META, make_plan(), PROFILES)
-            assert store.experiment("r1")["spec"]["notes"] == "é, 日本"
-            assert [run["run_id"] for run in store.runs()] == ["r1"]
+            assert store.experiment("r1").spec["notes"] == "é, 日本"
+            assert [run.run_id for run in store.runs()] == ["r1"]
     finally:
         drop_database(postgres_url, "ascii_store")
-
-
-def test_an_unreachable_server_is_a_one_line_error(tmp_path):
-    for url, reason in [
-        ("postgresql://bench:secret@127.0.0.1:1/results", "Connection refused"),
-        (f"postgresql+psycopg://bench@/results?host={tmp_path}", "No such file or directory"),
-    ]:
-        with pytest.raises(StoreError) as error:
-            Store(url)
-        message = str(error.value)
-        assert message.startswith("cannot connect to postgresql") and reason in message, message
-        assert "\n" not in message and "secret" not in message
 
 
 # -- shards: separate processes writing one run at once -------------------------------
@@ -496,13 +368,13 @@ def test_concurrent_shards_record_each_planned_load_once(url, tmp_path):
 
     with Store(url) as store:
         loads = store.loads("shared", include_warmup=True)
-        assert [row["seq"] for row in loads] == list(range(len(SHARD_PLAN)))  # each planned load once
+        assert [row.seq for row in loads] == list(range(len(SHARD_PLAN)))  # each planned load once
         for row in loads:  # the stored load is the one its winner wrote
-            assert row["seq"] in outcomes[int(row["started_at"])]["recorded"]
-        assert store.experiment("shared")["recorded"] == store.experiment("shared")["planned"] == len(SHARD_PLAN)
+            assert row.seq in outcomes[int(row.started_at)]["recorded"]
+        assert store.experiment("shared").recorded == store.experiment("shared").planned == len(SHARD_PLAN)
         assert store.plan("shared") == SHARD_PLAN
         # The shard that created it left it 'running' and is gone: a run nobody runs is not running.
-        assert store.runs()[0]["status"] == "interrupted" and "is gone" in store.runs()[0]["reason"]
+        assert store.runs()[0].status == "interrupted" and "is gone" in (store.runs()[0].reason or "")
         with store.engine.connect() as conn:  # one experiment, one "running", no refused load's resources
             counts = {table: conn.exec_driver_sql(f"SELECT count(*) FROM {table}").scalar()
                       for table in ("experiments", "run_status", "conditions", "planned_loads", "resources")}

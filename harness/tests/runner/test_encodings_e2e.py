@@ -9,7 +9,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from pagebench.core import encodings
+from pagebench.core.records import Resource
 from pagebench.lab import sites as sitefiles
+from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
 from tests.helpers import needs_root, pagebench, run_id_of, write_spec
@@ -51,16 +53,20 @@ def runs(tmp_path_factory) -> tuple[Store, str, str]:
     return Store(db), first, second
 
 
-def _loads(store: Store, run: str, **where: object) -> list[dict]:
-    rows = [row for row in store.loads(run) if all(row[k] == v for k, v in where.items())]
+def _loads(store: Store, run: str, **where: object) -> list[LoadRow]:
+    rows = [row for row in store.loads(run) if all(getattr(row.condition, k) == v for k, v in where.items())]
     assert rows, where
     for row in rows:
-        assert row["ok"] and not row["flagged"], (where, row["flags"], row["errors"])
+        assert row.ok and not row.flagged, (where, row.flags, row.errors)
     return rows
 
 
-def _network(store: Store, load: dict) -> list[dict]:
-    return [r for r in store.resources(load["id"]) if not r["from_cache"]]
+def _resources(store: Store, load: LoadRow) -> list[Resource]:
+    return [row.resource for row in store.resources(load.id)]
+
+
+def _network(store: Store, load: LoadRow) -> list[Resource]:
+    return [r for r in _resources(store, load) if not r.from_cache]
 
 
 def test_a_cold_br_load_receives_br_on_every_text_resource_and_none_on_images(runs):
@@ -68,14 +74,14 @@ def test_a_cold_br_load_receives_br_on_every_text_resource_and_none_on_images(ru
     for run, mode in ((direct, "keepalive"), (direct, "h2"), (direct, "h3"), (proxied, "pipelining")):
         for load in _loads(store, run, mode=mode, encoding="br", cache="cold"):
             resources = _network(store, load)
-            text = [r for r in resources if encodings.is_text(_host_path(r["url"]))]
-            images = [r for r in resources if r["resource_type"] == "image"]
-            assert len(text) >= 5 and len(images) == 2, (mode, [r["url"] for r in resources])
+            text = [r for r in resources if encodings.is_text(_host_path(r.url))]
+            images = [r for r in resources if r.resource_type == "image"]
+            assert len(text) >= 5 and len(images) == 2, (mode, [r.url for r in resources])
             for r in text:
-                assert r["content_encoding"] == "br", (mode, r["url"], r["content_encoding"])
-                assert r["encoded_bytes"] < r["body_bytes"], (mode, r["url"])
+                assert r.content_encoding == "br", (mode, r.url, r.content_encoding)
+                assert r.encoded_bytes < r.body_bytes, (mode, r.url)
             for r in images:
-                assert r["content_encoding"] == "" and r["encoded_bytes"] == r["body_bytes"], (mode, r["url"])
+                assert r.content_encoding == "" and r.encoded_bytes == r.body_bytes, (mode, r.url)
 
 
 def test_a_warm_v1_to_v2_load_gets_every_changed_text_resource_as_a_small_delta(runs, site):
@@ -84,18 +90,18 @@ def test_a_warm_v1_to_v2_load_gets_every_changed_text_resource_as_a_small_delta(
     assert 2 <= len(changed) < len(site.manifest.dictionaries)  # some text files stay as they were
     identity = {}
     for load in _loads(store, direct, mode="h2", encoding="identity", cache="cold"):
-        identity.update({_host_path(r["url"]): r["body_bytes"] for r in _network(store, load)})
+        identity.update({_host_path(r.url): r.body_bytes for r in _network(store, load)})
     for run, mode in ((direct, "keepalive"), (direct, "h2"), (direct, "h3"), (proxied, "pipelining")):
         for load in _loads(store, run, mode=mode, encoding="dcz", cache="warm"):
-            resources = {_host_path(r["url"]): r for r in store.resources(load["id"])}
+            resources = {_host_path(r.url): r for r in _resources(store, load)}
             for path in changed:
                 r = resources[path]
                 # a body fetched whole (no dictionary offered, or not used) flags the load: not here
-                assert r["status"] == 200 and r["dictionary_offered"] and r["dictionary_used"], (mode, path, r)
-                assert r["content_encoding"] == "dcz"
-                assert r["encoded_bytes"] <= 0.05 * identity[path], (mode, path, r["encoded_bytes"], identity[path])
+                assert r.status == 200 and r.dictionary_offered and r.dictionary_used, (mode, path, r)
+                assert r.content_encoding == "dcz"
+                assert r.encoded_bytes <= 0.05 * identity[path], (mode, path, r.encoded_bytes, identity[path])
             for path in set(site.manifest.dictionaries) - changed:  # Chromium reports a 304 as its cached 200
-                assert resources[path]["revalidated"] and not resources[path]["dictionary_used"], (mode, path)
+                assert resources[path].revalidated and not resources[path].dictionary_used, (mode, path)
 
 
 def test_a_warm_br_load_of_v2_fetches_the_changed_files_whole_and_revalidates_the_rest(runs, site):
@@ -103,17 +109,17 @@ def test_a_warm_br_load_of_v2_fetches_the_changed_files_whole_and_revalidates_th
     changed = set(site.manifest.changed[2])
     for mode in ("keepalive", "h2", "h3"):
         for load in _loads(store, direct, mode=mode, encoding="br", cache="warm"):
-            resources = {_host_path(r["url"]): r for r in store.resources(load["id"])}
+            resources = {_host_path(r.url): r for r in _resources(store, load)}
             for path in changed:
-                assert resources[path]["status"] == 200 and resources[path]["content_encoding"] == "br"
-                assert not resources[path]["dictionary_used"]
+                assert resources[path].status == 200 and resources[path].content_encoding == "br"
+                assert not resources[path].dictionary_used
             for path in set(site.manifest.dictionaries) - changed:
-                assert resources[path]["revalidated"], (mode, path)
+                assert resources[path].revalidated, (mode, path)
 
 
 def test_the_run_records_what_each_encoding_cost_to_make(runs, site):
     store, direct, _ = runs
-    cost = store.experiment(direct)["meta"]["encoding_cost"][site.name]
+    cost = store.experiment(direct).meta["encoding_cost"][site.name]
     assert set(cost) == {"gzip", "br", "zstd", "dcz"}
     assert all(c["bytes_out"] < c["bytes_in"] and c["cpu_ms"] > 0 for c in cost.values()), cost
 
@@ -121,9 +127,9 @@ def test_the_run_records_what_each_encoding_cost_to_make(runs, site):
 def test_a_cold_dcz_load_falls_back_to_zstd(runs):
     store, direct, _ = runs
     for load in _loads(store, direct, mode="h2", encoding="dcz", cache="cold"):
-        text = [r for r in _network(store, load) if r["resource_type"] in ("document", "stylesheet", "script")]
-        assert text and {r["content_encoding"] for r in text} == {"zstd"}
-        assert not any(r["dictionary_offered"] for r in text)
+        text = [r for r in _network(store, load) if r.resource_type in ("document", "stylesheet", "script")]
+        assert text and {r.content_encoding for r in text} == {"zstd"}
+        assert not any(r.dictionary_offered for r in text)
 
 
 def test_bad_encoding_input_is_one_line(tmp_path):

@@ -108,8 +108,8 @@ def stored(db: str, run: str) -> tuple[list[int], dict]:
     with Store(db) as store:
         loads = store.loads(run, include_warmup=True)
         for load in loads:  # no half-written load: every one has its resources
-            assert len(store.resources(load["id"])) == load["requests"]
-        return [load["seq"] for load in loads], store.experiment(run)
+            assert len(store.resources(load.id)) == load.requests
+        return [load.seq for load in loads], store.experiment(run)
 
 
 def resumed(db: str, run: str, done_before: list[int]) -> None:
@@ -117,7 +117,7 @@ def resumed(db: str, run: str, done_before: list[int]) -> None:
     assert result.returncode == 0, result.stderr[-2000:]
     seqs, experiment = stored(db, run)
     assert sorted(seqs) == list(range(PLANNED))  # each planned load exactly once
-    assert set(done_before) <= set(seqs) and experiment["status"] == "complete"
+    assert set(done_before) <= set(seqs) and experiment.status == "complete"
     assert nothing_left()
 
 
@@ -134,7 +134,7 @@ def fault_then_resume(tmp_path: Path, inject: Callable[[], None], expect: str, d
     assert expect in error and f"pagebench run --resume {run}" in error, error
     seqs, experiment = stored(db, run)
     assert len(seqs) == len(set(seqs)) and 3 <= len(seqs) < PLANNED
-    assert experiment["status"] == "failed" and expect in experiment["reason"]
+    assert experiment.status == "failed" and expect in experiment.reason
     assert nothing_left()
     resumed(db, run, seqs)
     return run, error
@@ -192,11 +192,11 @@ def test_killing_the_browser_costs_the_load_in_flight_and_the_run_goes_on(tmp_pa
     assert proc.returncode in (0, 1), stderr[-2000:]
     with Store(db) as store:
         loads = store.loads(run, include_warmup=True)
-        assert sorted(load["seq"] for load in loads) == list(range(PLANNED))
-        failed = [load for load in loads if not load["ok"]]
+        assert sorted(load.seq for load in loads) == list(range(PLANNED))
+        failed = [load for load in loads if not load.ok]
         assert len(failed) <= 1  # the load in flight, if the kill caught one: recorded as failed, with why
-        assert all("the browser was lost during the load" in " ".join(load["errors"]) for load in failed), [load["errors"] for load in failed]
-        assert store.experiment(run)["status"] == "complete"
+        assert all("the browser was lost during the load" in " ".join(load.errors) for load in failed), [load.errors for load in failed]
+        assert store.experiment(run).status == "complete"
     assert nothing_left()
 
 
@@ -210,7 +210,7 @@ def test_a_signal_interrupts_the_run_which_says_so_and_resumes(tmp_path, sig):
     assert proc.returncode == 130, stderr[-2000:]
     assert one_line_error(stderr) == f"error: interrupted; loads so far are kept: pagebench run --resume {run}"
     seqs, experiment = stored(db, run)
-    assert experiment["status"] == "interrupted" and experiment["reason"] == f"signal {sig.name}"
+    assert experiment.status == "interrupted" and experiment.reason == f"signal {sig.name}"
     assert nothing_left()
     resumed(db, run, seqs)
 
@@ -222,7 +222,7 @@ def test_sigkill_leaves_a_run_that_reads_as_interrupted_and_resumes(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     seqs, experiment = stored(db, run)
-    assert experiment["status"] == "interrupted" and "is gone" in experiment["reason"]
+    assert experiment.status == "interrupted" and "is gone" in experiment.reason
     report = pagebench("report", run, "--db", db)
     assert report.returncode == 0 and "interrupted" in report.stdout
     assert pagebench("cleanup").returncode == 0 and nothing_left()
@@ -239,7 +239,7 @@ def test_a_postgresql_restart_under_a_run_costs_a_pause_not_a_load(tmp_path, pos
         stderr = finish(proc, 240)
         assert proc.returncode == 0 and "Traceback" not in stderr, stderr[-2000:]
         seqs, experiment = stored(db, run)
-        assert sorted(seqs) == list(range(PLANNED)) and experiment["status"] == "complete"
+        assert sorted(seqs) == list(range(PLANNED)) and experiment.status == "complete"
         assert nothing_left()
     finally:
         drop_database(postgres.url, name)
@@ -283,7 +283,7 @@ def test_a_full_filesystem_fails_the_run_keeping_what_was_recorded(tmp_path):
         seqs, experiment = stored(db, run)
         assert len(seqs) == len(set(seqs)) and 3 <= len(seqs) < PLANNED
         # Nothing could be written, its status neither: the run's process is gone, so it reads as interrupted.
-        assert experiment["status"] in ("failed", "interrupted")
+        assert experiment.status in ("failed", "interrupted")
         assert nothing_left()
         resumed(db, run, seqs)
 

@@ -23,31 +23,31 @@ def h3_run(tmp_path_factory) -> tuple[Store, str]:
 
 
 def _h3(store: Store, run: str, cache: str) -> list[dict]:
-    loads = [row for row in store.loads(run) if row["mode"] == "h3" and row["cache"] == cache]
-    assert len(loads) == 2 and all(row["ok"] and not row["flagged"] for row in loads), \
-        [row["flags"] for row in loads]
+    loads = [row for row in store.loads(run) if row.condition.mode == "h3" and row.condition.cache == cache]
+    assert len(loads) == 2 and all(row.ok and not row.flagged for row in loads), \
+        [row.flags for row in loads]
     return loads
 
 
 def test_every_resource_comes_over_quic_and_no_tcp_reaches_the_origins(h3_run):
     store, run = h3_run
     for load in _h3(store, run, "cold"):
-        resources = store.resources(load["id"])
-        assert len(resources) == load["requests"] >= 7  # the HTML, 6 images (and any css/js)
-        assert {r["protocol"] for r in resources} == {"h3"}
-        assert load["link"]["tcp_conns"] == 0
+        resources = store.resources(load.id)
+        assert len(resources) == load.requests >= 7  # the HTML, 6 images (and any css/js)
+        assert {r.resource.protocol for r in resources} == {"h3"}
+        assert load.link["tcp_conns"] == 0
         # one QUIC connection per origin, counted by the browser, the router (UDP flows) and Caddy
-        assert load["connections_browser"] == load["connections_link"] == load["connections_server"] == 2
+        assert load.connections_browser == load.connections_link == load.connections_server == 2
 
 
 def test_warm_h3_revalidates_the_html_over_quic(h3_run):
     store, run = h3_run
     for load in _h3(store, run, "warm"):
-        assert load["cache_hits"] == load["requests"] - 1 and load["link"]["tcp_conns"] == 0
+        assert load.cache_hits == load.requests - 1 and load.link["tcp_conns"] == 0
 
 
 def test_h3_runs_record_caddy_and_stay_above_their_bound(h3_run):
     store, run = h3_run
-    assert store.experiment(run)["meta"]["caddy_version"]
+    assert store.experiment(run).meta["caddy_version"]
     for load in store.loads(run):
-        assert load["bound_ms"] is not None and load["bound_ms"] <= load["load_ms"], load
+        assert load.bound_ms is not None and load.bound_ms <= load.load_ms, load

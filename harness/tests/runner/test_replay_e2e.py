@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pagebench.lab import sites as sitefiles
+from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
 from tests.helpers import HARNESS, needs_root, pagebench, readable_dir, run_id_of, write_spec
@@ -75,17 +76,17 @@ def test_every_replayed_load_fetches_exactly_the_har_requests(runs):
     seen = set()
     for run in (direct, proxied):
         for load in store.loads(run):
-            where = (load["mode"], load["cache"])
+            where = (load.condition.mode, load.condition.cache)
             seen.add(where)
-            assert load["ok"] and not load["flagged"], (where, load["flags"], load["errors"])
-            assert not load["unrecorded"], where
-            resources = store.resources(load["id"])
-            assert sorted(r["url"] for r in resources) == expected, where
-            if load["cache"] == "cold":
-                assert all(r["status"] == 200 for r in resources), where
-                if load["mode"] != "pipelining":  # direct: the connections the browser used, the servers saw
+            assert load.ok and not load.flagged, (where, load.flags, load.errors)
+            assert not load.unrecorded, where
+            resources = store.resources(load.id)
+            assert sorted(r.resource.url for r in resources) == expected, where
+            if load.condition.cache == "cold":
+                assert all(r.resource.status == 200 for r in resources), where
+                if load.condition.mode != "pipelining":  # direct: the connections the browser used, the servers saw
                     # them all, the router as many or more (sockets Chromium opened and never used)
-                    assert load["connections_browser"] == load["connections_server"] <= load["connections_link"], where
+                    assert load.connections_browser == load.connections_server <= load.connections_link, where
     assert seen == {(m, c) for m in ("http1.0", "keepalive", "h2", "h3", "pipelining") for c in ("cold", "warm")}
 
 
@@ -105,8 +106,8 @@ def test_a_request_the_recording_lacks_is_a_counted_404(imported, readable, tmp_
     with Store(db) as store:
         [load] = store.loads(run)
     url = f"https://{victim['host']}{victim['target']}"
-    assert load["ok"] and load["flagged"] and load["unrecorded"] == 1, load
-    assert any("not in the recording" in flag and url in flag for flag in load["flags"]), load["flags"]
+    assert load.ok and load.flagged and load.unrecorded == 1, load
+    assert any("not in the recording" in flag and url in flag for flag in load.flags), load.flags
 
 
 def test_a_recorded_page_replays_with_the_originals_requests_and_origins(readable, tmp_path):
@@ -121,16 +122,16 @@ def test_a_recorded_page_replays_with_the_originals_requests_and_origins(readabl
     run = run_id_of(pagebench("run", str(spec), "--db", db))
     with Store(db) as store:
         loads = store.loads(run)
-        by_site: dict[str, list[dict]] = {}
+        by_site: dict[str, list[LoadRow]] = {}
         for load in loads:
-            assert load["ok"] and not load["flagged"], (load["site"], load["flags"], load["errors"])
-            by_site.setdefault(load["site"], []).append(load)
+            assert load.ok and not load.flagged, (load.condition.site, load.flags, load.errors)
+            by_site.setdefault(load.condition.site, []).append(load)
         assert sorted(by_site) == ["modern", "modern-shop"]
         paths = {}
         for site, site_loads in by_site.items():
             for load in site_loads:
-                urls = sorted(r["url"] for r in store.resources(load["id"]))
-                assert load["requests"] == len(urls) == 69, (site, len(urls))
+                urls = sorted(r.resource.url for r in store.resources(load.id))
+                assert load.requests == len(urls) == 69, (site, len(urls))
                 assert len({u.split("/")[2] for u in urls}) == 10, site
                 paths.setdefault(site, set()).add(tuple(sorted(u.split("/", 3)[3] for u in urls)))
     assert paths["modern"] == paths["modern-shop"] and len(paths["modern"]) == 1  # the same files, every load

@@ -8,6 +8,7 @@ from html import escape
 import pytest
 
 from pagebench.analysis.reproduce import claims, verdicts as reproduce
+from pagebench.analysis.reproduce.scenarios import ERA, TODAY
 from pagebench.results.store import Store
 
 from tests.helpers import needs_root, nothing_left, pagebench
@@ -29,11 +30,11 @@ def test_reproduce_000_quick_answers_every_seed_000_claim_in_both_variants(tmp_p
     assert {(scenario, variant) for scenario, variant, _ in runs} == {
         (s.name, v) for s in claims.scenarios_of(["000"]) for v in s.variants}
     for (scenario, variant, _), run_id in runs.items():
-        tls = {load["tls"] for load in store.loads(run_id)}
-        assert tls == ({"none"} if variant == claims.ERA else {"1.3"}), (scenario, variant)
+        tls = {load.condition.tls for load in store.loads(run_id)}
+        assert tls == ({"none"} if variant == ERA else {"1.3"}), (scenario, variant)
     rows = reproduce.evaluate(claims.claims_of(["000"]), reproduce.gather(store, runs))
     seed000 = [c for c in claims.CLAIMS if c.seed == "000"]
-    assert [(r.claim.key, r.variant) for r in rows] == [(c.key, v) for c in seed000 for v in (claims.ERA, claims.TODAY)]
+    assert [(r.claim.key, r.variant) for r in rows] == [(c.key, v) for c in seed000 for v in (ERA, TODAY)]
     assert all(r.verdict in ("reproduced", "differs", "can't tell") and r.measured is not None for r in rows), \
         [(r.claim.key, r.variant, r.verdict) for r in rows]
     assert all(r.reason for r in rows if r.verdict != "reproduced")
@@ -41,7 +42,7 @@ def test_reproduce_000_quick_answers_every_seed_000_claim_in_both_variants(tmp_p
     # Physics, in the direction it allows: TLS 1.3 adds a round trip to each of the two
     # connections before the first image (HTML, then the image's own connection).
     first = {r.variant: r.measured for r in rows if r.claim.key == "000-3-first-image"}
-    assert first[claims.TODAY].estimate - first[claims.ERA].estimate > 1.5
+    assert first[TODAY].estimate - first[ERA].estimate > 1.5
 
     html = page.read_text()
     assert all(escape(claim.claim) in html for claim in seed000)

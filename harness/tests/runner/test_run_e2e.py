@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
 from tests.helpers import DELAY_SLACK_MS, HARNESS, needs_root, nothing_left, pagebench, run_id_of, write_spec
@@ -33,8 +34,8 @@ def modes_run(tmp_path_factory) -> tuple[Store, str]:
     return Store(db), run
 
 
-def _loads(store: Store, run: str, mode: str, cache: str) -> list[dict]:
-    loads = [row for row in store.loads(run) if row["mode"] == mode and row["cache"] == cache]
+def _loads(store: Store, run: str, mode: str, cache: str) -> list[LoadRow]:
+    loads = [row for row in store.loads(run) if row.condition.mode == mode and row.condition.cache == cache]
     assert len(loads) == 2
     return loads
 
@@ -44,64 +45,64 @@ def test_every_load_kept_its_promises(modes_run):
     loads = store.loads(run)
     assert len(loads) == 3 * 2 * 2
     for load in loads:
-        assert load["ok"] and not load["flagged"], (load["mode"], load["cache"], load["flags"])
+        assert load.ok and not load.flagged, (load.condition.mode, load.condition.cache, load.flags)
     (check,) = store.link_checks(run)  # stored with the run; its validity is test_cli's business
-    assert check["profile"] == "t20" and 20.0 <= check["rtt_median_ms"] <= 20 + DELAY_SLACK_MS
+    assert check.profile == "t20" and 20.0 <= check.rtt_median_ms <= 20 + DELAY_SLACK_MS
     experiment = store.experiment(run)
-    assert experiment["status"] == "complete"
-    if experiment["backend"] == "userspace":  # natively, as root: real time and locked memory, recorded
-        assert experiment["meta"]["delay_scheduling"] == "SCHED_FIFO 50, memory locked"
+    assert experiment.status == "complete"
+    if experiment.backend == "userspace":  # natively, as root: real time and locked memory, recorded
+        assert experiment.meta["delay_scheduling"] == "SCHED_FIFO 50, memory locked"
     assert nothing_left()
 
 
 def test_cold_http10_opens_a_connection_per_request_counted_three_ways(modes_run):
     store, run = modes_run
     for load in _loads(store, run, "http1.0", "cold"):
-        assert load["requests"] == 1 + 8
-        assert load["connections_browser"] == load["requests"]
-        assert load["connections_link"] == load["connections_browser"]
-        assert load["connections_server"] == load["connections_browser"]
+        assert load.requests == 1 + 8
+        assert load.connections_browser == load.requests
+        assert load.connections_link == load.connections_browser
+        assert load.connections_server == load.connections_browser
 
 
 def test_cold_h2_uses_one_connection_per_origin(modes_run):
     store, run = modes_run
     for load in _loads(store, run, "h2", "cold"):
-        origins = {r["origin"] for r in store.resources(load["id"])}
-        assert load["connections_browser"] == len(origins) >= 3
-        assert load["connections_server"] == len(origins)
-        assert load["connections_link"] >= len(origins)  # an unused preconnect would show here, noted
-        if load["connections_link"] > len(origins):
-            assert any("carried no request" in note for note in load["notes"])
+        origins = {r.resource.origin for r in store.resources(load.id)}
+        assert load.connections_browser == len(origins) >= 3
+        assert load.connections_server == len(origins)
+        assert load.connections_link >= len(origins)  # an unused preconnect would show here, noted
+        if load.connections_link > len(origins):
+            assert any("carried no request" in note for note in load.notes)
 
 
 def test_cold_keepalive_stays_within_six_per_origin(modes_run):
     store, run = modes_run
     for load in _loads(store, run, "keepalive", "cold"):
         per_origin: dict[str, set[int]] = {}
-        for r in store.resources(load["id"]):
-            per_origin.setdefault(r["origin"], set()).add(r["connection_id"])
+        for r in store.resources(load.id):
+            per_origin.setdefault(r.resource.origin, set()).add(r.resource.connection_id)
         assert all(len(ids) <= 6 for ids in per_origin.values())
-        assert load["connections_browser"] < load["requests"]
+        assert load.connections_browser < load.requests
 
 
 def test_warm_loads_come_from_the_disk_cache_and_revalidate_the_html(modes_run):
     store, run = modes_run
     for mode in ("http1.0", "keepalive", "h2"):
         for load in _loads(store, run, mode, "warm"):
-            resources = store.resources(load["id"])
-            assert not resources[0]["from_cache"]  # the HTML is revalidated (a 304, checked in metrics)
-            assert resources[0]["revalidated"]
-            assert all(r["from_cache"] for r in resources[1:])
-            assert load["cache_hits"] == load["requests"] - 1
+            resources = store.resources(load.id)
+            assert not resources[0].resource.from_cache  # the HTML is revalidated (a 304, checked in metrics)
+            assert resources[0].resource.revalidated
+            assert all(r.resource.from_cache for r in resources[1:])
+            assert load.cache_hits == load.requests - 1
 
 
 def test_next_hop_protocol_matches_the_mode(modes_run):
     store, run = modes_run
     expected = {"http1.0": "http/1.1", "keepalive": "http/1.1", "h2": "h2"}
     for load in store.loads(run):
-        for r in store.resources(load["id"]):
-            if not r["from_cache"]:
-                assert r["protocol"] == expected[load["mode"]], (load["mode"], r["url"])
+        for r in store.resources(load.id):
+            if not r.resource.from_cache:
+                assert r.resource.protocol == expected[load.condition.mode], (load.condition.mode, r.resource.url)
 
 
 def test_report_json_contract(modes_run):
@@ -135,7 +136,8 @@ def test_cold_ttfb_is_three_round_trips_with_tls13_and_tls12(tmp_path):
     loads = Store(db).loads(run)
     for rtt, profile in ((50, "r50"), (100, "r100")):
         for tls, trips in (("1.3", 3), ("1.2", 3)):
-            ttfb = statistics.median(l["ttfb_ms"] for l in loads if l["profile"] == profile and l["tls"] == tls)
+            ttfb = statistics.median(l.ttfb_ms for l in loads
+                                     if l.condition.profile == profile and l.condition.tls == tls)
             expected = trips * rtt
             assert expected - 2 <= ttfb < expected + rtt / 2, (profile, tls, ttfb, expected)
 
@@ -171,8 +173,8 @@ def test_kill9_then_cleanup_and_resume_completes_exactly_the_plan(tmp_path):
         if Path(f"{tmp_path}/r.sqlite").exists():
             store = Store(db)
             runs = store.runs()
-            if runs and len(store.done_seqs(runs[0]["run_id"])) >= 3:
-                run = runs[0]["run_id"]
+            if runs and len(store.done_seqs(runs[0].run_id)) >= 3:
+                run = runs[0].run_id
                 break
     assert run is not None and store is not None, "the run never recorded 3 loads"
     proc.send_signal(signal.SIGKILL)
@@ -184,9 +186,9 @@ def test_kill9_then_cleanup_and_resume_completes_exactly_the_plan(tmp_path):
     result = pagebench("run", "--resume", run, "--db", db)
     assert result.returncode == 0, result.stderr[-2000:]
     loads = Store(db).loads(run, include_warmup=True)
-    assert sorted(l["seq"] for l in loads) == list(range(12))  # each planned load exactly once
-    assert {l["seq"] for l in loads} >= done_before
-    assert Store(db).experiment(run)["status"] == "complete"
+    assert sorted(l.seq for l in loads) == list(range(12))  # each planned load exactly once
+    assert {l.seq for l in loads} >= done_before
+    assert Store(db).experiment(run).status == "complete"
     assert nothing_left()
 
 
@@ -268,16 +270,15 @@ def test_cleartext_loads_carry_no_tls_on_the_link_and_count_connections_three_wa
     store = Store(db)
     loads = store.loads(run_id_of(subprocess.CompletedProcess([], 0, out, err)))
     assert "tls none: skipped for h2 direct" in err
-    assert {(l["mode"], l["topology"]) for l in loads} == {("http1.0", "direct"), ("keepalive", "direct"),
-                                                          ("http1.0", "proxy"), ("keepalive", "proxy"),
-                                                          ("h2", "proxy")}
+    assert {(l.condition.mode, l.condition.topology) for l in loads} == {
+        ("http1.0", "direct"), ("keepalive", "direct"), ("http1.0", "proxy"), ("keepalive", "proxy"), ("h2", "proxy")}
     for load in loads:
-        assert load["ok"] and not load["flagged"], (load["mode"], load["topology"], load["flags"])
-        assert load["url"].startswith("http://" if load["topology"] == "direct" else "https://")
-        if load["mode"] == "http1.0":  # a connection per request, counted by browser/proxy, router and nginx
-            counted = load["connections_proxy"] if load["topology"] == "proxy" else load["connections_browser"]
-            assert counted == load["connections_link"] == load["connections_server"] == load["requests"] == 5
+        assert load.ok and not load.flagged, (load.condition.mode, load.condition.topology, load.flags)
+        assert load.url.startswith("http://" if load.condition.topology == "direct" else "https://")
+        if load.condition.mode == "http1.0":  # a connection per request, counted by browser/proxy, router and nginx
+            counted = load.connections_proxy if load.condition.topology == "proxy" else load.connections_browser
+            assert counted == load.connections_link == load.connections_server == load.requests == 5
         else:  # the router also sees sockets Chromium opened and never used; nginx logs those with requests
-            counted = load["connections_proxy"] if load["topology"] == "proxy" else load["connections_browser"]
-            assert load["connections_link"] >= counted == load["connections_server"] >= 1
+            counted = load.connections_proxy if load.condition.topology == "proxy" else load.connections_browser
+            assert load.connections_link >= counted == load.connections_server >= 1
     assert nothing_left()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from typing import Any
 
@@ -14,7 +14,8 @@ from pagebench.analysis import summary as summary_mod
 from pagebench.analysis.stats import Interval
 from pagebench.core.records import Condition
 from pagebench.core.spec.model import ProxySettings
-from pagebench.results.store import META_COLUMNS, Store
+from pagebench.results.rows import LinkCheckRow, ProxyOverheadRow, RunRow
+from pagebench.results.store import Store
 
 LINK_CHECK_FIELDS = ("profile", "checked_at", "backend", "valid", "rtt_median_ms", "down_mbit", "up_mbit",
                      "loss_pct", "lateness_p99_us")
@@ -24,51 +25,67 @@ def _iso(epoch: float | None) -> str | None:
     return None if epoch is None else datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
 
 
+@dataclass(frozen=True)
+class Report:
+    """A run as the reports state it: how it was made, its one summary, its link checks
+    and edge-proxy overheads, and each encoding against identity."""
+
+    experiment: RunRow
+    summary: summary_mod.Summary
+    link_checks: tuple[LinkCheckRow, ...]
+    proxy_overheads: tuple[ProxyOverheadRow, ...]
+    savings: tuple[encoding_mod.EncodingSaving, ...]  # empty unless the run has several encodings
+
+
+def read(store: Store, run_id: str) -> Report:
+    """What the reports state about a run, from the store."""
+    summary = summary_mod.of_run(store, run_id)
+    savings = []
+    if encoding_mod.several_encodings(c.condition for c in summary.conditions):  # reads every resource: only then
+        savings = encoding_mod.savings(encoding_mod.loads_by_condition(summary, store.run_resources(run_id)))
+    return Report(store.experiment(run_id), summary, tuple(store.link_checks(run_id)),
+                  tuple(store.proxy_overheads(run_id)), tuple(savings))
+
+
 def report_json(store: Store, run_id: str) -> dict[str, Any]:
     """The summary contract plus how the run was made: metadata, status, link checks, warnings;
     `encodings`: each condition against identity (`encoding.savings`) when the run has
     several encodings, else empty."""
-    return _report(store, run_id)[0]
-
-
-def _report(store: Store, run_id: str) -> tuple[dict[str, Any], list[encoding_mod.EncodingSaving]]:
-    experiment = store.experiment(run_id)
-    loads, plan = store.loads(run_id), store.plan(run_id)
-    summary = summary_mod.summarize(run_id, loads, plan)
-    savings = []
-    if encoding_mod.several_encodings(item.condition for item in plan):  # reads every resource: only then
-        savings = encoding_mod.savings(encoding_mod.loads_by_condition(loads, store.run_resources(run_id)))
-    checks = [
-        {**{key: check[key] for key in LINK_CHECK_FIELDS}, "checked_at": _iso(check["checked_at"]),
-         "problems": list(check["result"].get("problems", []))}
-        for check in store.link_checks(run_id)
-    ]
+    report = read(store, run_id)
+    experiment = report.experiment
     return {
         "run": run_id,
-        "created_at": _iso(experiment["created_at"]),
-        "status": experiment["status"],
-        "reason": experiment.get("reason"),  # interrupted: the signal; failed: the error
-        **{key: experiment[key] for key in META_COLUMNS},
-        "delay_scheduling": experiment["meta"].get("delay_scheduling"),  # userspace backend only
+        "created_at": _iso(experiment.created_at),
+        "status": experiment.status,
+        "reason": experiment.reason,  # interrupted: the signal; failed: the error
+        **experiment.environment(),
+        "delay_scheduling": experiment.meta.get("delay_scheduling"),  # userspace backend only
         "proxy": proxy_settings(experiment),  # the edge proxy's pool as run; null without the proxy
-        "planned": experiment["planned"],
-        "recorded": experiment["recorded"],
-        "link_checks": checks,
-        "proxy_overheads": [{key: value for key, value in row.items() if key != "measured_at"}
-                            | {"measured_at": _iso(row["measured_at"])} for row in store.proxy_overheads(run_id)],
-        "warnings": summary_mod.warnings(summary),
-        "conditions": summary["conditions"],
-        "encodings": [encoding_mod.as_json(row) for row in savings],
-    }, savings
+        "planned": experiment.planned,
+        "recorded": experiment.recorded,
+        "link_checks": [{**{key: getattr(check, key) for key in LINK_CHECK_FIELDS},
+                         "checked_at": _iso(check.checked_at), "problems": list(check.result.get("problems", []))}
+                        for check in report.link_checks],
+        "proxy_overheads": [_overhead_json(row) for row in report.proxy_overheads],
+        "warnings": report.summary.warnings(),
+        "conditions": report.summary.as_json()["conditions"],
+        "encodings": [encoding_mod.as_json(row) for row in report.savings],
+    }
 
 
-def proxy_settings(experiment: dict[str, Any]) -> dict[str, Any] | None:
+def _overhead_json(row: ProxyOverheadRow) -> dict[str, Any]:
+    values = {f.name: getattr(row, f.name) for f in fields(row) if f.name != "measured_at"}
+    return values | {"direct_ms": list(row.direct_ms), "proxy_ms": list(row.proxy_ms),
+                     "measured_at": _iso(row.measured_at)}
+
+
+def proxy_settings(experiment: RunRow) -> dict[str, Any] | None:
     """The edge proxy's settings as the run used them: recorded with it, else (runs from
     before the pool was recorded, every one cold) its spec's with the defaults."""
-    recorded = (experiment.get("meta") or {}).get("proxy")
+    recorded = (experiment.meta or {}).get("proxy")
     if recorded is not None:
         return dict(recorded)
-    spec = experiment.get("spec") or {}
+    spec = experiment.spec or {}
     topology = spec.get("topology", "direct")
     if "proxy" not in ([topology] if isinstance(topology, str) else topology):
         return None
@@ -113,36 +130,35 @@ def _ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
-def overhead_line(row: dict[str, Any]) -> str:
+def overhead_line(row: ProxyOverheadRow) -> str:
     """The edge proxy's measured cost, as the report states it beside the results."""
-    per = row["per_request_ms"]
-    return (f"edge-proxy overhead: {'–' if per is None else f'{per:.1f}'} ms per request ({row['site']}, "
-            f"{row['mode']}, {row['requests']} requests; median of {len(row['proxy_ms'])} proxied against "
-            f"{len(row['direct_ms'])} direct cold loads with no added delay; proxy scheduled "
-            f"{row.get('scheduling') or 'as not recorded'})")
+    per = row.per_request_ms
+    return (f"edge-proxy overhead: {'–' if per is None else f'{per:.1f}'} ms per request ({row.site}, "
+            f"{row.mode}, {row.requests} requests; median of {len(row.proxy_ms)} proxied against "
+            f"{len(row.direct_ms)} direct cold loads with no added delay; proxy scheduled "
+            f"{row.scheduling or 'as not recorded'})")
 
 
 def report_table(store: Store, run_id: str) -> RenderableType:
     """One row per condition: n, load and TTFB (median, p90), connections, cache, size.
     Warnings (incomplete conditions, n too small) are the table's caption. A run with
     several encodings gets a second table: each encoding against identity."""
-    data, savings = _report(store, run_id)
-    versions = ", ".join(f"{name} {data[key]}" for name, key in
-                         (("backend", "backend"), ("delay program", "delay_scheduling"), ("chromium", "chromium_version"),
-                          ("nginx", "nginx_version"))
-                         if data[key])
+    report = read(store, run_id)
+    experiment, summary = report.experiment, report.summary
+    versions = ", ".join(f"{name} {value}" for name, value in
+                         (("backend", experiment.backend), ("delay program", experiment.meta.get("delay_scheduling")),
+                          ("chromium", experiment.chromium_version), ("nginx", experiment.nginx_version))
+                         if value)
     # Columns that are the same for every condition go into the title, once.
-    fields = summary_mod.CONDITION_FIELDS
-    varying = [f for f in fields if len({str(c[f]) for c in data["conditions"]}) > 1] or ["mode"]
-    constant = [f"{f} {data['conditions'][0][f]}" for f in fields if f not in varying and data["conditions"]
-                and not summary_mod.is_default(f, data["conditions"][0][f])]
-    state = data["status"] + (f" ({data['reason']})" if data.get("reason") else "")
-    table = Table(title=f"run {run_id}: {state}, {data['recorded']}/{data['planned']} loads"
+    varying, constant = summary.varying(), summary.constant()
+    proxy = proxy_settings(experiment)
+    state = experiment.status + (f" ({experiment.reason})" if experiment.reason else "")
+    table = Table(title=f"run {run_id}: {state}, {experiment.recorded}/{experiment.planned} loads"
                         + (f" ({versions})" if versions else "")
                         + (f"\n{', '.join(constant)}" if constant else "")
-                        + (f"\n{proxy_line(data['proxy'])}" if data["proxy"] else ""),
-                  caption="\n".join([f"warning: {line}" for line in data["warnings"]]
-                                    + [overhead_line(row) for row in data["proxy_overheads"]]) or None,
+                        + (f"\n{proxy_line(proxy)}" if proxy else ""),
+                  caption="\n".join([f"warning: {line}" for line in summary.warnings()]
+                                    + [overhead_line(row) for row in report.proxy_overheads]) or None,
                   caption_justify="left")
     for field in varying:
         table.add_column(field, no_wrap=True)
@@ -150,31 +166,31 @@ def report_table(store: Store, run_id: str) -> RenderableType:
     for column in ("load median", "load p90", "TTFB median", "TTFB p90"):
         table.add_column(f"{column} (ms)", justify="right")
     table.add_column("load /\nbound", justify="right")
-    proxied = any(c["topology"] == "proxy" for c in data["conditions"])
+    proxied = any(c.condition.topology == "proxy" for c in summary.conditions)
     ways: tuple[str, ...] = ("browser", "proxy", "link", "server") if proxied else ("browser", "link", "server")
-    if proxied and (data["proxy"] or {}).get("pool") == "warm":  # opened by the proxy apart from reused
+    if proxied and (proxy or {}).get("pool") == "warm":  # opened by the proxy apart from reused
         ways = ("browser", "proxy", "proxy_reused", "link", "server")
     table.add_column("connections\n" + "/".join(way.removeprefix("proxy_") for way in ways), justify="right")
     for column in ("cache hits", "requests", "bytes"):
         table.add_column(column, justify="right")
-    for condition in data["conditions"]:
-        m = condition["metrics"]
-        n = str(condition["n"])
-        if condition["flagged"]:
-            n += f" (+{condition['flagged']} flagged)"
-        if condition["failed"]:
-            n += f" (+{condition['failed']} failed)"
-        connections = "/".join(_count(m[f"connections_{way}"]["median"]) for way in ways)
+    for condition in summary.conditions:
+        m = condition.metrics
+        n = str(condition.n)
+        if condition.flagged:
+            n += f" (+{len(condition.flagged)} flagged)"
+        if condition.failed:
+            n += f" (+{len(condition.failed)} failed)"
+        connections = "/".join(_count(m[f"connections_{way}"].median) for way in ways)
         table.add_row(
-            *(summary_mod.shown(field, condition[field]) for field in varying), n,
-            ms(m["load_ms"]["median"]), ms(m["load_ms"]["p90"]),
-            ms(m["ttfb_ms"]["median"]), ms(m["ttfb_ms"]["p90"]),
-            _ratio(condition["load_over_bound"]["median"]), connections, _count(m["cache_hits"]["median"]), _count(m["requests"]["median"]),
-            human_bytes(m["bytes"]["median"]),
+            *(summary_mod.shown(field, getattr(condition.condition, field)) for field in varying), n,
+            ms(m["load_ms"].median), ms(m["load_ms"].p90),
+            ms(m["ttfb_ms"].median), ms(m["ttfb_ms"].p90),
+            _ratio(condition.load_over_bound.median), connections, _count(m["cache_hits"].median),
+            _count(m["requests"].median), human_bytes(m["bytes"].median),
         )
-    if not savings:
+    if not report.savings:
         return table
-    return Group(table, encoding_table(savings, varying))
+    return Group(table, encoding_table(list(report.savings), varying))
 
 
 def interval_text(value: Interval | None, show: Any, n: int) -> str:
@@ -202,7 +218,7 @@ def encoding_table(rows: list[encoding_mod.EncodingSaving], varying: list[str]) 
     table = Table(title="encodings against identity (medians per load, 95 % bootstrap intervals)",
                   caption="estimated: seed 001's model, each response's identity transfer time (first to last "
                           "byte) x the share of its bytes saved; measured: median identity load time - median "
-                          "load time" + "".join(f"\n{summary_mod.label(asdict(row.condition))}: {row.reason}"
+                          "load time" + "".join(f"\n{summary_mod.label(row.condition)}: {row.reason}"
                                                 for row in rows if row.reason),
                   caption_justify="left")
     for column in ("condition", "encoding"):

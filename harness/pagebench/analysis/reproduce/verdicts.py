@@ -1,7 +1,7 @@
 """`pagebench reproduce`'s answer: the catalogue (`claims`) evaluated on stored runs.
 
 `gather` reads the runs of each scenario (which runs: the mapping the CLI kept while it
-ran them, or the latest stored ones) into `claims.Data`; `evaluate` gives one `Row` per
+ran them, or the latest stored ones) into `measures.Data`; `evaluate` gives one `Row` per
 claim and variant, with the measured value's 95 % interval, the verdict and, where the
 verdict is not "reproduced", the reason in one line; `html` draws the seeds' figures
 from the same data. Read-only: it never runs anything.
@@ -15,26 +15,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
-from typing import Any
 
 from rich.markup import escape as escape_markup
 from rich.table import Table
 
 from pagebench.analysis.report import charts
-from pagebench.analysis.reproduce.claims import (
-    ERA,
-    SCENARIO_BY_NAME,
-    TODAY,
-    VARIANT_NOTES,
-    Claim,
-    Data,
-    sweep_cells,
-    throughput,
-    transfer_bytes,
-)
-from pagebench.analysis.report.html import _CSS, _figure, _legend, _section
+from pagebench.analysis.report.page import document, figure, legend, section
+from pagebench.analysis.reproduce.claims import Claim
+from pagebench.analysis.reproduce.measures import Data, sweep_cells, throughput, transfer_bytes
+from pagebench.analysis.reproduce.scenarios import ERA, SCENARIO_BY_NAME, TODAY, VARIANT_NOTES
 from pagebench.analysis.stats import Interval, bootstrap_ci
-from pagebench.core import modes
+from pagebench.core import encodings, modes
+from pagebench.results.rows import RunRow
 from pagebench.results.store import Store
 
 #: (scenario, variant, run label) -> run id
@@ -78,16 +70,13 @@ def gather(store: Store, runs: RunMap) -> dict[str, Data]:
     found: dict[str, Data] = {}
     for (scenario, variant, label), run_id in runs.items():
         data = found.setdefault(scenario, Data({}))
-        loads = [load for load in store.loads(run_id) if load["ok"] and not load["flagged"]]
+        loads = [load for load in store.loads(run_id) if load.ok and not load.flagged]
         if scenario in NEEDS_RESOURCES:
-            by_load: dict[tuple[int, int], list[dict[str, Any]]] = {}
             for resource in store.run_resources(run_id):
-                by_load.setdefault((resource["seq"], resource["client"]), []).append(resource)
-            for load in loads:
-                load["resources"] = by_load.get((load["seq"], load["client"]), [])
+                data.resources.setdefault(resource.load_id, []).append(resource)
         data.loads[(variant, label)] = loads
         for condition in store.conditions(run_id):
-            data.profiles[condition["profile"]] = condition["profile_fields"]
+            data.profiles[condition.condition.profile] = condition.profile_fields
     return found
 
 
@@ -96,28 +85,28 @@ def latest_runs(store: Store, scenarios: Iterable[str]) -> RunMap:
     `reproduce` meta), for re-reading a reproduction without running it again."""
     wanted, runs = set(scenarios), {}
     for listed in store.runs():
-        if listed.get("status") != "complete":
+        if listed.status != "complete":
             continue
-        meta = (store.experiment(listed["run_id"]).get("meta") or {}).get(META_KEY)
+        meta = (listed.meta or {}).get(META_KEY)
         if not meta or meta.get("scenario") not in wanted:
             continue
         key = (meta["scenario"], meta["variant"], meta.get("label", ""))
-        runs.setdefault(key, listed["run_id"])
+        runs.setdefault(key, listed.run_id)
     return runs
 
 
 def facts(store: Store, runs: RunMap, command: str, minutes: float) -> dict[str, str]:
     """What the HTML answer states about how it was measured: when, with what, how long."""
     ids = list(runs.values())
-    first = min((store.experiment(i) for i in ids), key=lambda e: e.get("created_at") or 0, default={})
-    when = datetime.fromtimestamp(first.get("created_at") or time.time(), timezone.utc)
+    first: RunRow | None = min((store.experiment(i) for i in ids), key=lambda e: e.created_at or 0, default=None)
+    when = datetime.fromtimestamp(first.created_at if first is not None else time.time(), timezone.utc)
     found = {"measured": when.strftime("%Y-%m-%d %H:%M UTC"), "command": command,
              "runs": f"{len(ids)} ({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})",
              "wall time": f"{minutes:.1f} min"}
     for key, name in (("git_commit", "commit"), ("chromium_version", "chromium"), ("nginx_version", "nginx"),
                       ("kernel", "kernel"), ("backend", "link backend")):
-        if first.get(key):
-            found[name] = str(first[key])
+        if first is not None and getattr(first, key):
+            found[name] = str(getattr(first, key))
     return found
 
 
@@ -199,15 +188,13 @@ def html(rows: Sequence[Row], data: Mapping[str, Data], title: str, facts: Mappi
     body = [f"<h1>{escape(title)}</h1>",
             '<dl class="facts">' + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts.items())
             + "</dl>",
-            _section("Claims", _table(rows), "claims")]
-    drawn = "".join(_figure(f.name, f.svg, escape(f.caption), f.legend) for f in figures(data))
-    body.append(_section("The seeds' figures, measured", drawn or "<p>No scenario data.</p>", "figures"))
+            section("Claims", _table(rows), "claims")]
+    drawn = "".join(figure(f.name, f.svg, escape(f.caption), f.legend) for f in figures(data))
+    body.append(section("The seeds' figures, measured", drawn or "<p>No scenario data.</p>", "figures"))
     notes = "".join(f"<li>{escape(seed)} {escape(variant)}: {escape(text)}</li>"
                     for (seed, variant), text in VARIANT_NOTES.items())
-    body.append(_section("Variants", f"<ul>{notes}</ul>", "variants"))
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f"<title>{escape(title)}</title><style>{_CSS}</style></head>"
-            f'<body><main>{"".join(body)}</main></body></html>\n')
+    body.append(section("Variants", f"<ul>{notes}</ul>", "variants"))
+    return document(title, body, viewport=False)
 
 
 @dataclass(frozen=True)
@@ -236,11 +223,11 @@ def _table(rows: Sequence[Row]) -> str:
     return f'<table class="conditions"><thead><tr>{head}</tr></thead><tbody>{lines}</tbody></table>'
 
 
-def _add(series: list[charts.Series], legend: list[tuple[str, str]], label: str, colour: str,
+def _add(series: list[charts.Series], entries: list[tuple[str, str]], label: str, colour: str,
          points: list[charts.Point], dashed: bool) -> None:
     """One line of a figure and its legend entry (era dashed)."""
     series.append(charts.Series(label, colour, tuple(points), dashed))
-    legend.append((charts.legend_swatch(colour, dashed), escape(label)))
+    entries.append((charts.legend_swatch(colour, dashed), escape(label)))
 
 
 def _median_point(x: float, values: list[float]) -> charts.Point | None:
@@ -258,31 +245,32 @@ def _latency_figures(data: Data | None, profile: str, small_fig: str, large_fig:
     for kind, size, fig in (("small", 2544, small_fig), ("large", 45566, large_fig)):
         if fig is None:
             continue
-        series, legend = [], []
+        series, entries = [], []
         for variant in (ERA, TODAY):
             for mode in modes.MODES:
                 points = []
-                for load_n in sorted({int(l["site"].rsplit("-n", 1)[1]) for l in data.loads.get((variant, ""), [])
-                                      if l["site"].startswith(f"seed000-{kind}-n")}):
-                    values = [l["load_ms"] / 1000 for l in data.select(variant, mode=mode.name,
-                                                                       site=f"seed000-{kind}-n{load_n}")
-                              if l.get("load_ms") is not None]
+                for load_n in sorted({int(site.rsplit("-n", 1)[1]) for l in data.loads.get((variant, ""), [])
+                                      if (site := l.condition.site).startswith(f"seed000-{kind}-n")}):
+                    values = [l.load_ms / 1000 for l in data.select(variant, mode=mode.name,
+                                                                    site=f"seed000-{kind}-n{load_n}")
+                              if l.load_ms is not None]
                     point = _median_point(load_n, values)
                     if point is not None:
                         points.append(point)
                 if points:
-                    _add(series, legend, f"{mode.name} {variant}", mode.colour, points, variant == ERA)
+                    _add(series, entries, f"{mode.name} {variant}", mode.colour, points, variant == ERA)
         if series:
             svg = charts.line_plot(series, "images on the page (N)", "load time (s)", {})
             out.append(Figure(f"fig-{fig}", svg, f"Like the seed's figure {fig}: load time against N {size}-byte "
                                f"images, {profile} profile, medians with 95 % intervals; era dashed.",
-                               _legend(legend)))
+                               legend(entries)))
     return out
 
 
 #: Seed 001 table 6-3's files: bytes as stored (the x of its figure here).
 FILE_BYTES = {"a": 17545, "b": 6017, "c": 374144, "d": 97125}
-ENCODING_COLOURS = {"identity": "#000000", "gzip": "#D55E00"}
+#: The encodings of seed 001's table 6-3, drawn in the encodings table's colours.
+MODEM_ENCODINGS = (encodings.BY_NAME["identity"], encodings.BY_NAME["gzip"])
 
 
 def _modem_figure(data: Data | None) -> list[Figure]:
@@ -291,21 +279,21 @@ def _modem_figure(data: Data | None) -> list[Figure]:
     if data is None:
         return []
     series: list[charts.Series] = []
-    legend: list[tuple[str, str]] = []
+    entries: list[tuple[str, str]] = []
     for variant in (ERA, TODAY):
-        for encoding, colour in ENCODING_COLOURS.items():
+        for encoding in MODEM_ENCODINGS:
             points = [point for f, size in sorted(FILE_BYTES.items(), key=lambda kv: kv[1])
-                      for point in [_median_point(size / 1000, [l["load_ms"] / 1000 for l in data.select(
-                          variant, site=f"seed001-{f}", profile="modem", encoding=encoding)
-                          if l.get("load_ms") is not None])] if point is not None]
+                      for point in [_median_point(size / 1000, [l.load_ms / 1000 for l in data.select(
+                          variant, site=f"seed001-{f}", profile="modem", encoding=encoding.name)
+                          if l.load_ms is not None])] if point is not None]
             if points:
-                _add(series, legend, f"{encoding} {variant}", colour, points, variant == ERA)
+                _add(series, entries, f"{encoding.name} {variant}", encoding.colour, points, variant == ERA)
     if not series:
         return []
     svg = charts.line_plot(series, "file size as stored (KB)", "load time (s)", {})
     return [Figure("fig-001-6-3", svg, "Like the seed's table 6-3: files A-D over the 28.8 kbit/s modem, as stored "
                    "and gzipped, medians with 95 % intervals; era dashed. The paper's modem compressed the stored "
-                   "files itself (V.42bis); this link does not.", _legend(legend))]
+                   "files itself (V.42bis); this link does not.", legend(entries))]
 
 
 def _throughput_figures(data: Data | None) -> list[Figure]:
@@ -317,8 +305,8 @@ def _throughput_figures(data: Data | None) -> list[Figure]:
                                ("local", "3-3", "fig-3-3")):
         if profile not in data.profiles:
             continue
-        series, legend = [], []
-        sizes = sorted({transfer_bytes(l["site"]) for loads in data.loads.values() for l in loads} - {0})
+        series, entries = [], []
+        sizes = sorted({transfer_bytes(l.condition.site) for loads in data.loads.values() for l in loads} - {0})
         for variant, colour in ((ERA, "#D55E00"), (TODAY, "#0072B2")):
             points = []
             for nbytes in sizes:
@@ -326,14 +314,14 @@ def _throughput_figures(data: Data | None) -> list[Figure]:
                 if found is not None:
                     points.append(charts.Point(math.log10(nbytes), found.estimate, found.low, found.high))
             if points:
-                _add(series, legend, variant, colour, points, variant == ERA)
+                _add(series, entries, variant, colour, points, variant == ERA)
         if series:
             marks = {math.log10(n): f"{n / 1024:g} KB" for n in sizes}
             capacity = data.profiles[profile].get("down_mbit")
             svg = charts.line_plot(series, "transfer length (log10 bytes)", "throughput (Mbit/s)", marks)
             out.append(Figure(slug, svg, f"Like the seed's figure {fig}: one new connection's goodput "
                                f"against transfer length, {profile} ({capacity} Mbit/s link), HTTP/1.0.",
-                               _legend(legend)))
+                               legend(entries)))
     return out
 
 
@@ -350,9 +338,9 @@ def _sweep_figure(data: Data | None) -> list[Figure]:
         for profile in profiles]
     colours = charts.lane_colours(len(sites))
     svg = charts.grouped_bars(groups, sites, colours, "h2's cut of the cold load time against HTTP/1.1 (%)")
-    legend = _legend((f'<span class="chip" style="background:{c}"></span>', escape(s)) for s, c in zip(sites, colours))
+    swatches = legend((f'<span class="chip" style="background:{c}"></span>', escape(s)) for s, c in zip(sites, colours))
     return [Figure("sweep-002", svg, "Where seed 002's 21-42 % appears: h2 against HTTP/1.1 (keep-alive), today, "
-                    "per RTT and bandwidth.", legend)]
+                    "per RTT and bandwidth.", swatches)]
 
 
 def _cell_name(data: Data, profile: str) -> str:
@@ -365,24 +353,24 @@ def _pool_figure(data: Data | None) -> list[Figure]:
     on a connection per request whatever C is."""
     if data is None:
         return []
-    series, legend = [], []
+    series, entries = [], []
     for variant in (ERA, TODAY):
         for mode in (modes.HTTP10, modes.KEEPALIVE):
             points = []
             for label in data.labels(variant):
                 size = int(label.removeprefix("C="))
-                values = [l["load_ms"] / 1000 for l in data.select(variant, label, mode=mode.name)
-                          if l.get("load_ms") is not None]
+                values = [l.load_ms / 1000 for l in data.select(variant, label, mode=mode.name)
+                          if l.load_ms is not None]
                 point = _median_point(math.log2(size), values)
                 if point is not None:
                     points.append(point)
             if points:
-                _add(series, legend, f"{mode.name} {variant}", mode.colour, points, variant == ERA)
+                _add(series, entries, f"{mode.name} {variant}", mode.colour, points, variant == ERA)
     if not series:
         return []
     sizes = sorted({int(label.removeprefix("C=")) for _, label in data.loads})
     svg = charts.line_plot(series, "pool size C (log2)", "load time (s)", {math.log2(c): f"C={c}" for c in sizes})
     return [Figure("fig-5b", svg, "Like seed 004's figure 5(b): load time of 4 clients' pages against the warm "
                     "pool's size C (keep-alive), beside a connection per request (HTTP/1.0); era dashed.",
-                    _legend(legend))]
+                    legend(entries))]
 

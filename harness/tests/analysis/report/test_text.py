@@ -8,7 +8,8 @@ import pytest
 from rich.console import Console
 
 from pagebench.analysis.report.text import human_bytes, report_json, report_table
-from pagebench.results.store import Store, StoreError
+from pagebench.results.database import StoreError
+from pagebench.results.store import Store
 from tests.helpers import fill
 
 @pytest.fixture
@@ -81,7 +82,8 @@ def test_human_bytes():
 def test_the_reports_say_which_edge_proxy_pool_the_run_used(store):
     from dataclasses import replace
 
-    from pagebench.analysis.report.html import gather, render
+    from pagebench.analysis.report.gather import gather
+    from pagebench.analysis.report.html import render
     from pagebench.core.records import Condition, PlannedLoad
     from tests.helpers import META, PROFILES, SPEC, fake_load
 
@@ -114,7 +116,8 @@ def test_a_run_with_several_encodings_sets_each_against_identity(store):
     what each saved, measured and estimated; a run with only identity says nothing of it."""
     from dataclasses import replace
 
-    from pagebench.analysis.report.html import gather, render
+    from pagebench.analysis.report.gather import gather
+    from pagebench.analysis.report.html import render
     from pagebench.core.records import Condition, PlannedLoad
     from tests.helpers import META, PROFILES, SPEC, fake_load
 

@@ -33,14 +33,14 @@ SPEC = {"name": "compose-test", "seed": 7, "sites": ["seed000-small-n2"], "modes
 #: Printed by a harness container: the latest run as the store holds it.
 READ_STORE = """
 import json, os
+from dataclasses import asdict
 from pagebench.results.store import Store
 store = Store(os.environ["PAGEBENCH_DB"])
-run = store.runs()[0]["run_id"]
-loads = store.loads(run)
-for load in loads:
-    load["origins"] = sorted({r["origin"] for r in store.resources(load["id"])})
-print(json.dumps({"run": run, "experiment": store.experiment(run), "loads": loads,
-                  "link_checks": store.link_checks(run)}, default=str))
+run = store.runs()[0].run_id
+loads = [asdict(load) | {"origins": sorted({r.resource.origin for r in store.resources(load.id)})}
+         for load in store.loads(run)]
+print(json.dumps({"run": run, "experiment": asdict(store.experiment(run)), "loads": loads,
+                  "link_checks": [asdict(check) for check in store.link_checks(run)]}, default=str))
 """
 
 
@@ -150,7 +150,7 @@ def test_the_harness_runs_the_spec_into_the_labs_postgresql(lab):
     loads = store["loads"]
     assert len(loads) == 2 * 2 * 2  # modes x cache x repetitions
     for load in loads:
-        assert load["ok"] and not load["flagged"], (load["mode"], load["cache"], load["flags"])
+        assert load["ok"] and not load["flagged"], (load["condition"], load["flags"])
     (check,) = store["link_checks"]
     assert check["profile"] == "r20" and check["rtt_median_ms"] >= 20.0
     assert check["backend"] == store["experiment"]["backend"]
@@ -159,12 +159,12 @@ def test_the_harness_runs_the_spec_into_the_labs_postgresql(lab):
 def test_connections_agree_three_ways_and_warm_loads_hit_the_cache(lab):
     for load in lab["store"]["loads"]:
         browser, link, server = load["connections_browser"], load["connections_link"], load["connections_server"]
-        assert browser == server >= len(load["origins"]), (load["mode"], load["cache"])
+        assert browser == server >= len(load["origins"]), load["condition"]
         assert link >= browser
-        if load["cache"] == "warm":
-            assert load["cache_hits"] > 0, load["mode"]
+        if load["condition"]["cache"] == "warm":
+            assert load["cache_hits"] > 0, load["condition"]["mode"]
         else:
-            assert load["cache_hits"] == 0, load["mode"]
+            assert load["cache_hits"] == 0, load["condition"]["mode"]
 
 
 def test_the_run_records_how_the_delay_program_was_scheduled(lab):

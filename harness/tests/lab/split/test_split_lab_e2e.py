@@ -110,18 +110,18 @@ def test_the_harness_runs_the_experiment_through_the_roles(split_run):
     assert result.returncode == 0, result.stderr[-3000:]
     run_id = next(line for line in result.stdout.splitlines() if line.startswith("run ")).split()[1]
     store = Store(split_run["db"])
-    assert store.experiment(run_id)["status"] == "complete"
+    assert store.experiment(run_id).status == "complete"
     loads = store.loads(run_id)
     assert len(loads) == 2 * 2
     for load in loads:
-        assert load["ok"] and not load["flagged"], (load["mode"], load["flags"])
+        assert load.ok and not load.flagged, (load.condition.mode, load.flags)
     (check,) = store.link_checks(run_id)  # its validity depends on the VM's quiet (test_cli)
-    assert check["profile"] == "r40" and 40.0 <= check["rtt_median_ms"] <= 40 + DELAY_SLACK_MS
+    assert check.profile == "r40" and 40.0 <= check.rtt_median_ms <= 40 + DELAY_SLACK_MS
     # The check ran through the roles and measured the shaped link. Its accuracy is the
     # link-accuracy benchmark's (docs/benchmarks.md); goodput here drops with the VM's
     # noise (30 Mbit/s once in a busy minute, when native checks were invalid too).
-    assert 50 * RATE_FLOOR <= check["down_mbit"] <= 50 and 50 * RATE_FLOOR <= check["up_mbit"] <= 50
-    assert check["backend"] == store.experiment(run_id)["backend"]
+    assert 50 * RATE_FLOOR <= check.down_mbit <= 50 and 50 * RATE_FLOOR <= check.up_mbit <= 50
+    assert check.backend == store.experiment(run_id).backend
 
 
 def test_connections_counted_three_ways_agree_as_in_native_runs(split_run):
@@ -129,16 +129,16 @@ def test_connections_counted_three_ways_agree_as_in_native_runs(split_run):
     run_id = next(line for line in result.stdout.splitlines() if line.startswith("run ")).split()[1]
     store = Store(split_run["db"])
     for load in store.loads(run_id):
-        origins = {r["origin"] for r in store.resources(load["id"])}
-        browser, link, server = load["connections_browser"], load["connections_link"], load["connections_server"]
-        assert browser == server >= len(origins), load["mode"]  # nginx saw every connection the browser used
+        origins = {r.resource.origin for r in store.resources(load.id)}
+        browser, link, server = load.connections_browser, load.connections_link, load.connections_server
+        assert browser == server >= len(origins), load.condition  # nginx saw every connection the browser used
         assert link >= browser  # SYNs at the router: one more is an unused preconnect, noted
         if link > browser:
-            assert any("carried no request" in note for note in load["notes"])
-        if load["mode"] == "h2":
+            assert any("carried no request" in note for note in load.notes)
+        if load.condition.mode == "h2":
             assert browser == len(origins)
         else:
-            assert browser <= 6 * len(origins) and browser < load["requests"]
+            assert browser <= 6 * len(origins) and browser < load.requests
 
 
 def test_each_mode_was_served_on_its_own_address_and_given_back_when_the_run_ended(split_run):
@@ -149,7 +149,7 @@ def test_each_mode_was_served_on_its_own_address_and_given_back_when_the_run_end
     store = Store(split_run["db"])
     expected = {"keepalive": "http/1.1", "h2": "h2"}
     for load in store.loads(run_id):
-        assert {r["protocol"] for r in store.resources(load["id"])} == {expected[load["mode"]]}
+        assert {r.resource.protocol for r in store.resources(load.id)} == {expected[load.condition.mode]}
     assert "198.18.1.2/24" in split_run["during"]["server_addresses"]
     assert "198.18.1.3" not in split_run["during"]["server_addresses"]
     assert not split_run["during"]["client_pids"]  # the harness left no browser behind

@@ -1,7 +1,7 @@
 """Alembic environment of the pagebench results store.
 
-Run programmatically: `pagebench.store.alembic_config(connection)` builds the Config in
-code (no alembic.ini) and `Store(url)` upgrades to head on open. With no connection
+Run programmatically: `pagebench.results.migrate.alembic_config(connection)` builds the
+Config in code (no alembic.ini) and `Store(url)` upgrades to head on open. With no connection
 given, `sqlalchemy.url` is used; offline mode (`upgrade(config, "head", sql=True)`)
 prints the SQL for a DBA.
 """

@@ -1,0 +1,45 @@
+"""A scenario's measured loads made by hand (no store): a load of a mode with the
+condition fields and metrics a test names, its resources beside it, and `Data` of them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, NamedTuple
+
+from pagebench.analysis.reproduce.measures import Data
+from pagebench.core.records import Condition, Resource
+from pagebench.results.rows import LoadRow, ResourceRow
+from tests.helpers import load_row
+
+CONDITION_FIELDS = ("site", "profile", "cache", "encoding", "version")
+
+
+class Page(NamedTuple):
+    """A load and its resources (load ids filled in by `data`)."""
+
+    load: LoadRow
+    resources: tuple[ResourceRow, ...] = ()
+
+
+def load(mode: str, load_ms: float, resources: tuple[ResourceRow, ...] | list[ResourceRow] = (),
+         **fields: Any) -> Page:
+    """A load of site `s`, profile `remote`, cold (unless `fields` say otherwise)."""
+    condition = Condition(**{"site": "s", "mode": mode, "topology": "direct", "profile": "remote", "cache": "cold"}
+                          | {k: v for k, v in fields.items() if k in CONDITION_FIELDS})
+    metrics = {k: v for k, v in fields.items() if k not in CONDITION_FIELDS}
+    return Page(load_row(condition, load_ms, **metrics), tuple(resources))
+
+
+def resource(position: int, body: int, start: float, response_start: float | None, end: float | None, *,
+             encoded: int | None = None, transfer: int = 0, from_cache: bool = False) -> ResourceRow:
+    return ResourceRow(0, position, Resource(
+        url=f"https://s.test/{position}", origin="https://s.test", protocol="http/1.1", connection_id=1,
+        from_cache=from_cache, status=200, resource_type="Image", start_ms=start, response_start_ms=response_start,
+        end_ms=end, transfer_bytes=transfer, body_bytes=body, encoded_bytes=encoded))
+
+
+def data(pages: dict[tuple[str, str], list[Page]], profiles: dict[str, dict[str, Any]] | None = None) -> Data:
+    """Data of a scenario's runs: (variant, label) -> its pages."""
+    return Data({key: [page.load for page in listed] for key, listed in pages.items()}, profiles or {},
+                {page.load.id: [replace(r, load_id=page.load.id) for r in page.resources]
+                 for listed in pages.values() for page in listed if page.resources})

@@ -1,0 +1,22 @@
+"""The seeds' scenarios: valid specs in both variants, quick ones smaller."""
+
+from __future__ import annotations
+
+from pagebench.analysis.reproduce import claims, scenarios
+from pagebench.analysis.reproduce.scenarios import ERA
+from pagebench.runner import run as runner
+
+
+def test_every_scenario_is_a_valid_spec_in_both_variants_and_quick_is_smaller():
+    for scenario in scenarios.SCENARIOS:
+        for variant in scenario.variants:
+            full = [runner.prepare(spec, scenario.name) for _, spec in scenario.runs(variant, False)]
+            quick = [runner.prepare(spec, scenario.name) for _, spec in scenario.runs(variant, True)]
+            assert sum(len(p.plan) for p in quick) < sum(len(p.plan) for p in full), scenario.name
+            for prepared in full:
+                tls = prepared.spec.tls
+                if scenario.seed in ("000", "004"):
+                    assert tls == (["none"] if variant == ERA else ["1.3"])
+    era = dict(scenarios.SCENARIO_BY_NAME["004-window"].runs(ERA, False))[""]
+    assert era["profiles"][0]["rwnd_bytes"] == 32767
+    assert all(c.scenario in scenarios.SCENARIO_BY_NAME for c in claims.CLAIMS)

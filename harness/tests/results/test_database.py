@@ -1,0 +1,61 @@
+"""Opening a database: SQLite's pragmas and directories, PostgreSQL's driver, and every
+failure one line; a write retried while a PostgreSQL server is away."""
+
+from __future__ import annotations
+
+import pytest
+
+from pagebench.results import database
+from pagebench.results.database import Database, StoreError
+
+
+def test_open_creates_parent_dirs_uses_wal_and_foreign_keys(tmp_path):
+    url = f"sqlite:///{tmp_path / 'nested' / 'dir' / 'pb.sqlite'}"
+    db = Database(url)
+    try:
+        with db.read() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    finally:
+        db.close()
+    assert (tmp_path / "nested" / "dir" / "pb.sqlite").is_file()
+    Database(url).close()  # reopening is a no-op
+
+
+def test_bad_urls_give_one_line_errors():
+    with pytest.raises(StoreError, match="'nonsense': not a database URL"):
+        Database("nonsense")
+    with pytest.raises(StoreError, match="unknown database kind 'foo'"):
+        Database("foo://x")
+
+
+def test_an_unreachable_server_is_a_one_line_error(tmp_path):
+    for url, reason in [
+        ("postgresql://bench:secret@127.0.0.1:1/results", "Connection refused"),
+        (f"postgresql+psycopg://bench@/results?host={tmp_path}", "No such file or directory"),
+    ]:
+        with pytest.raises(StoreError) as error:
+            Database(url)
+        message = str(error.value)
+        assert message.startswith("cannot connect to postgresql") and reason in message, message
+        assert "\n" not in message and "secret" not in message
+
+
+def test_a_write_is_retried_while_the_server_is_away(monkeypatch):
+    monkeypatch.setattr(database.time, "sleep", lambda _s: None)
+    attempts = []
+
+    def write() -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise database._Lost("postgresql://x: cannot write: server closed the connection")
+        return "written"
+
+    assert Database.retrying(write) == "written" and len(attempts) == 3
+    monkeypatch.setattr(database, "_PG_RECONNECT_S", -1)  # past the deadline: the error stands
+
+    def lost() -> str:
+        raise database._Lost("postgresql://x: cannot write: server closed the connection")
+
+    with pytest.raises(StoreError, match="server closed"):
+        Database.retrying(lost)
