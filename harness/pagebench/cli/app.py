@@ -259,6 +259,7 @@ def run(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from pagebench.runner import run as runner
+    from pagebench.runner.prepare import prepare
     from pagebench.core.spec.model import SpecError
     from pagebench.edge.proxy import ProxyError, rt_priority
     from pagebench.lab.build import Roles
@@ -276,10 +277,10 @@ def run(
     prepared = None
     if spec is not None:
         try:
-            prepared = runner.prepare(spec_document(spec), str(spec))
+            prepared = prepare(spec_document(spec), str(spec))
         except SpecError as error:
             raise fail(str(error)) from None
-        for note in prepared.spec.notes:
+        for note in prepared.notes:
             err.print(f"note: {note}", highlight=False, soft_wrap=True)
         if "proxy" in prepared.spec.topologies:
             try:
@@ -297,7 +298,7 @@ def run(
         # the bar inside it.
         with signals_raise(), _machine("run", wait) as lock, \
                 Progress(*columns, console=err, transient=False) as bar:
-            task = bar.add_task("starting", total=len(prepared.plan) if prepared else None)
+            task = bar.add_task("starting", total=len(prepared.loads) if prepared else None)
 
             def progress(done, total, planned, result, status):
                 c = planned.condition
@@ -345,6 +346,7 @@ def reproduce(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from pagebench.runner import run as runner
+    from pagebench.runner.prepare import prepare
     from pagebench.analysis.reproduce import claims as catalogue
     from pagebench.analysis.reproduce import verdicts as answer
     from pagebench.core.spec.model import SpecError
@@ -369,7 +371,7 @@ def reproduce(
             for label, document in scenario.runs(variant, quick):
                 try:
                     planned.append(((scenario.name, variant, label),
-                                    runner.prepare(document, f"scenario {scenario.name} ({variant})")))
+                                    prepare(document, f"scenario {scenario.name} ({variant})")))
                 except SpecError as error:
                     raise fail(str(error)) from None
     store = _open_store(db, must_exist=reuse)
@@ -383,7 +385,7 @@ def reproduce(
         try:
             with signals_raise(), _machine("reproduce", wait) as lock, \
                     Progress(*columns, console=err, transient=False) as bar:
-                task = bar.add_task("starting", total=sum(len(p.plan) for _, p in planned))
+                task = bar.add_task("starting", total=sum(len(p.loads) for _, p in planned))
 
                 def progress(done, total, load, result, status):
                     c = load.condition
