@@ -2,7 +2,7 @@
 
     sudo .venv/bin/python harness/benchmarks/proxy_overhead.py [--with-normal] > table.md
 
-The figure is the one every proxy run stores (`runner.Runner._proxy_overhead`): with no
+The figure is the one every proxy run stores (`runner.run.Runner._proxy_overhead`): with no
 added delay, the same page is loaded cold directly and through the edge proxy, in the
 same origin mode, alternately (5 pairs after one warm-up pair); the overhead per request
 is (median proxied load - median direct load) / requests. Here that is repeated in

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from pagebench.analysis.compare import Budget, CompareError, parse_budgets
 from pagebench.core.spec import model as spec_mod
+from pagebench.core.spec import plan as planner
 from pagebench.core.profiles import Profile, ProfileError, parse_profiles, yaml_document
 from pagebench.core.sites.model import SiteError, SiteManifest, parse_manifest
 from pagebench.lab.split.control import MAX_BODY, server
@@ -65,7 +66,7 @@ def test_any_spec_document_is_an_experiment_or_one_line(document):
     try:
         experiment = spec_mod.parse(document, "spec.yaml")
         profiles = spec_mod.resolve_profiles(experiment, builtin_profiles(), "spec.yaml")
-        spec_mod.conditions(experiment, ["a-site"], profiles)
+        planner.conditions(experiment, ["a-site"], profiles)
     except spec_mod.SpecError as error:
         one_line(error, "spec.yaml")
     else:

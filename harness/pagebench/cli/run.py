@@ -40,6 +40,7 @@ def run(
 ) -> None:
     """Run an experiment: every planned page load, committed as it finishes."""
     from pagebench.runner import run as runner
+    from pagebench.runner.prepare import prepare
     from pagebench.core.spec.model import SpecError
     from pagebench.edge.proxy import rt_priority
     from pagebench.lab.build import Roles
@@ -53,8 +54,8 @@ def run(
     roles = Roles(router, sites) if router is not None and sites is not None else None
     prepared = None
     if spec is not None:
-        prepared = runner.prepare(spec_document(spec), str(spec))
-        for note in prepared.spec.notes:
+        prepared = prepare(spec_document(spec), str(spec))
+        for note in prepared.notes:
             err.print(f"note: {note}", highlight=False, soft_wrap=True)
         if "proxy" in prepared.spec.topologies:
             rt_priority()  # a bad $PAGEBENCH_PROXY_RT_PRIORITY stops the run before it starts
@@ -72,7 +73,7 @@ def run(
     # the bar inside it.
     with reported(exit_code=FAILED, hint=kept, interrupted="interrupted"), signals_raise(), \
             machine("run", wait) as lock, _bar() as bar:
-        task = bar.add_task("starting", total=len(prepared.plan) if prepared else None)
+        task = bar.add_task("starting", total=len(prepared.loads) if prepared else None)
 
         def progress(done, total, planned, result, status):
             c = planned.condition
@@ -113,6 +114,7 @@ def reproduce(
     import time
 
     from pagebench.runner import run as runner
+    from pagebench.runner.prepare import prepare
     from pagebench.analysis.reproduce import claims as catalogue
     from pagebench.analysis.reproduce import verdicts as answer
     from pagebench.system.signals import signals_raise
@@ -131,7 +133,7 @@ def reproduce(
         for variant in scenario.variants:
             for label, document in scenario.runs(variant, quick):
                 planned.append(((scenario.name, variant, label),
-                                runner.prepare(document, f"scenario {scenario.name} ({variant})")))
+                                prepare(document, f"scenario {scenario.name} ({variant})")))
     store = open_store(db, must_exist=reuse)
     started = time.monotonic()
     created: list[str] = []
@@ -143,7 +145,7 @@ def reproduce(
 
         with reported(exit_code=FAILED, hint=kept, interrupted="interrupted"), signals_raise(), \
                 machine("reproduce", wait) as lock, _bar() as bar:
-            task = bar.add_task("starting", total=sum(len(p.plan) for _, p in planned))
+            task = bar.add_task("starting", total=sum(len(p.loads) for _, p in planned))
 
             def progress(done, total, load, result, status):
                 c = load.condition

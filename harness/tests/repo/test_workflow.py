@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pagebench.runner import run as runner
+from pagebench.runner.prepare import prepare
 from pagebench.yamlfiles import spec_document
 
 REPO = Path(__file__).resolve().parents[3]
@@ -161,7 +161,7 @@ def test_every_pagebench_subcommand_it_runs_exists():
 
 
 def test_ci_experiment_is_valid_and_small():
-    prepared = runner.prepare(spec_document(EXPERIMENT), str(EXPERIMENT))
+    prepared = prepare(spec_document(EXPERIMENT), str(EXPERIMENT))
     assert prepared.spec.name == "ci"
-    assert len({load.condition for load in prepared.plan}) >= 2  # something to compare within a run
-    assert len(prepared.plan) <= 100  # a couple of minutes on two cores
+    assert len({load.condition for load in prepared.loads}) >= 2  # something to compare within a run
+    assert len(prepared.loads) <= 100  # a couple of minutes on two cores

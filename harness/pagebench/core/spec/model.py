@@ -1,5 +1,5 @@
-"""Experiment specs: parse and validate the YAML, expand the matrix into conditions and
-the loads into a seeded, interleaved order. Pure: the caller reads the file.
+"""Experiment specs: parse and validate the YAML (the matrix, its order and the rest of a
+run's plan are `plan.py`'s). Pure: the caller reads the file.
 
     name: demo
     sites: [seed000-small-n20, {generate: {images: 10, origins: 2}}]
@@ -28,7 +28,6 @@ the loads into a seeded, interleaved order. Pure: the caller reads the file.
 
 from __future__ import annotations
 
-import random
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
@@ -37,14 +36,7 @@ from pagebench.core import encodings, modes
 from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.messages import shown
 from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
-from pagebench.core.records import Condition, PlannedLoad
 from pagebench.core.sites.recording import QUERY_MATCHING
-
-
-def origin_modes(spec: Experiment) -> list[str]:
-    """The modes the origin servers must serve for this spec (pipelining is served by
-    keep-alive's bindings)."""
-    return list(dict.fromkeys(modes.get(mode).origin for mode in spec.resolved_modes))
 
 
 class SpecError(PagebenchError, ValueError):
@@ -168,38 +160,6 @@ class Experiment(BaseModel):
         """The modes' names with aliases resolved, each once, in spec order."""
         return list(dict.fromkeys(modes.get(name).name for name in self.modes))
 
-    @property
-    def notes(self) -> list[str]:
-        """What the run tells the user about the spec (an alias used)."""
-        notes = [modes.ALIAS_NOTES[name] for name in self.modes if name in modes.ALIAS_NOTES]
-        for mode in map(modes.get, self.resolved_modes):
-            for topology in filter(mode.runs_in, self.topologies):
-                skipped = [tls for tls in self.tls if tls not in mode.tls_in(topology)]
-                if skipped:
-                    notes.append(f"tls {', '.join(skipped)}: skipped for {mode.name} {topology} ({mode.tls_reason()})")
-        if "dcz" in self.encoding and modes.CLEARTEXT in self.tls:
-            notes.append("encoding dcz: skipped for tls none (browsers keep compression dictionaries for "
-                         "secure origins only)")
-        if "dcz" in self.encoding and "cold" in self.cache:
-            notes.append("encoding dcz with cache cold: a cold browser holds no dictionary, so every resource "
-                         "is answered with zstd (its fallback)")
-        return notes + _pool_notes(self)
-
-
-def _pool_notes(spec: Experiment) -> list[str]:
-    """What a warm pool does not keep, said before the run and stored with it."""
-    if spec.proxy_settings.pool != "warm" or "proxy" not in spec.topologies:
-        return []
-    notes = [("proxy.pool warm: the edge proxy's upstream connections stay open across a condition's loads "
-              "(warm-ups open them; the origin closes those idle past its keepalive_timeout, 75 s, and they "
-              "are opened again); the browser's own connections and direct loads start new every load; the "
-              "origin's TCP restarts slow start after an idle pause (Linux tcp_slow_start_after_idle), so a "
-              "warm pool saves the handshakes, not the congestion window")]
-    notes += [f"proxy.pool warm: {mode.name} opens a connection per request, which the origin closes after its "
-              f"answer: its warm pool keeps nothing (every proxied {mode.name} load opens its own, as with cold)"
-              for mode in map(modes.get, spec.resolved_modes) if mode.connection_per_request and mode.runs_in("proxy")]
-    return notes
-
 
 def _one_line(origin: str, error: ValidationError) -> SpecError:
     first = error.errors()[0]
@@ -251,36 +211,3 @@ def resolve_profiles(spec: Experiment, catalogue: dict[str, Profile], origin: st
                 raise SpecError(f"{origin}: {where}: profile {profile.name!r} appears twice")
             result.append(profile)
     return result
-
-
-def conditions(spec: Experiment, site_names: list[str], profiles: list[Profile]) -> list[Condition]:
-    """The matrix, in a stable order (what the report lists)."""
-    return [
-        Condition(site, mode.name, topology, profile.name, cache, tls, encoding, version)
-        for site in site_names
-        for mode in map(modes.get, spec.resolved_modes)
-        for topology in spec.topologies if mode.runs_in(topology)
-        for profile in profiles
-        for cache in spec.cache
-        for tls in spec.tls if tls in mode.tls_in(topology)
-        for encoding in spec.encoding if not (encoding == "dcz" and tls == modes.CLEARTEXT)
-        for version in spec.version
-    ]
-
-
-def plan(spec: Experiment, matrix: list[Condition]) -> list[PlannedLoad]:
-    """Every load, warm-ups first within each condition, interleaved across conditions
-    in a seeded random order so slow drifts (thermal, background) hit all alike."""
-    slots: list[tuple[Condition, int]] = []
-    for condition in matrix:
-        slots += [(condition, rep) for rep in range(-spec.warmup, spec.repetitions)]
-    random.Random(spec.seed).shuffle(slots)
-    # Within a condition, keep warm-ups before measured loads: renumber in order of appearance.
-    counters: dict[Condition, int] = {}
-    loads = []
-    for seq, (condition, _) in enumerate(slots):
-        index = counters.get(condition, -spec.warmup)
-        counters[condition] = index + 1
-        loads.append(PlannedLoad(seq=seq, condition=condition, repetition=index, warmup=index < 0))
-    return loads
-

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pagebench.analysis.reproduce import claims, scenarios
 from pagebench.analysis.reproduce.scenarios import ERA
-from pagebench.runner import run as runner
+from pagebench.runner.prepare import prepare
 
 
 def test_every_scenario_is_a_valid_spec_in_both_variants_and_quick_is_smaller():
     for scenario in scenarios.SCENARIOS:
         for variant in scenario.variants:
-            full = [runner.prepare(spec, scenario.name) for _, spec in scenario.runs(variant, False)]
-            quick = [runner.prepare(spec, scenario.name) for _, spec in scenario.runs(variant, True)]
-            assert sum(len(p.plan) for p in quick) < sum(len(p.plan) for p in full), scenario.name
+            full = [prepare(spec, scenario.name) for _, spec in scenario.runs(variant, False)]
+            quick = [prepare(spec, scenario.name) for _, spec in scenario.runs(variant, True)]
+            assert sum(len(p.loads) for p in quick) < sum(len(p.loads) for p in full), scenario.name
             for prepared in full:
                 tls = prepared.spec.tls
                 if scenario.seed in ("000", "004"):

@@ -18,7 +18,7 @@ import yaml
 
 from tests.helpers import REPO, SESSION_TAG, needs_root
 from pagebench.core.modes import H2, KEEPALIVE
-from pagebench.runner.run import environment
+from pagebench.runner.environment import environment
 
 pytestmark = [pytest.mark.integration, needs_root]
 
@@ -133,7 +133,7 @@ def lab(tmp_path_factory) -> Iterator[dict]:
         result["ps_after_bad_spec"] = compose(PROJECT, "ps", "--format", "json", *LAB, files=files)
         result["logs"] = compose(PROJECT, "logs", "--no-color", "router", files=files)
         result["image"] = compose(PROJECT, "run", "--rm", "--no-deps", "--entrypoint", "python", "harness", "-c",
-                                  "import json; from pagebench.runner.run import environment; "
+                                  "import json; from pagebench.runner.environment import environment; "
                                   "print(json.dumps(environment()))", files=files, timeout=300)
     finally:
         result["down"] = compose(PROJECT, "down", "-v", "--remove-orphans", "--timeout", "10", files=files)

@@ -1,0 +1,305 @@
+"""The plan of a run: from a validated spec, its sites and its profiles, everything a run
+will do, decided before anything runs, so that it is tested without a lab and the runner
+(`runner/run.py`) only sequences it against the lab, the browser, the link and the store.
+
+    conditions, loads    the matrix and its seeded, interleaved order (stored with the run;
+                         a resume checks the stored order against this one)
+    notes, check_site    what a spec skips and what it asks of its sites, said before a run
+    run_meta             what the run's record says of its spec
+    run_plan             the RunPlan: link checks, server plan, the edge-proxy overhead's
+                         loads, and each remaining load with its priming and browser inputs
+
+Pure: no clock, process, file or socket; the sites come as values (read and written by
+`runner/prepare.py`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from pagebench.core import encodings, modes
+from pagebench.core.measure.bound import Link as BoundLink
+from pagebench.core.profiles import Profile
+from pagebench.core.records import Condition, PlannedLoad
+from pagebench.core.servers import plan as serverplan
+from pagebench.core.sites.model import GeneratedSite, Site
+from pagebench.core.sites.recording import Recording
+from pagebench.core.spec.model import Experiment, SpecError
+
+#: Load pairs (direct, proxied) behind the stored edge-proxy overhead (each after a warm-up pair).
+OVERHEAD_LOADS = 5
+#: The browser's host rules through the edge proxy: every name but the proxy's fails to
+#: resolve, so nothing can bypass it.
+PROXIED_RULES = "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
+
+
+def origin_modes(spec: Experiment) -> list[str]:
+    """The modes the origin servers must serve for this spec (pipelining is served by
+    keep-alive's bindings)."""
+    return list(dict.fromkeys(modes.get(mode).origin for mode in spec.resolved_modes))
+
+
+def notes(spec: Experiment) -> list[str]:
+    """What the run tells the user about its spec (an alias used, what the matrix skips and
+    why), printed before the run and stored with it."""
+    said = [modes.ALIAS_NOTES[name] for name in spec.modes if name in modes.ALIAS_NOTES]
+    for mode in map(modes.get, spec.resolved_modes):
+        for topology in filter(mode.runs_in, spec.topologies):
+            skipped = [tls for tls in spec.tls if tls not in mode.tls_in(topology)]
+            if skipped:
+                said.append(f"tls {', '.join(skipped)}: skipped for {mode.name} {topology} ({mode.tls_reason()})")
+    if "dcz" in spec.encoding and modes.CLEARTEXT in spec.tls:
+        said.append("encoding dcz: skipped for tls none (browsers keep compression dictionaries for "
+                    "secure origins only)")
+    if "dcz" in spec.encoding and "cold" in spec.cache:
+        said.append("encoding dcz with cache cold: a cold browser holds no dictionary, so every resource "
+                    "is answered with zstd (its fallback)")
+    return said + _pool_notes(spec)
+
+
+def _pool_notes(spec: Experiment) -> list[str]:
+    """What a warm pool does not keep, said before the run and stored with it."""
+    if spec.proxy_settings.pool != "warm" or "proxy" not in spec.topologies:
+        return []
+    said = [("proxy.pool warm: the edge proxy's upstream connections stay open across a condition's loads "
+             "(warm-ups open them; the origin closes those idle past its keepalive_timeout, 75 s, and they "
+             "are opened again); the browser's own connections and direct loads start new every load; the "
+             "origin's TCP restarts slow start after an idle pause (Linux tcp_slow_start_after_idle), so a "
+             "warm pool saves the handshakes, not the congestion window")]
+    said += [f"proxy.pool warm: {mode.name} opens a connection per request, which the origin closes after its "
+             f"answer: its warm pool keeps nothing (every proxied {mode.name} load opens its own, as with cold)"
+             for mode in map(modes.get, spec.resolved_modes) if mode.connection_per_request and mode.runs_in("proxy")]
+    return said
+
+
+def check_site(spec: Experiment, site: GeneratedSite | Site, origin: str, index: int) -> None:
+    """What a spec's `version` and `encoding: dcz` ask of a site it names (`sites[index]`):
+    a one-line SpecError before anything runs, not a failed load."""
+    versions = site.manifest.versions
+    beyond = [v for v in spec.version if v > versions]
+    if beyond:
+        raise SpecError(f"{origin}: version: {beyond[0]}: site {site.name} (sites[{index}]) has "
+                        + (f"versions 1-{versions}" if versions > 1 else "one version (1)"))
+    if "dcz" in spec.encoding and versions == 1:
+        raise SpecError(f"{origin}: encoding: dcz needs a site with versions (a delta is made against "
+                        f"the one the browser holds); site {site.name} (sites[{index}]) has one: generate "
+                        "it with `versions: [0.01]`, or use seed001-a..d")
+
+
+def conditions(spec: Experiment, site_names: list[str], profiles: list[Profile]) -> list[Condition]:
+    """The matrix, in a stable order (what the report lists)."""
+    return [
+        Condition(site, mode.name, topology, profile.name, cache, tls, encoding, version)
+        for site in site_names
+        for mode in map(modes.get, spec.resolved_modes)
+        for topology in spec.topologies if mode.runs_in(topology)
+        for profile in profiles
+        for cache in spec.cache
+        for tls in spec.tls if tls in mode.tls_in(topology)
+        for encoding in spec.encoding if not (encoding == "dcz" and tls == modes.CLEARTEXT)
+        for version in spec.version
+    ]
+
+
+def loads(spec: Experiment, matrix: list[Condition]) -> list[PlannedLoad]:
+    """Every load, warm-ups first within each condition, interleaved across conditions
+    in a seeded random order so slow drifts (thermal, background) hit all alike. Stored
+    runs resume against this order: it must never change for a given spec."""
+    slots: list[tuple[Condition, int]] = []
+    for condition in matrix:
+        slots += [(condition, rep) for rep in range(-spec.warmup, spec.repetitions)]
+    random.Random(spec.seed).shuffle(slots)
+    # Within a condition, keep warm-ups before measured loads: renumber in order of appearance.
+    counters: dict[Condition, int] = {}
+    planned = []
+    for seq, (condition, _) in enumerate(slots):
+        index = counters.get(condition, -spec.warmup)
+        counters[condition] = index + 1
+        planned.append(PlannedLoad(seq=seq, condition=condition, repetition=index, warmup=index < 0))
+    return planned
+
+
+def run_meta(spec: Experiment, link: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """The run's record of how it was produced, less the machine's versions: the seed and
+    notes, the `link` backend (the machine's choice), the caller's `extra` (a
+    reproduction's scenario), then the proxy and page settings as run, defaults included
+    (the report shows them). Key order is that of runs stored before the planner."""
+    meta = {"seed": spec.seed, "notes": notes(spec), **link, **extra}
+    if "proxy" in spec.topologies:
+        meta["proxy"] = spec.proxy_settings.model_dump()
+    return meta | {"replay_query": spec.replay_query, "deterministic": spec.deterministic}
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """The edge proxy's configuration before a proxied load: the mode's strategy (connections,
+    pipelining depth, cleartext across the link), the condition's origin addresses, and its
+    pool (`key`: warm keeps one pool per condition, so none serves another's loads)."""
+
+    mode: str
+    connections: int
+    depth: int
+    cleartext: bool
+    addresses: tuple[tuple[str, str], ...]  # (origin host, server IPv4)
+    pool: str
+    key: str
+
+
+@dataclass(frozen=True)
+class Visit:
+    """How the browser loads one condition's page, and what that load is judged against.
+    Direct, only the condition's origins resolve (Chromium never sends a DNS query out of
+    the lab; it otherwise tries the host's resolver, delaying cold loads by up to a round
+    trip); through the edge proxy (`proxied`), only the proxy's addresses, which the
+    runner knows once the proxy is up."""
+
+    condition: Condition
+    url: str
+    resolver_rules: str
+    proxied: bool
+    force_quic_on: str  # QUIC from the first request: no TCP, no Alt-Svc discovery ("" for TCP modes)
+    upstream: Upstream | None  # proxied loads only
+    document_path: str  # the page's path, whose statuses the server log gives
+    #: "host/path" of the files changed since version 1: a warm load must fetch them anew.
+    expect_delta: frozenset[str]
+    versioned: bool
+    recording: Recording | None  # a replayed site's (its error statuses are excused)
+
+
+@dataclass(frozen=True)
+class Prime:
+    """Before a warm load: fill its persistent profile with one load of version 1 (and the
+    compression dictionaries the page announces, for dcz)."""
+
+    visit: Visit
+    dictionaries: bool
+
+
+@dataclass(frozen=True)
+class Step:
+    """One planned load as the runner performs it."""
+
+    planned: PlannedLoad
+    profile: Profile
+    visit: Visit
+    warm_profile: str  # the persistent browser profile of the condition (warm loads)
+    prime: Prime | None
+    bound: BoundLink | None  # the link of the load's analytic bound; None: the edge proxy's loads
+
+
+@dataclass(frozen=True)
+class Overhead:
+    """The edge proxy's own cost: the first site cold over the unshaped link, direct and
+    through the proxy alternately in the same origin mode and TLS both ways (the browser
+    cannot speak h2 in cleartext), the first pair a warm-up."""
+
+    site: str
+    mode: str
+    tls: str
+    profile: Profile
+    visits: tuple[tuple[bool, Visit], ...]  # (measured, visit), in order
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """Everything a run does, in order: the link checks, the edge-proxy overhead (stored
+    once per run), then every remaining load."""
+
+    spec: Experiment
+    sites: Mapping[str, GeneratedSite | Site]  # as resolved: their dependency levels bound a load
+    loads: tuple[PlannedLoad, ...]  # the whole seeded order
+    link_checks: tuple[Profile, ...]
+    servers: serverplan.ServerPlan  # the sites on disk, under every origin mode and TLS version
+    overhead: Overhead | None  # when any condition goes through the edge proxy
+    steps: tuple[Step, ...]  # the loads not yet done
+    note_encoding_cost: bool  # seed 001's table 6-4: what compressing cost
+
+    @property
+    def proxied(self) -> bool:
+        """Whether the run needs the edge proxy (one for the whole run)."""
+        return "proxy" in self.spec.topologies
+
+
+def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_disk: Sequence[Site],
+             profiles: Sequence[Profile], unshaped: Profile, done: frozenset[int] = frozenset()) -> RunPlan:
+    """The plan of a run whose loads `done` are recorded: `sites` as the spec resolved them
+    (in spec order), `on_disk` the same sites written for the servers, `unshaped` the
+    catalogue's profile without impairment (the overhead's link)."""
+    servers = serverplan.plan(list(on_disk), origin_modes(spec), spec.tls, encodings=spec.encoding,
+                              query=spec.replay_query)
+    by_name = {profile.name: profile for profile in profiles}
+    planned = loads(spec, conditions(spec, list(sites), list(profiles)))
+    visits: dict[Condition, Visit] = {}
+
+    def visit(c: Condition) -> Visit:
+        if c not in visits:
+            visits[c] = _visit(spec, sites[c.site], servers, c)
+        return visits[c]
+
+    steps: list[Step] = []
+    primed: set[str] = set()
+    for load in planned:
+        if load.seq in done:
+            continue
+        c = load.condition
+        prime = None
+        # A later version's warm load changes the profile's cache (it now holds that
+        # version): each one starts again from a profile primed with version 1.
+        if c.cache == "warm" and (c.key not in primed or c.version != 1):
+            prime = Prime(visit(replace(c, version=1)), encodings.get(c.encoding).dictionary)
+            primed.add(c.key)
+        profile = by_name[c.profile]
+        bound = (BoundLink(profile.rtt_ms, profile.down_mbit, profile.mss, profile.initcwnd, profile.timestamps,
+                           tls=c.tls != modes.CLEARTEXT) if c.topology == "direct" else None)
+        steps.append(Step(load, profile, visit(c), hashlib.sha1(c.key.encode()).hexdigest()[:12], prime, bound))
+    return RunPlan(spec, sites, tuple(planned), tuple(profiles) if spec.timeouts.link_check else (), servers,
+                   _overhead(spec, sites, servers, unshaped), tuple(steps),
+                   spec.encoding != [encodings.IDENTITY])
+
+
+def _overhead(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], servers: serverplan.ServerPlan,
+              unshaped: Profile) -> Overhead | None:
+    """What the edge-proxy overhead loads: the preferred proxied mode (h2, keep-alive,
+    HTTP/1.0, then the spec's) with the first of the spec's TLS versions its origin mode
+    serves directly."""
+    if "proxy" not in spec.topologies:
+        return None
+    proxied = [m for m in map(modes.get, spec.resolved_modes) if m.runs_in("proxy")]
+    mode, tls = next(((m, t) for m in [*(m for m in modes.OVERHEAD_PREFERENCE if m in proxied), *proxied]
+                      for t in spec.tls if t in modes.get(m.origin).tls_in("direct")),
+                     (proxied[0], spec.tls[0]))
+    site = next(iter(sites))
+    pair = []
+    for topology in ("direct", "proxy"):
+        c = Condition(site, mode.origin if topology == "direct" else mode.name, topology, unshaped.name, "cold",
+                      tls, spec.encoding[0])
+        found = _visit(spec, sites[site], servers, c)
+        # cold even with a warm pool: the proxy's cost per request, handshakes included
+        pair.append(found if found.upstream is None else replace(found, upstream=replace(found.upstream, pool="cold")))
+    return Overhead(site, mode.name, tls, unshaped,
+                    tuple((index >= 0, v) for index in range(-1, OVERHEAD_LOADS) for v in pair))
+
+
+def _visit(spec: Experiment, site: GeneratedSite | Site, servers: serverplan.ServerPlan, c: Condition) -> Visit:
+    url = serverplan.browser_url(site.entry, c.tls, c.topology)
+    cell = dict(site=c.site, encoding=c.encoding, version=c.version)
+    upstream, quic = None, ""
+    if c.topology == "proxy":
+        rules = PROXIED_RULES
+        settings = spec.proxy_settings
+        bindings = servers.select(modes.get(c.mode).origin, c.tls, c.site, encoding=c.encoding, version=c.version)
+        upstream = Upstream(c.mode, settings.connections, settings.depth, c.tls == modes.CLEARTEXT,
+                            tuple((b.origin, b.ip) for b in bindings), settings.pool, c.key)
+    else:
+        rules = servers.host_resolver_rules(c.mode, c.tls, block_others=True, **cell)
+        if modes.get(c.mode).quic:
+            quic = servers.force_quic_on(c.mode, c.tls, **cell)
+    document = url.split("/", 3)[3] if url.count("/") >= 3 else ""
+    # A warm load of a later version: its changed files must come anew (as deltas, in dcz)
+    changed = frozenset(site.manifest.changed.get(c.version, ())) if c.cache == "warm" else frozenset()
+    return Visit(c, url, rules, c.topology == "proxy", quic, upstream, "/" + document, changed,
+                 site.manifest.versions > 1, site.recording if isinstance(site, Site) else None)

@@ -1,0 +1,50 @@
+"""How this machine produces a run (stored with it): the code's commit and the versions of
+the kernel, Chromium, nginx, Caddy and the Python packages that measure."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from pagebench.lab.browser import CHROMIUM
+from pagebench.lab.servers.caddy import CADDY
+from pagebench.lab.servers.nginx import nginx_version
+from pagebench.system import places
+
+
+def _command_output(argv: list[str]) -> str:
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=20)
+    except OSError:
+        return ""
+    return (result.stdout or result.stderr).strip().splitlines()[0] if (result.stdout or result.stderr) else ""
+
+
+def _commit(repo: Path | None) -> str | None:
+    """The checkout's commit, `-dirty` when a tracked file differs from it."""
+    if repo is None:
+        return None
+    commit = _command_output(["git", "-C", str(repo), "rev-parse", "HEAD"])
+    dirty = _command_output(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"])
+    return commit + ("-dirty" if dirty else "")
+
+
+def environment() -> dict[str, Any]:
+    """How this run is produced: versions and the code's commit (None when pagebench runs
+    from a wheel: no checkout to ask)."""
+    from importlib.metadata import version
+
+    return {
+        "git_commit": _commit(places.checkout()),
+        "host": platform.node(),
+        "kernel": platform.release(),
+        # which build as well as which version: "chromium-headless-shell 156.0.8078.79"
+        "chromium_version": f"{Path(CHROMIUM).name} {_command_output([CHROMIUM, '--version']).removeprefix('Chromium ')}",
+        "nginx_version": nginx_version(),
+        "caddy_version": _command_output([CADDY, "version"]).split(" ")[0] or None,  # h3's server
+        "pagebench_version": version("pagebench"),
+        "playwright_version": version("playwright"),
+        "python_version": platform.python_version(),
+    }
