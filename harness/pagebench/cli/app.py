@@ -794,7 +794,8 @@ def site_record(
     from pagebench.core.har.importer import HarError
     from pagebench.core.sites.model import SiteError
     from pagebench.lab import sites as sitefiles
-    from pagebench.lab.record.recorder import RecordError, parse_resolve, record_site
+    from pagebench.lab.record.mitmdump import RecordError
+    from pagebench.lab.record.recorder import parse_resolve, record_site
     from pagebench.system.signals import Interrupted, signals_raise
 
     try:
