@@ -24,6 +24,7 @@ import time
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.profiles import make_profile
 from pagebench.lab.netns import NamespaceBed
+from pagebench.link.check import serve_probe
 from pagebench.link.emulator import Link
 
 PORT = "7100"
@@ -58,9 +59,7 @@ def main() -> None:
     print(f"host: {platform.node()}, kernel {platform.release()}, {os.cpu_count()} cores\n")
     with NamespaceBed(Layout(new_prefix(), server_ips=2)) as bed:
         link = Link(bed)
-        server = bed.spawn(bed.exec_argv(bed.layout.server, [sys.executable, "-m", "pagebench.link.probe", "serve",
-                                                              "--host", "::", "--port", PORT]), stdout=subprocess.PIPE)
-        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        serve_probe(bed, "::", int(PORT))
         hosts = (bed.layout.server_addresses[0], bed.layout.server_addresses6[1])
         print("| RTT (ms) | rwnd_bytes | family | backend | goodput (Mbit/s) | window / RTT | ratio "
               "| sender (ss -ti) |")

@@ -16,9 +16,7 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +25,7 @@ from pagebench.core.errors import PagebenchError
 from pagebench.core.certs import Leaf
 from pagebench.edge.strategy import Strategy
 from pagebench.system.commands import Bed
-from pagebench.system.process import stop_process
+from pagebench.system.process import ManagedProcess
 
 BASE_PORT = 18080
 START_TIMEOUT_S = 30.0
@@ -89,7 +87,7 @@ class EdgeProxy:
         self.leaf, self.cafile = leaf, Path(cafile)
         self.clients, self.port = clients, port
         self.socket_path = self.rundir / "control.sock"
-        self.process: subprocess.Popen[str] | None = None
+        self.process: ManagedProcess | None = None
         self._control: socket.socket | None = None
         self._reader: Any = None
         self.rt_priority = rt_priority()
@@ -115,57 +113,42 @@ class EdgeProxy:
         with os.fdopen(certs, "wb") as handle:
             handle.write(self.leaf.key_path.read_bytes() + self.leaf.chain_path.read_bytes())
         self.socket_path.unlink(missing_ok=True)
+        self.process = ManagedProcess("the edge proxy", self.argv(), self.rundir / "proxy.log", bed=self.bed,
+                                      error=ProxyError)
         try:
-            with open(self.rundir / "proxy.log", "w") as log:
-                self.process = self.bed.spawn(self.argv(), stdout=log, stderr=subprocess.STDOUT)
-            self._wait_ready()
+            self.process.start(self._ready, START_TIMEOUT_S)
         except BaseException:
-            self.stop()
+            self.stop()  # the control channel, and the confdir with its CA's key
             raise
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _wait_ready(self) -> None:
-        assert self.process is not None
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise ProxyError(f"the edge proxy exited with status {self.process.returncode}: {self._why()}")
-            if self.socket_path.exists():
-                try:
-                    self._connect()
-                    self.scheduling = self._call({"cmd": "ping"})["scheduling"]
-                    return
-                except OSError:
-                    pass
-            time.sleep(0.05)
-        raise ProxyError(f"the edge proxy did not start within {START_TIMEOUT_S:g} s: {self._why()}")
-
-    def _why(self) -> str:
+    def _ready(self) -> bool:
+        """It answers on its control socket once it listens for every client."""
+        if not self.socket_path.exists():
+            return False
         try:
-            lines = (self.rundir / "proxy.log").read_text(errors="replace").strip().splitlines()
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(str(self.socket_path))
         except OSError:
-            lines = []
-        return lines[-1] if lines else "no message"
-
-    def _connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.connect(str(self.socket_path))
+            sock.close()
+            return False
         self._control, self._reader = sock, sock.makefile("rb")
+        self.scheduling = self._call({"cmd": "ping"})["scheduling"]
+        return True
 
     def _call(self, message: dict[str, Any]) -> dict[str, Any]:
-        if self._control is None:
+        if self._control is None or self.process is None:
             raise ProxyError("the edge proxy is not running")
         try:
             self._control.sendall(json.dumps(message).encode() + b"\n")
             line = self._reader.readline()
         except OSError as error:
-            raise ProxyError(f"the edge proxy closed its control channel ({error.strerror or error}): "
-                             f"{self._why()}") from None
+            raise self.process.fail(f"the edge proxy closed its control channel ({error.strerror or error})") from None
         if not line:
-            raise ProxyError(f"the edge proxy closed its control channel: {self._why()}")
+            raise self.process.fail("the edge proxy closed its control channel")
         reply = json.loads(line)
         if not reply.get("ok"):
             raise ProxyError(f"edge proxy: {message.get('cmd')}: {reply.get('error')}")
@@ -173,8 +156,8 @@ class EdgeProxy:
 
     def check_alive(self) -> None:
         """A proxy that died ends the run: every proxied load would fail."""
-        if self.process is not None and self.process.poll() is not None:
-            raise ProxyError(f"the edge proxy exited with status {self.process.returncode}: {self._why()}")
+        if self.process is not None:
+            self.process.check_alive()
 
     def configure(self, strategy: Strategy, addresses: dict[str, str], pool: str = "cold", key: str = "") -> None:
         """The strategy and origins for the next load; `pool` cold closes every upstream
@@ -198,8 +181,5 @@ class EdgeProxy:
             self._control.close()
             self._control = None
         if self.process is not None:
-            stop_process(self.process)
-            if self.process in self.bed.processes:
-                self.bed.processes.remove(self.process)
-            self.process = None
+            self.process.stop()
         shutil.rmtree(self.rundir / "conf", ignore_errors=True)

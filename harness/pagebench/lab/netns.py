@@ -16,11 +16,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pagebench.core.layout import NAMESPACE_PATTERN, Command, Layout
 from pagebench.system.commands import LabError, run
 from pagebench.system.owner import Owner
-from pagebench.system.process import stop_process
+from pagebench.system.process import ManagedProcess, spawn
 
 STATE_ROOT = Path(os.environ.get("PAGEBENCH_STATE_DIR", "/run/pagebench"))
 NETNS_DIR = Path("/run/netns")
@@ -32,7 +33,7 @@ class NamespaceBed:
     def __init__(self, layout: Layout) -> None:
         self.layout = layout
         self.state_dir = STATE_ROOT / layout.prefix
-        self.processes: list[subprocess.Popen[str]] = []
+        self.processes: list[ManagedProcess] = []
 
     def __enter__(self) -> NamespaceBed:
         if os.geteuid() != 0:
@@ -59,19 +60,16 @@ class NamespaceBed:
     def exec_argv(self, ns: str, argv: Sequence[str]) -> list[str]:
         return ["ip", "netns", "exec", ns, *argv]
 
-    def spawn(self, argv: Sequence[str], **popen: object) -> subprocess.Popen[str]:
-        """Start a long-lived process (already wrapped in `ip netns exec`); stopped on close."""
-        proc = subprocess.Popen(list(argv), text=True, start_new_session=True, **popen)  # type: ignore[call-overload]
-        self.processes.append(proc)
-        return proc
+    def spawn(self, argv: Sequence[str], **popen: Any) -> subprocess.Popen[str]:
+        """A child, its argv already wrapped in `ip netns exec` (`ManagedProcess` calls this)."""
+        return spawn(argv, **popen)
 
     def close(self) -> None:
         """Stop our processes, then anything else left in our namespaces, then delete them."""
         old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
         try:
-            for proc in self.processes:
-                stop_process(proc)
-            self.processes.clear()
+            for process in list(self.processes):
+                process.stop()
             remove_namespaces(self.layout.namespaces)
             shutil.rmtree(self.state_dir, ignore_errors=True)
         finally:

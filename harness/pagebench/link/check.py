@@ -4,18 +4,17 @@ steady goodput each way, datagram loss, release lateness, drops)."""
 from __future__ import annotations
 
 import json
-import select
-import subprocess
 import sys
 from collections.abc import Callable
 
 from pagebench.core.profiles import Profile
 from pagebench.link.emulator import Link, LinkControl
-from pagebench.system.commands import Bed, LabError
-from pagebench.system.process import stop_process
+from pagebench.system.commands import Bed
+from pagebench.system.process import ManagedProcess
 from pagebench.link.verdict import probe_plan, steady_goodput_mbit, summarize
 
 PROBE_PORT = 5201
+PROBE_START_S = 10.0
 Step = Callable[[str], None]
 
 
@@ -29,23 +28,23 @@ def _client(bed: Bed, *args: str) -> object:
     return json.loads(result.stdout)
 
 
+def serve_probe(bed: Bed, host: str, port: int = PROBE_PORT) -> ManagedProcess:
+    """The probe server on `host` in the bed's server namespace, listening (it says "ready" then)."""
+    argv = _probe_argv(bed, bed.layout.server, "serve", "--host", host, "--port", str(port))
+    server = ManagedProcess("the link check's probe server", argv, bed.state_dir / f"probe-{port}.log", bed=bed)
+    server.start(lambda: server.logged("ready"), PROBE_START_S)
+    return server
+
+
 def measure(bed: Bed, link: Link, profile: Profile, step: Step = lambda _: None) -> dict[str, object]:
     """Probe an applied link; leaves the bed as it found it."""
     topo = bed.layout
     host = topo.server_addresses[0]
-    server = bed.spawn(
-        _probe_argv(bed, topo.server, "serve", "--host", host, "--port", str(PROBE_PORT)),
-        stdout=subprocess.PIPE,
-    )
+    server = serve_probe(bed, host)
     try:
-        assert server.stdout is not None
-        ready, _, _ = select.select([server.stdout], [], [], 10)
-        if not ready or server.stdout.readline().strip() != "ready":
-            raise LabError("link check: the probe server did not start")
         return probe_link(link, profile, host, topo.client_ip, lambda *args: _client(bed, *args), step)
     finally:
-        stop_process(server)
-        bed.processes.remove(server)
+        server.stop()
 
 
 def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: Callable[..., object],

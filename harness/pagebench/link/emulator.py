@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-import select
-import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import IO, Protocol
+from typing import Protocol
 
 from pagebench.core.profiles import Profile
 from pagebench.system import places
 from pagebench.system.commands import Bed, LabError, probe_in_throwaway_namespace, run
-from pagebench.system.process import stop_process
+from pagebench.system.process import ManagedProcess
 from pagebench.link import delaystats
 from pagebench.link.counters import EMPTY_HIST, LinkCounters, parse_iptables_save, parse_nfqueue, parse_qdisc_drops, queue_and_loss_drops
 from pagebench.link.plan import BACKENDS, LinkPlan, netem_plan, reset_commands, userspace_plan
@@ -92,19 +90,6 @@ def delay_scheduling(pid: int, warnings: str) -> str:
     return f"{sched}, {memory}"
 
 
-def _pending(stream: IO[str] | None) -> str:
-    """What a child already wrote to a pipe, without waiting for more (its start-up warnings)."""
-    if stream is None:
-        return ""
-    fd, chunks = stream.fileno(), []
-    while select.select([fd], [], [], 0)[0]:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks).decode(errors="replace")
-
-
 class LinkControl(Protocol):
     """What the runner and the link check use of a link: a native `Link`, or the router
     role's link driven over the control channel (`remote.RemoteLink`)."""
@@ -137,7 +122,7 @@ class Link:
         self.seed = seed
         self.profile: Profile | None = None
         self.plan: LinkPlan | None = None
-        self.delay: subprocess.Popen[str] | None = None
+        self.delay: ManagedProcess | None = None
         self.scheduling: str | None = None
         self.stats_path = bed.state_dir / "delay.stats"
 
@@ -172,29 +157,23 @@ class Link:
         self.profile, self.plan = None, None
 
     def _start_delay(self, argv: tuple[str, ...]) -> None:
-        proc = self.bed.spawn(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], READY_TIMEOUT_S)
-        line = proc.stdout.readline() if ready else ""
-        if line.strip() != "ready":
-            stop_process(proc)
-            err = (proc.stderr.read() if proc.stderr else "").strip().splitlines()
-            raise LabError(f"pagebench-delay did not start: {err[-1] if err else 'no ready line'}")
-        self.delay = proc
-        self.scheduling = delay_scheduling(proc.pid, _pending(proc.stderr))
+        delay = ManagedProcess("pagebench-delay", argv, self.bed.state_dir / "delay.log", bed=self.bed)
+        delay.start(lambda: delay.logged("ready"), READY_TIMEOUT_S)  # once every queue is bound
+        self.delay = delay
+        self.scheduling = delay_scheduling(delay.pid, delay.output())  # its warnings come before "ready"
 
     def _stop_delay(self) -> None:
         # Forget it before stopping it: `check_alive` (the runner's watchdog calls it from
         # another thread) must not take a program we stop for one that died.
-        proc, self.delay = self.delay, None
-        if proc is not None:
-            stop_process(proc)
-            self.bed.processes.remove(proc)
+        delay, self.delay = self.delay, None
+        if delay is not None:
+            delay.stop()
 
     def check_alive(self) -> None:
         """The userspace link fails closed: if the program died, nothing crosses. Say so."""
-        if self.delay is not None and self.delay.poll() is not None:
-            raise LabError(f"pagebench-delay exited with status {self.delay.returncode}: the link is down")
+        delay = self.delay
+        if delay is not None:
+            delay.check_alive("the link is down")
 
     def counters(self) -> LinkCounters:
         router = self.bed.layout.router

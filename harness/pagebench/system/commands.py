@@ -11,10 +11,13 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pagebench.core.errors import PagebenchError
 from pagebench.core.layout import Command, Layout, new_prefix
+
+if TYPE_CHECKING:
+    from pagebench.system.process import ManagedProcess
 
 
 class LabError(PagebenchError, RuntimeError):
@@ -26,14 +29,17 @@ class Bed(Protocol):
 
     layout: Layout
     state_dir: Path
-    processes: list[subprocess.Popen[str]]
+    #: started here and not stopped yet (`ManagedProcess` keeps this); stopped on close
+    processes: list[ManagedProcess]
 
     def run(self, cmd: Command, input: str | None = None,
             check: bool = True) -> subprocess.CompletedProcess[str]: ...
 
     def exec_argv(self, ns: str, argv: Sequence[str]) -> list[str]: ...
 
-    def spawn(self, argv: Sequence[str], **popen: object) -> subprocess.Popen[str]: ...
+    def spawn(self, argv: Sequence[str], **popen: Any) -> subprocess.Popen[str]:
+        """How a child starts in this bed (`ManagedProcess` calls it)."""
+        ...
 
 
 def run(cmd: Sequence[str], input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:

@@ -16,7 +16,9 @@ import pytest
 
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.lab.netns import STATE_ROOT, NamespaceBed, cleanup, existing_namespaces, find_leftovers
+from pagebench.link.check import serve_probe
 from pagebench.system.commands import run
+from pagebench.system.process import ManagedProcess
 from tests.helpers import HARNESS, SESSION_TAG, leftovers, needs_root, nothing_left, probe
 
 pytestmark = [pytest.mark.integration, needs_root]
@@ -43,24 +45,23 @@ def test_builds_three_namespaces_wired_through_the_router(layout: Layout):
             addresses = run(("ip", "-n", ns, "-6", "addr", "show")).stdout
             assert "inet6" in addresses and "tentative" not in addresses, (ns, addresses)
         # every origin IP answers across the router, over IPv4 and IPv6
-        server = bed.spawn(bed.exec_argv(layout.server, [
-            sys.executable, "-m", "pagebench.link.probe", "serve", "--host", "::", "--port", "7000"]),
-            stdout=subprocess.PIPE)
-        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        server = serve_probe(bed, "::", 7000)
         for address in layout.server_addresses + layout.server_addresses6:
             samples = json.loads(probe(layout.client, "rtt", "--host", address, "--port", "7000",
                                        "--count", "3"))
             assert len(samples) == 3 and max(samples) < 20
     assert _gone(layout.prefix)
-    assert server.poll() is not None
+    assert not server.running
 
 
 def test_exception_inside_tears_everything_down(layout: Layout):
     with pytest.raises(RuntimeError, match="boom"):
         with NamespaceBed(layout) as bed:
-            sleeper = bed.spawn(bed.exec_argv(layout.server, ["sleep", "300"]))
+            argv = bed.exec_argv(layout.server, ["sleep", "300"])
+            sleeper = ManagedProcess("sleep", argv, bed.state_dir / "sleep.log", bed=bed)
+            sleeper.start()
             raise RuntimeError("boom")
-    assert sleeper.poll() is not None
+    assert not sleeper.running
     assert _gone(layout.prefix)
 
 
@@ -79,10 +80,12 @@ def test_a_failing_test_leaves_nothing(tmp_path: Path):
     test_file.write_text(textwrap.dedent(f"""
         from pagebench.core.layout import Layout
         from pagebench.lab.netns import NamespaceBed
+        from pagebench.system.process import ManagedProcess
 
         def test_fails():
             with NamespaceBed(Layout({prefix!r})) as bed:
-                bed.spawn(bed.exec_argv(bed.layout.router, ["sleep", "300"]))
+                argv = bed.exec_argv(bed.layout.router, ["sleep", "300"])
+                ManagedProcess("sleep", argv, bed.state_dir / "sleep.log", bed=bed).start()
                 assert 1 + 1 == 3, "deliberate failure"
     """))
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],

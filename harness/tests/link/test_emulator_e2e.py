@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -16,11 +18,12 @@ import pytest
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.profiles import FRAME_BYTES, make_profile
 from pagebench.lab.netns import NamespaceBed
+from pagebench.link.check import serve_probe
 from pagebench.link.emulator import DELAY_PROGRAM, Link
 from pagebench.link.plan import netem_plan
 from pagebench.link.verdict import steady_goodput_mbit
 from pagebench.system.commands import LabError, run
-from pagebench.system.process import stop_process
+from pagebench.system.process import ManagedProcess
 from tests.helpers import DELAY_SLACK_MS, RATE_FLOOR, needs_root, probe
 
 pytestmark = [pytest.mark.integration, needs_root]
@@ -31,10 +34,7 @@ PORT = "7100"
 def lab() -> Iterator[tuple[NamespaceBed, Link]]:
     with NamespaceBed(Layout(new_prefix(), server_ips=2)) as bed:
         link = Link(bed)
-        server = bed.spawn(bed.exec_argv(bed.layout.server, [
-            sys.executable, "-m", "pagebench.link.probe", "serve", "--host", "::", "--port", PORT]),
-            stdout=subprocess.PIPE)
-        assert server.stdout is not None and server.stdout.readline().strip() == "ready"
+        serve_probe(bed, "::", int(PORT))
         yield bed, link
 
 
@@ -160,9 +160,10 @@ def test_userspace_link_fails_closed(lab):
         pytest.skip("fail-closed concerns the userspace delay program")
     link.apply(make_profile({"name": "f", "rtt_ms": 2}))
     assert link.delay is not None
-    link.delay.kill()
-    link.delay.wait()
-    with pytest.raises(LabError, match="pagebench-delay exited"):
+    os.kill(link.delay.pid, signal.SIGKILL)
+    while link.delay.running:
+        time.sleep(0.01)
+    with pytest.raises(LabError, match="pagebench-delay exited with status -9: the link is down"):
         link.counters()
     code = ("import socket; s=socket.socket(); s.settimeout(1.5); "
             f"s.connect(('{bed.layout.server_addresses[0]}', {PORT}))")
@@ -306,13 +307,12 @@ def test_the_clamp_alone_as_the_netem_backend_runs_it(lab):
                       bed.state_dir / "clamp.stats")
     assert plan.delay_argv is not None and "--no-delay-queues" in plan.delay_argv
     rule = next(line for line in plan.rules_v4.splitlines() if "NFQUEUE" in line)
-    clamp = bed.spawn(plan.delay_argv, stdout=subprocess.PIPE)
+    clamp = ManagedProcess("the clamp", plan.delay_argv, bed.state_dir / "clamp.log", bed=bed)
+    clamp.start(lambda: clamp.logged("ready"), 5)
     try:
-        assert clamp.stdout is not None and clamp.stdout.readline().strip() == "ready"
         for tool in ("iptables", "ip6tables"):
             run(bed.exec_argv(topo.router, [tool, "-t", "mangle", *rule.split()]))
         assert_clamped(bed, topo.server_addresses[0])
     finally:
-        stop_process(clamp)
-        bed.processes.remove(clamp)
+        clamp.stop()
     link.apply(make_profile({"name": "d", "rtt_ms": 2}))  # the rule goes with the tables

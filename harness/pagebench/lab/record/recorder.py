@@ -19,23 +19,16 @@ name, or the tests' stand-in internet) while SNI and the certificate check keep 
 The load waits for `load`, then for the network to go quiet (Playwright's `networkidle`:
 500 ms without a request), within the timeout, so script-discovered late requests are in.
 mitmdump is a child stopped on every way out (Ctrl-C too); it writes the HAR (savehar's
-entries, every body base64: `RecordAddon`) when it stops.
+entries, every body base64: `addon.RecordAddon`) when it stops (`mitmdump.Mitmdump`).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import ipaddress
 import json
 import os
 import re
 import shutil
-import signal
-import socket
-import ssl
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -45,34 +38,20 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-
-from pagebench.core.errors import PagebenchError
 from pagebench.core.har.importer import ImportedSite, check_name, import_har
 from pagebench.core.har.parse import parse_har
 from pagebench.core.sites.model import Site
 from pagebench.lab.browser import CHROMIUM, Setup, write_wrapper
 from pagebench.lab.imported import check_destination, write_imported
-from pagebench.system.process import stop_process
+from pagebench.lab.record.mitmdump import Mitmdump, RecordError
 
 DEFAULT_TIMEOUT_S = 30.0
-#: mitmdump's start (it makes its CA first) and its stop (it writes the HAR then).
-START_TIMEOUT_S = 20.0
-STOP_TIMEOUT_S = 20.0
 #: Chromium makes no lookup of its own: every name goes through the proxy (which resolves it).
 NO_DIRECT_LOOKUPS = "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 #: Loopback URLs too go through the proxy (Chromium bypasses it for them by default).
 PROXY_EVERYTHING = "--proxy-bypass-list=<-loopback>"
-CA_CERT = "mitmproxy-ca-cert.pem"  # what mitmproxy writes in its confdir
-HAR_FILE = "page.har"
-EVENTS_FILE = "upstream-errors.jsonl"
 
 Step = Callable[[str], None]
-
-
-class RecordError(PagebenchError, RuntimeError):
-    """The recording could not be made (one line: what and why)."""
 
 
 def _quiet(_text: str) -> None:
@@ -108,24 +87,6 @@ def parse_resolve(items: Iterable[str]) -> dict[str, str]:
     return mapping
 
 
-def spki_of(cert_pem: bytes) -> str:
-    """base64(sha256(DER SubjectPublicKeyInfo)) of a certificate's key: Chromium's SPKI flag.
-    mitmproxy's leaves carry its CA's key, so the CA's SPKI is every leaf's."""
-    key = x509.load_pem_x509_certificate(cert_pem).public_key()
-    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return base64.b64encode(hashlib.sha256(der).digest()).decode()
-
-
-def system_cafile() -> Path:
-    """The system's CA bundle (OpenSSL's default, $SSL_CERT_FILE honoured), else certifi's."""
-    found = ssl.get_default_verify_paths().cafile
-    if found and Path(found).is_file():
-        return Path(found)
-    import certifi
-
-    return Path(certifi.where())
-
-
 def ordered_har(har: dict[str, Any], initiators: Mapping[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """The HAR with its entries in request order (mitmproxy appends them as responses end),
     CONNECT tunnels left out, and what Chromium knew of each request that a proxy cannot
@@ -146,227 +107,6 @@ def _started(text: str) -> float:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
         return 0.0
-
-
-# mitmdump -------------------------------------------------------------------------------
-
-
-class RecordAddon:
-    """mitmdump's side of a recording, loaded through a generated `-s` script.
-
-    - Resolves the hostnames of `resolve` to their addresses in this process's resolver,
-      so the name stays the connection's address: the SNI, what the certificate is checked
-      against and what mitmproxy reuses connections by.
-    - Appends every upstream failure to `events` (JSON lines), so that a page that did not
-      answer can say why.
-    - Writes the HAR to `har` when mitmdump stops: `savehar`'s entries, but every body
-      base64 (exact bytes). savehar writes a body whose first 100 bytes look like text as
-      text decoded with a guessed charset (Latin-1 when none is declared), which a reader
-      cannot always undo: a JPEG with a text comment first came back corrupted.
-    """
-
-    def __init__(self, resolve: Mapping[str, str], events: str, har: str) -> None:
-        self.resolve = dict(resolve)
-        self.events = Path(events)
-        self.har = Path(har)
-        self.flows: list[Any] = []
-
-    def load(self, _loader: Any) -> None:
-        if not self.resolve:
-            return
-        original = socket.getaddrinfo
-
-        def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-            name = host.decode() if isinstance(host, bytes) else host
-            address = self.resolve.get(str(name).lower().rstrip(".")) if name else None
-            return original(address if address is not None else host, *args, **kwargs)
-
-        # asyncio's open_connection looks names up through socket.getaddrinfo (mitmdump's own process only).
-        socket.getaddrinfo = getaddrinfo
-
-    def response(self, flow: Any) -> None:
-        if flow.websocket is None:  # a WebSocket is kept at its end
-            self.flows.append(flow)
-
-    def error(self, flow: Any) -> None:
-        self.response(flow)
-
-    def websocket_end(self, flow: Any) -> None:
-        self.flows.append(flow)
-
-    def server_connect_error(self, data: Any) -> None:
-        self._note(data.server.address, data.server.error)
-
-    def tls_failed_server(self, data: Any) -> None:
-        self._note(data.conn.address, data.conn.error)
-
-    def _note(self, address: Any, error: Any) -> None:
-        host, port = address if address else ("", 0)
-        with open(self.events, "a") as handle:
-            handle.write(json.dumps({"host": str(host), "port": port, "error": str(error or "failed")}) + "\n")
-
-    def done(self) -> None:
-        from mitmproxy.addons.savehar import SaveHar
-
-        maker = SaveHar()
-        har = maker.make_har([])
-        seen: set[Any] = set()
-        for flow in self.flows:
-            entry = maker.flow_entry(flow, seen)
-            if flow.response is not None:
-                try:
-                    body = flow.response.content  # Content-Encoding undone
-                except ValueError:
-                    body = flow.response.raw_content
-                content = entry["response"]["content"]
-                content.pop("text", None)
-                content.pop("encoding", None)
-                if body:
-                    content.update(text=base64.b64encode(body).decode(), encoding="base64")
-            har["log"]["entries"].append(entry)
-        tmp = self.har.with_name(self.har.name + ".tmp")
-        tmp.write_text(json.dumps(har))
-        tmp.replace(self.har)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Mitmdump:
-    """Context manager: mitmdump as a regular HTTP proxy on a free loopback port, with a
-    private confdir in `directory`; stopped on exit whatever happened."""
-
-    def __init__(self, directory: Path, resolve: Mapping[str, str] | None = None,
-                 extra_ca: Path | None = None) -> None:
-        self.directory = directory
-        self.resolve = dict(resolve or {})
-        self.extra_ca = extra_ca
-        self.port = 0
-        self.proc: subprocess.Popen[str] | None = None
-
-    @property
-    def confdir(self) -> Path:
-        return self.directory / "mitmproxy"
-
-    @property
-    def har_path(self) -> Path:
-        return self.directory / HAR_FILE
-
-    @property
-    def log_path(self) -> Path:
-        return self.directory / "mitmdump.log"
-
-    @property
-    def server(self) -> str:
-        """The proxy, as Chromium's --proxy-server takes it."""
-        return f"http://127.0.0.1:{self.port}"
-
-    def _trusted(self) -> Path:
-        """What mitmproxy verifies the real site against: the system's CAs (+ extra_ca)."""
-        system = system_cafile()
-        if self.extra_ca is None:
-            return system
-        try:
-            extra = self.extra_ca.read_bytes()
-            x509.load_pem_x509_certificates(extra)
-        except (OSError, ValueError) as error:
-            raise RecordError(f"--upstream-ca {self.extra_ca}: not a readable PEM certificate file "
-                              f"({getattr(error, 'strerror', None) or error})") from None
-        bundle = self.directory / "upstream-ca.pem"
-        bundle.write_bytes(system.read_bytes().rstrip(b"\n") + b"\n" + extra)
-        return bundle
-
-    def argv(self) -> list[str]:
-        script = self.directory / "record_addon.py"
-        script.write_text(
-            "# Generated by pagebench site record: the recording's mitmproxy addon.\n"
-            "from pagebench.lab.record.recorder import RecordAddon\n\n"
-            f"addons = [RecordAddon({self.resolve!r}, {str(self.directory / EVENTS_FILE)!r}, "
-            f"{str(self.har_path)!r})]\n"
-        )
-        return [
-            sys.executable, "-c", "import sys; from mitmproxy.tools.main import mitmdump; sys.exit(mitmdump())",
-            "--mode", "regular", "--listen-host", "127.0.0.1", "--listen-port", str(self.port),
-            "--set", f"confdir={self.confdir}",
-            "--set", f"ssl_verify_upstream_trusted_ca={self._trusted()}",
-            "--set", "flow_detail=0",
-            "-s", str(script),
-        ]
-
-    def __enter__(self) -> Mitmdump:
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # the CA's key, the HAR
-        self.confdir.mkdir(mode=0o700, exist_ok=True)
-        self.port = _free_port()
-        argv = self.argv()
-        with open(self.log_path, "w") as log:
-            # Its own session: a Ctrl-C in the terminal reaches us, and we stop it (HAR or not).
-            self.proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True, text=True)
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.close()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _last_log_line(self) -> str:
-        try:
-            lines = [line.strip() for line in self.log_path.read_text(errors="replace").splitlines() if line.strip()]
-        except OSError:
-            return "no output"
-        return lines[-1] if lines else "no output"
-
-    def _wait_ready(self) -> None:
-        assert self.proc is not None
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RecordError(f"mitmdump exited with status {self.proc.returncode}: {self._last_log_line()}")
-            if (self.confdir / CA_CERT).exists():
-                try:
-                    socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                    return
-                except OSError:
-                    pass
-            time.sleep(0.05)
-        raise RecordError(f"mitmdump did not listen on 127.0.0.1:{self.port} within {START_TIMEOUT_S:.0f} s: "
-                          f"{self._last_log_line()}")
-
-    def spki(self) -> str:
-        return spki_of((self.confdir / CA_CERT).read_bytes())
-
-    def failures(self) -> list[dict[str, Any]]:
-        """The upstream failures so far: {"host", "port", "error"} each."""
-        try:
-            text = (self.directory / EVENTS_FILE).read_text()
-        except FileNotFoundError:
-            return []
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-    def finish(self) -> dict[str, Any]:
-        """Stop mitmdump the way that writes the HAR (SIGINT), and read it."""
-        assert self.proc is not None
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                raise RecordError(f"mitmdump did not stop within {STOP_TIMEOUT_S:.0f} s: "
-                                  f"{self._last_log_line()}") from None
-        try:
-            return dict(json.loads(self.har_path.read_text()))
-        except (OSError, ValueError) as error:
-            raise RecordError(f"mitmdump wrote no readable HAR ({error}): {self._last_log_line()}") from None
-
-    def close(self) -> None:
-        if self.proc is not None:
-            stop_process(self.proc)
 
 
 # The load -------------------------------------------------------------------------------

@@ -8,19 +8,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 from pagebench.core.servers import caddyconf
 from pagebench.core.servers.accesslog import AccessRecord, parse_caddy_log
 from pagebench.core.servers.plan import ServerPlan
-from pagebench.lab.servers.nginx import AccessLogReader, ServerError, with_certificate
+from pagebench.lab.servers.nginx import OriginServer, ServerError, with_certificate
 from pagebench.lab.tls import Authority
 from pagebench.system import places
 from pagebench.system.commands import Bed, run
-from pagebench.system.process import stop_process
+from pagebench.system.process import ManagedProcess
 
 #: Built from a pinned release by `harness/bootstrap install` (see CADDY_VERSION there) into
 #: the virtualenv's bin/, beside pagebench's Python (else one on PATH; where the bootstrap
@@ -65,10 +63,10 @@ def caddy_version(caddy: str = CADDY) -> str:
     return match.group(1)
 
 
-class CaddyServer(AccessLogReader):
+class CaddyServer(OriginServer):
     """Context manager: Caddy serving the plan's h3 bindings in the bed's server
     namespace; stopped on exit. The same interface as `nginx.NginxServer` (and, like it,
-    it needs only the bed's `layout`, `exec_argv` and `spawn`):
+    it needs only the bed's `layout`, `exec_argv`, `spawn` and `processes`):
 
         with CaddyServer(bed, plan, bed.state_dir / "caddy") as server:
             offset = server.log_offset()
@@ -88,7 +86,7 @@ class CaddyServer(AccessLogReader):
         self.conf_path = self.rundir / "caddy.json"
         self.access_log = self.rundir / "access.log"
         self.stderr_path = self.rundir / "stderr.log"
-        self.process: subprocess.Popen[str] | None = None
+        self.process: ManagedProcess | None = None
 
     def argv(self) -> list[str]:
         base = [self.caddy, "run", "--config", str(self.conf_path)]
@@ -105,51 +103,17 @@ class CaddyServer(AccessLogReader):
         self.rundir.mkdir(parents=True, exist_ok=True)
         (self.rundir / "home").mkdir(exist_ok=True)
         self.conf_path.write_text(caddyconf.render(self.plan, self.rundir, tcp=self.tcp))
+        process = ManagedProcess("caddy", self.argv(), self.stderr_path, bed=self.bed, env=self.environment(),
+                                 error=ServerError, reason=startup_error, grace=5.0)
+        self.process = process
         try:
-            with open(self.stderr_path, "w") as stderr:
-                self.process = self.bed.spawn(self.argv(), stdout=stderr, stderr=subprocess.STDOUT,
-                                                  env=self.environment())
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
+            # READY_MESSAGE comes after its apps started, i.e. every socket is bound.
+            process.start(lambda: ready(process.output()), self.timeout)
+        except ServerError as error:  # it refused the configuration we wrote: say which
+            raise ServerError(f"caddy config {self.conf_path}: {error}") from None
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _wait_ready(self) -> None:
-        """Caddy logs READY_MESSAGE after its apps started, i.e. every socket is bound."""
-        assert self.process is not None
-        deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
-            text = _read(self.stderr_path)
-            if self.process.poll() is not None:
-                why = startup_error(text) or f"exit status {self.process.returncode}"
-                raise ServerError(f"caddy config {self.conf_path}: {why}")
-            if ready(text):
-                return
-            time.sleep(0.02)
-        why = startup_error(_read(self.stderr_path)) or "no ready message"
-        raise ServerError(f"caddy config {self.conf_path}: not serving within {self.timeout:g} s: {why}")
-
-    def stop(self) -> None:
-        """SIGTERM (Caddy stops its servers), SIGKILL after a grace."""
-        if self.process is not None:
-            stop_process(self.process, grace=5.0)
-            self.process = None
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
 
     @staticmethod
     def parse(text: str) -> tuple[list[AccessRecord], int]:
         return parse_caddy_log(text)
 
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(errors="replace")
-    except OSError:
-        return ""

@@ -6,8 +6,6 @@ from __future__ import annotations
 import re
 import shutil
 import stat
-import subprocess
-import time
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +19,7 @@ from pagebench.core.servers.plan import ServerPlan
 from pagebench.core.sites.model import Site
 from pagebench.lab.tls import Authority
 from pagebench.system.commands import Bed, run
-from pagebench.system.process import stop_process
+from pagebench.system.process import ManagedProcess
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 
@@ -85,11 +83,29 @@ def _emerg(text: str) -> str | None:
 # The server -------------------------------------------------------------------------------
 
 
-class AccessLogReader:
-    """An origin server's access log read back per load (nginx's here; Caddy's in `caddy`):
-    where it ends now, and the requests logged after that."""
+class OriginServer:
+    """What nginx's server and Caddy's (`caddy`) share: the process, stopped on exit, and
+    its access log read back per load (where it ends now, and the requests logged after)."""
 
     access_log: Path
+    process: ManagedProcess | None
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """SIGTERM (nginx's master stops its workers, Caddy its servers), SIGKILL after a grace."""
+        if self.process is not None:
+            self.process.stop()
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.running
+
+    def check_alive(self) -> None:
+        """A server that died (killed, crashed) ends the run: its loads would measure nothing."""
+        if self.process is not None:
+            self.process.check_alive("the sites are down")
 
     @staticmethod
     def parse(text: str) -> tuple[list[AccessRecord], int]:
@@ -119,7 +135,7 @@ class AccessLogReader:
         return summarize(records, hosts, addresses, malformed)
 
 
-class NginxServer(AccessLogReader):
+class NginxServer(OriginServer):
     """Context manager: nginx serving `plan` in the bed's server namespace; stopped on exit.
 
         with NginxServer(bed, plan, bed.state_dir / "nginx") as server:
@@ -140,7 +156,7 @@ class NginxServer(AccessLogReader):
         self.access_log = self.rundir / "access.log"
         self.error_log = self.rundir / "error.log"
         self.pid_path = self.rundir / "nginx.pid"
-        self.process: subprocess.Popen[str] | None = None
+        self.process: ManagedProcess | None = None
 
     def argv(self, *extra: str) -> list[str]:
         base = [self.nginx, "-p", str(self.rundir), "-c", str(self.conf_path), "-e", "stderr", *extra]
@@ -156,52 +172,25 @@ class NginxServer(AccessLogReader):
         if test.returncode != 0:
             why = _emerg(test.stderr) or (test.stderr.strip().splitlines() or ["exit status"])[-1]
             raise ServerError(f"nginx config {self.conf_path}: {why}")
-        try:
-            with open(self.rundir / "stderr.log", "w") as stderr:
-                self.process = self.bed.spawn(self.argv(), stdout=subprocess.DEVNULL, stderr=stderr)
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
+        # Its start-up errors go to stderr (`-e stderr`), later ones to its error log.
+        self.process = ManagedProcess("nginx", self.argv(), self.rundir / "stderr.log", bed=self.bed,
+                                      error=ServerError, reason=lambda text: _emerg(text + _read(self.error_log)),
+                                      grace=5.0)
+        self.process.start(self._ready, self.timeout)
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def _wait_ready(self) -> None:
+    def _ready(self) -> bool:
         """nginx writes its pid file after it has bound every listening socket."""
         assert self.process is not None
-        deadline = time.monotonic() + self.timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise ServerError(f"nginx exited with status {self.process.returncode}: {self._why()}")
-            if self._pid_file() == self.process.pid:
-                why = _emerg(_read(self.error_log))
-                if why:
-                    raise ServerError(f"nginx: {why}")
-                return
-            time.sleep(0.02)
-        raise ServerError(f"nginx did not start within {self.timeout:g} s: {self._why()}")
-
-    def _pid_file(self) -> int | None:
         try:
-            return int(self.pid_path.read_text().strip())
+            if int(self.pid_path.read_text().strip()) != self.process.pid:
+                return False
         except (OSError, ValueError):
-            return None
-
-    def _why(self) -> str:
-        text = _read(self.rundir / "stderr.log") + _read(self.error_log)
-        return _emerg(text) or (text.strip().splitlines() or ["no message"])[-1]
-
-    def stop(self) -> None:
-        """Fast shutdown (SIGTERM: the master stops its workers), SIGKILL after a grace."""
-        if self.process is not None:
-            stop_process(self.process, grace=5.0)
-            self.process = None
-
-    @property
-    def running(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+            return False
+        why = _emerg(_read(self.error_log))
+        if why:
+            raise ServerError(f"nginx: {why}")
+        return True
 
 
 def _read(path: Path) -> str:

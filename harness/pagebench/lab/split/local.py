@@ -17,12 +17,13 @@ import shutil
 import subprocess
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pagebench.core.layout import Command, Layout
 from pagebench.lab.netns import STATE_ROOT
 from pagebench.system.commands import LabError, run
 from pagebench.system.owner import Owner
-from pagebench.system.process import stop_process
+from pagebench.system.process import ManagedProcess, spawn
 
 ROLES = ("client", "router", "server")
 
@@ -64,7 +65,7 @@ class LocalBed:
         self.layout = layout
         self.here = frozenset(getattr(layout, role) for role in roles)
         self.state_dir = STATE_ROOT / layout.prefix
-        self.processes: list[subprocess.Popen[str]] = []
+        self.processes: list[ManagedProcess] = []
 
     def __enter__(self) -> LocalBed:
         self.state_dir.mkdir(parents=True, exist_ok=False)
@@ -82,17 +83,13 @@ class LocalBed:
     def exec_argv(self, ns: str, argv: Sequence[str]) -> list[str]:
         return list(localize(("ip", "netns", "exec", ns, *argv), self.here))
 
-    def spawn(self, argv: Sequence[str], **popen: object) -> subprocess.Popen[str]:
-        """Start a long-lived process here; stopped on close."""
-        proc = subprocess.Popen(list(localize(argv, self.here)), text=True, start_new_session=True,
-                                **popen)  # type: ignore[call-overload]
-        self.processes.append(proc)
-        return proc
+    def spawn(self, argv: Sequence[str], **popen: Any) -> subprocess.Popen[str]:
+        """A child here (`ManagedProcess` calls this)."""
+        return spawn(localize(argv, self.here), **popen)
 
     def close(self) -> None:
-        for proc in self.processes:
-            stop_process(proc)
-        self.processes.clear()
+        for process in list(self.processes):
+            process.stop()
         shutil.rmtree(self.state_dir, ignore_errors=True)
 
 

@@ -12,9 +12,6 @@ the link check's probe server.
 
 from __future__ import annotations
 
-import select
-import subprocess
-import sys
 from typing import Any
 
 from pagebench.core import encodings, modes
@@ -27,8 +24,9 @@ from pagebench.lab.servers.origins import OriginServers
 from pagebench.lab.split.control import Routes
 from pagebench.lab.split.endpoint import CLIENT_SIDE, apply_here
 from pagebench.lab.split.local import LocalBed, addresses, interface_in
+from pagebench.link.check import serve_probe
 from pagebench.system.commands import LabError
-from pagebench.system.process import stop_process
+from pagebench.system.process import ManagedProcess
 
 SERVER_NETWORK = "198.18.1.0/24"
 
@@ -54,7 +52,7 @@ class SitesService:
         self.bed = LocalBed(Layout(new_prefix(), server_ips=MAX_SERVER_IPS), roles=("server",))
         self.origins: OriginServers | None = None
         self.added: list[tuple[str, ...]] = []
-        self.probe: subprocess.Popen[str] | None = None
+        self.probe: ManagedProcess | None = None
 
     def __enter__(self) -> SitesService:
         self.bed.__enter__()
@@ -83,8 +81,7 @@ class SitesService:
 
     def _stop_probe(self) -> None:
         if self.probe is not None:
-            stop_process(self.probe)
-            self.bed.processes.remove(self.probe)
+            self.probe.stop()
             self.probe = None
 
     def _origins(self) -> OriginServers:
@@ -147,14 +144,7 @@ class SitesService:
         if not isinstance(port, int) or not 1024 <= port < 65536:
             raise ValueError(f"port {port!r}: want an unprivileged port number")
         self._stop_probe()
-        argv = [sys.executable, "-m", "pagebench.link.probe", "serve", "--host", host, "--port", str(port)]
-        proc = self.bed.spawn(self.bed.exec_argv(self.bed.layout.server, argv), stdout=subprocess.PIPE)
-        self.probe = proc
-        assert proc.stdout is not None
-        ready, _, _ = select.select([proc.stdout], [], [], 10)
-        if not ready or proc.stdout.readline().strip() != "ready":
-            self._stop_probe()
-            raise LabError("link check: the probe server did not start")
+        self.probe = serve_probe(self.bed, host, port)
         return {}
 
     def probe_stop(self, _: dict[str, Any]) -> dict[str, Any]:

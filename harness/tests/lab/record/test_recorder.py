@@ -37,7 +37,9 @@ from pagebench.core.servers.headers import MIME_TYPES
 from pagebench.core.sites.builtin import builtin
 from pagebench.core.sites.model import SiteError
 from pagebench.lab.netns import NamespaceBed, namespace_pids
-from pagebench.lab.record.recorder import RecordError, ordered_har, parse_resolve, record_site, spki_of
+from pagebench.lab.record.mitmdump import RecordError, spki_of
+from pagebench.lab.record.recorder import ordered_har, parse_resolve, record_site
+from pagebench.system.process import ManagedProcess
 from tests.helpers import HARNESS, needs_root
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -146,10 +148,13 @@ def stand_in_internet() -> Iterator[StandIn]:
         origins = dict(zip(hosts, layout.server_addresses))
         (directory / "nginx.conf").write_text(_nginx_conf(directory, origins, chain, key))
         with NamespaceBed(layout) as bed:
-            bed.spawn(bed.exec_argv(layout.server, [NGINX, "-p", str(directory), "-c", str(directory / "nginx.conf")]),
-                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            nginx = [NGINX, "-p", str(directory), "-c", str(directory / "nginx.conf")]
+            ManagedProcess("the stand-in's nginx", bed.exec_argv(layout.server, nginx), bed.state_dir / "nginx.log",
+                           bed=bed).start()
             silent = layout.server_addresses[-1]
-            bed.spawn(bed.exec_argv(layout.server, [sys.executable, "-c", TARPIT, silent, str(TARPIT_PORT)]))
+            tarpit = [sys.executable, "-c", TARPIT, silent, str(TARPIT_PORT)]
+            ManagedProcess("the tarpit", bed.exec_argv(layout.server, tarpit), bed.state_dir / "tarpit.log",
+                           bed=bed).start()
             _wait_listening(bed, layout.server_addresses[0], 443)
             _wait_listening(bed, silent, TARPIT_PORT)
             yield StandIn(bed, URL, origins, ca, files, silent, TARPIT_PORT)

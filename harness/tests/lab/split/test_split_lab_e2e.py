@@ -6,8 +6,6 @@ in the client namespace is the harness; they talk over a control network of thei
 
 from __future__ import annotations
 
-import select
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ import yaml
 from pagebench.results.store import Store
 from pagebench.lab.netns import STATE_ROOT, NamespaceBed
 from pagebench.system.commands import run
+from pagebench.system.process import ManagedProcess
 from pagebench.core.layout import Layout, new_prefix
 
 from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, SESSION_TAG, needs_root
@@ -48,22 +47,18 @@ def control_network(topology: Layout) -> list[tuple[str, ...]]:
     return cmds
 
 
-def start_role(bed: NamespaceBed, ns: str, *args: str) -> subprocess.Popen[str]:
-    proc = bed.spawn(bed.exec_argv(ns, [sys.executable, "-m", "pagebench", "serve", *args]),
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=HARNESS)
-    assert proc.stdout is not None
-    ready, _, _ = select.select([proc.stdout], [], [], 30)
-    line = proc.stdout.readline() if ready else ""
-    assert "listening on" in line, (line, proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
-    return proc
+def start_role(bed: NamespaceBed, ns: str, role: str, *args: str) -> ManagedProcess:
+    argv = bed.exec_argv(ns, [sys.executable, "-m", "pagebench", "serve", role, *args])
+    process = ManagedProcess(f"the {role} role", argv, bed.state_dir / f"{role}.log", bed=bed, cwd=HARNESS)
+    process.start(lambda: "listening on" in process.output(), 30)
+    return process
 
 
-def stop_role(bed: NamespaceBed, proc: subprocess.Popen[str]) -> str:
-    proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=30)
-    bed.processes.remove(proc)
-    assert proc.returncode == 0, stderr
-    return stderr
+def stop_role(process: ManagedProcess) -> str:
+    """SIGTERM: it takes back what it changed, then exits 0. Returns what it said."""
+    process.stop(grace=30)
+    assert process.returncode == 0, process.output()
+    return process.output()
 
 
 def text(*cmd: str) -> str:
@@ -91,7 +86,7 @@ def split_run(tmp_path_factory) -> Iterator[dict]:
             capture_output=True, text=True, timeout=900, cwd=HARNESS)
         during = {"server_addresses": text("ip", "-n", topology.server, "-4", "addr", "show"),
                   "client_pids": text("ip", "netns", "pids", topology.client).split()}
-        stopped = {"router": stop_role(bed, router), "sites": stop_role(bed, sites)}
+        stopped = {"router": stop_role(router), "sites": stop_role(sites)}
         after = {
             "qdiscs": text("tc", "-n", topology.router, "qdisc", "show"),
             "rules": [text("ip", "netns", "exec", topology.router, tool) for tool in ("iptables-save", "ip6tables-save")],
@@ -193,8 +188,8 @@ def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing():
         assert "--queue-num 2" in text("ip", "netns", "exec", topology.router, "ip6tables-save")  # the clamp
         assert "198.18.1.3/24" in text("ip", "-n", topology.server, "addr", "show")
         assert len(text("ip", "netns", "pids", topology.server).split()) >= 3  # role, nginx, probe server
-        stop_role(bed, router)
-        stop_role(bed, sites)
+        stop_role(router)
+        stop_role(sites)
         assert "htb" not in text("tc", "-n", topology.router, "qdisc", "show")
         for tool in ("iptables-save", "ip6tables-save"):
             saved = text("ip", "netns", "exec", topology.router, tool)
