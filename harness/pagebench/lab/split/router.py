@@ -20,7 +20,8 @@ from pagebench.link.emulator import Link
 from pagebench.lab.split.endpoint import PROC_SYS, set_sysctl
 from pagebench.core.profiles import make_profile
 from pagebench.system.commands import LabError
-from pagebench.core.layout import Layout, new_prefix
+from pagebench.core.layout import Layout
+from pagebench.system.places import run_prefix
 
 #: The tables the link's rule sets replace, with their built-in chains (both families).
 TABLES = {
@@ -48,7 +49,7 @@ class RouterService:
 
     def __init__(self, client_if: str | None = None, server_if: str | None = None) -> None:
         self.layout = LocalLayout(
-            new_prefix(),
+            run_prefix(),
             router_client_if=interface_with(Layout.router_client_ip, client_if),
             router_server_if=interface_with(Layout.router_server_ip, server_if),
         )
