@@ -9,7 +9,7 @@ import statistics
 import pytest
 from playwright.sync_api import sync_playwright
 
-from pagebench.core.modes import H2, KEEPALIVE
+from pagebench.core.modes import H2, KEEPALIVE, PIPELINING
 from pagebench.core.servers import plan as serverplan
 from pagebench.core.servers.accesslog import AccessRecord
 from pagebench.core.profiles import Profile
@@ -55,7 +55,7 @@ def test_pipelined_requests_reach_nginx_before_the_previous_response_could_have_
             driver = Driver(pw, bed.state_dir / "browser", layout.client)
             setup = Setup("MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", tls.spki_list(), proxies=proxy.servers)
             try:
-                for mode in ("pipelining", "keepalive"):
+                for mode in (PIPELINING, KEEPALIVE):
                     proxy.configure(Strategy(mode, connections=1, depth=20), addresses)
                     offset = nginx.log_offset()
                     raw = driver.cold(setup, site.entry, 60)[0]
@@ -66,8 +66,8 @@ def test_pipelined_requests_reach_nginx_before_the_previous_response_could_have_
                     stats = proxy.stats()
                     [in_flight] = [c["max_in_flight"] for c in stats.connections]
                     # the browser's 20 image requests reach the proxy within a few ms, not at once
-                    assert in_flight >= 10 if mode == "pipelining" else in_flight == 1
-                    gaps[mode] = _starts_after_previous_end(records)
+                    assert in_flight >= 10 if mode is PIPELINING else in_flight == 1
+                    gaps[mode.name] = _starts_after_previous_end(records)
             finally:
                 driver.close()
     # The HTML comes first alone; then the 20 image requests were already waiting at nginx.
@@ -170,9 +170,9 @@ def test_a_warm_pool_survives_interleaved_conditions_and_a_cold_one_does_not(lay
     `pool: cold` every load opens its own."""
     site = sitefiles.materialize(sitefiles.resolve("seed000-small-n20"))
     plan = with_certificate(serverplan.plan([site], [KEEPALIVE, H2], ["1.3"]))
-    origins = {mode: {b.origin: b.ip for b in plan.select(mode, "1.3", site.name)} for mode in ("keepalive", "h2")}
-    sequence = [("keepalive", "warm"), ("h2", "warm"), ("keepalive", "warm"), ("h2", "warm"),
-                ("keepalive", "cold"), ("keepalive", "cold")]
+    origins = {mode: {b.origin: b.ip for b in plan.select(mode, "1.3", site.name)} for mode in (KEEPALIVE, H2)}
+    sequence = [(KEEPALIVE, "warm"), (H2, "warm"), (KEEPALIVE, "warm"), (H2, "warm"),
+                (KEEPALIVE, "cold"), (KEEPALIVE, "cold")]
     seen = []  # per load: (SYNs at the router, proxy stats, nginx's connection serials)
     with NamespaceBed(layout) as bed, sync_playwright() as pw:
         link = Link(bed, "userspace")
