@@ -9,8 +9,8 @@
   `session_tag` fixture; the CLIs the tests start get it in their environment, from
   `tests.helpers`), and whatever a test leaves behind is removed at the end.
 
-The markers are registered here, not in an ini file, so that pytest knows them wherever
-it is started from (`harness/`, or the repository's root)."""
+The markers are declared in `harness/pyproject.toml`; pytest started from the
+repository's root does not read that file, and gets them from here."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,9 @@ import pytest
 
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.lab import netns
-from tests.helpers import SESSION_TAG, is_e2e, ours
+from tests.helpers import HARNESS, SESSION_TAG, is_e2e, ours
+
+PYPROJECT = HARNESS / "pyproject.toml"
 
 #: What a unit test may not ask for: each needs root or a server.
 REAL_PARTS = frozenset({"root", "postgres", "postgres_url", "layout"})
@@ -35,9 +38,12 @@ ROOT_HINT = "run `sudo harness/bootstrap test`, or only the unit tests: -m 'not 
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "integration: needs real parts (root, namespaces, nginx, Caddy, Chromium, PostgreSQL, "
-                   "Docker); set on every test of a *_e2e.py file by its name")
+    """`harness/pyproject.toml`'s markers, where pytest did not read that file (started from
+    the repository's root, it finds no configuration)."""
+    if config.inipath == PYPROJECT:
+        return
+    for line in tomllib.loads(PYPROJECT.read_text())["tool"]["pytest"]["ini_options"]["markers"]:
+        config.addinivalue_line("markers", line)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

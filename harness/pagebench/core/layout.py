@@ -23,13 +23,13 @@ MAX_SERVER_IPS = 250
 
 
 #: A tag marks a group of runs (a test session's are `pbt<id>...`): what fits a prefix.
-TAG_PATTERN = re.compile(r"^[a-z0-9]{0,6}$")
+TAG_PATTERN = re.compile(r"[a-z0-9]{0,6}")
 
 
 def new_prefix(tag: str = "") -> str:
     """A fresh run prefix such as `pb3fa9c1`, or `pb<tag>3fa9c1`: the tag (the caller's;
     `system.places.run_prefix` passes the lab's `PAGEBENCH_TAG`) marks a group of runs."""
-    if not TAG_PATTERN.match(tag):
+    if not TAG_PATTERN.fullmatch(tag):
         raise ValueError(f"tag {tag!r}: at most 6 lower-case letters or digits")
     return f"pb{tag}{secrets.token_hex(3)}"
 

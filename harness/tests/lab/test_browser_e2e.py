@@ -5,15 +5,11 @@ header announces: `test_browser.py`)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import ssl
 import subprocess
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -24,7 +20,8 @@ from pagebench.core.measure.metrics import resources
 from pagebench.lab import browser
 from pagebench.lab.browser import Driver, Setup, write_wrapper
 from pagebench.lab.tls import Authority
-from tests.helpers import needs_root
+from tests.helpers import needs_root, readable_dir
+from tests.lab.pageserver import Handler, serving
 
 pytestmark = needs_root
 
@@ -49,24 +46,19 @@ def _wrapper_argv(work: Path, *args: str) -> list[str]:
 
 
 def test_the_wrapper_adds_our_features_to_playwrights_disable_features():
-    work = Path(tempfile.mkdtemp(prefix="pagebench-test-"))
-    os.chmod(work, 0o755)
     feature = "CompressionDictionaryTransportRequireKnownRootCert"
-    try:
+    with readable_dir() as work:
         assert _wrapper_argv(work, "--a", "--disable-features=X,Y", "--b c") == [
             "--a", f"--disable-features=X,Y,{feature}", "--b c"]
         assert _wrapper_argv(work, "--a") == ["--a", f"--disable-features={feature}"]
         assert _wrapper_argv(work, "--disable-features=") == [f"--disable-features={feature}"]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
-class _Site(BaseHTTPRequestHandler):
+class _Site(Handler):
     """Version `server.version` of a page and its stylesheet, served as the lab's
     versioned sites are: text `no-cache` with ETags, v1 of a.css as a dictionary at
     a.css.pbdict, a dcz delta when the browser offers that dictionary."""
 
-    protocol_version = "HTTP/1.1"
     server: _Server
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
@@ -90,18 +82,9 @@ class _Site(BaseHTTPRequestHandler):
         else:
             body, headers = b"", {}
         if headers.get("ETag") and self.headers.get("If-None-Match") == headers["ETag"]:
-            self.send_response(304)
-            body = b""
+            self.answer(304, headers, b"")
         else:
-            self.send_response(200 if headers else 404)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_args: object) -> None:
-        pass
+            self.answer(200 if headers else 404, headers, body)
 
 
 class _Server(ThreadingHTTPServer):
@@ -114,28 +97,20 @@ class _Server(ThreadingHTTPServer):
 def served() -> Iterator[tuple[_Server, Setup, Driver]]:
     """The HTTPS server and one browser driver for the module (each test primes profiles
     of its own names)."""
-    work = Path(tempfile.mkdtemp(prefix="pagebench-test-"))
-    os.chmod(work, 0o755)  # Chromium runs as nobody
-    try:
+    with readable_dir() as work:  # Chromium runs as nobody
         authority = Authority(work / "tls")
         leaf = authority.leaf([HOST])
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(leaf.chain_path, leaf.key_path)
         server = _Server(("127.0.0.1", 0), _Site)
         server.socket = context.wrap_socket(server.socket, server_side=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        setup = Setup(f"MAP {HOST}:443 127.0.0.1:{server.server_address[1]}, MAP * ~NOTFOUND", authority.spki_list())
-        with sync_playwright() as pw:
+        with serving(server) as port, sync_playwright() as pw:
+            setup = Setup(f"MAP {HOST}:443 127.0.0.1:{port}, MAP * ~NOTFOUND", authority.spki_list())
             driver = Driver(pw, work / "browser", None)
             try:
                 yield server, setup, driver
             finally:
                 driver.close()
-                server.shutdown()
-                server.server_close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 @pytest.fixture

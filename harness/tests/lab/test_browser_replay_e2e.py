@@ -5,13 +5,9 @@ The same rules on loads made by hand: `test_browser_replay.py`."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -23,7 +19,8 @@ from pagebench.core.modes import KEEPALIVE
 from pagebench.core.sites.recording import UNRECORDED_HEADER, UNRECORDED_VALUE
 from pagebench.core.records import Condition
 from pagebench.lab.browser import DETERMINISTIC_START_MS, Driver, Setup
-from tests.helpers import needs_root
+from tests.helpers import needs_root, readable_dir
+from tests.lab.pageserver import Handler, serving
 from tests.lab.replayed import recording_of
 
 pytestmark = needs_root
@@ -41,10 +38,9 @@ fetch("/report?" + encodeURIComponent(JSON.stringify(seen)));
 </script><img src="/missing.png"><img src="/gone.png"><p>hello</p>"""
 
 
-class _Page(BaseHTTPRequestHandler):
+class _Page(Handler):
     """HTML, the report it sends, a recorded 404 and the replay's unrecorded one."""
 
-    protocol_version = "HTTP/1.1"
     server: _Server
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
@@ -58,15 +54,7 @@ class _Page(BaseHTTPRequestHandler):
             status, body = 404, b"not found"
             if self.path == "/missing.png":
                 headers[UNRECORDED_HEADER] = UNRECORDED_VALUE
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_args: object) -> None:
-        pass
+        self.answer(status, headers, body)
 
 
 class _Server(ThreadingHTTPServer):
@@ -77,20 +65,11 @@ class _Server(ThreadingHTTPServer):
 def lab() -> Iterator[tuple[_Server, Setup, Path, Playwright]]:
     from playwright.sync_api import sync_playwright
 
-    work = Path(tempfile.mkdtemp(prefix="pagebench-test-"))
-    os.chmod(work, 0o755)  # Chromium runs as nobody
     server = _Server(("127.0.0.1", 0), _Page)
     server.reports = []
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        setup = Setup(f"MAP {HOST}:80 127.0.0.1:{server.server_address[1]}, MAP * ~NOTFOUND", "")
-        with sync_playwright() as pw:
-            yield server, setup, work, pw
-    finally:
-        server.shutdown()
-        server.server_close()
-        shutil.rmtree(work, ignore_errors=True)
+    with readable_dir() as work, serving(server) as port, sync_playwright() as pw:  # Chromium runs as nobody
+        setup = Setup(f"MAP {HOST}:80 127.0.0.1:{port}, MAP * ~NOTFOUND", "")
+        yield server, setup, work, pw
 
 
 def _report(server: _Server, count: int) -> dict:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -99,24 +99,28 @@ def _rfc3339nano(moment: datetime) -> str:
     return text + (f".{fraction}" if fraction else "") + "Z"
 
 
+#: The PostgreSQL plugin's macros, as its evaluateMacro writes them (no TimescaleDB): from
+#: the macro's first argument (a time column, where it takes one) and the time range.
+#: $__timeGroup and friends depend on the panel's interval: add them (faithfully) when used.
+_MACROS: dict[str, Callable[[str, datetime, datetime], str]] = {
+    "__time": lambda column, start, end: f'{column} AS "time"',
+    "__timeEpoch": lambda column, start, end: f'extract(epoch from {column}) as "time"',
+    "__timeFilter": lambda column, start, end: f"{column} BETWEEN '{_rfc3339nano(start)}' AND '{_rfc3339nano(end)}'",
+    "__timeFrom": lambda _, start, end: f"'{_rfc3339nano(start)}'",
+    "__timeTo": lambda _, start, end: f"'{_rfc3339nano(end)}'",
+    "__unixEpochFilter": lambda column, start, end: (
+        f"{column} >= {math.floor(start.timestamp())} AND {column} <= {math.floor(end.timestamp())}"),
+}
+_TAKES_A_COLUMN = {"__time", "__timeEpoch", "__timeFilter", "__unixEpochFilter"}
+
+
 def _macro(name: str, args: list[str], start: datetime, end: datetime) -> str:
-    """One macro, as the PostgreSQL plugin's evaluateMacro writes it (no TimescaleDB)."""
-    if name in ("__time", "__timeEpoch", "__timeFilter", "__unixEpochFilter") and not args:
+    """One macro expanded; one this module does not know is refused."""
+    if name not in _MACROS:
+        raise Unexpanded(f"${name}(...): not a macro this test implements")
+    if name in _TAKES_A_COLUMN and not args:
         raise Unexpanded(f"${name}: missing time column argument")
-    if name == "__time":
-        return f'{args[0]} AS "time"'
-    if name == "__timeEpoch":
-        return f'extract(epoch from {args[0]}) as "time"'
-    if name == "__timeFilter":
-        return f"{args[0]} BETWEEN '{_rfc3339nano(start)}' AND '{_rfc3339nano(end)}'"
-    if name == "__timeFrom":
-        return f"'{_rfc3339nano(start)}'"
-    if name == "__timeTo":
-        return f"'{_rfc3339nano(end)}'"
-    if name == "__unixEpochFilter":
-        return f"{args[0]} >= {math.floor(start.timestamp())} AND {args[0]} <= {math.floor(end.timestamp())}"
-    # $__timeGroup and friends depend on the panel's interval: implement them (faithfully) when used
-    raise Unexpanded(f"${name}(...): not a macro this test implements")
+    return _MACROS[name](args[0] if args else "", start, end)
 
 
 def expand(sql: str, variables: dict[str, Value], start: datetime, end: datetime) -> str:

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from pagebench.analysis import encoding
 from pagebench.analysis.summary import of_run
+from pagebench.core import encodings, modes
 from pagebench.core.encodings import DCZ, GZIP, IDENTITY
 from pagebench.core.modes import H2
 from pagebench.core.records import Condition
@@ -163,8 +164,8 @@ def test_protocol_medians_are_the_summarys(filled, engine):
     assert len(rows) == len(summary.conditions) == 4
     for row, condition in zip(rows, summary.conditions):
         got = dict(zip(columns, row))
-        assert Condition(got["site"], got["mode"], got["topology"], got["profile"], got["cache"], got["tls"],
-                         got["encoding"], got["version"]) == condition.condition
+        assert Condition(got["site"], modes.parse(got["mode"]), got["topology"], got["profile"], got["cache"],
+                         got["tls"], encodings.parse(got["encoding"]), got["version"]) == condition.condition
         assert (got["n"], got["flagged"], got["failed"]) == (condition.n, len(condition.flagged),
                                                               len(condition.failed))
         for metric, name in (("load_ms", "load"), ("ttfb_ms", "TTFB")):

@@ -1,8 +1,9 @@
 """Runs a test starts and watches: `pagebench run` started as from a terminal, waited for
 until it has recorded some loads (read-only, as it writes), read back from its store; and
-the run killed with SIGKILL mid-way, then cleaned up and resumed, that the kill -9 tests
-of the runner (`test_run_e2e.py`) and of the fault matrix (`test_faults_e2e.py`) both
-read: the same experiment, made once a session (`conftest.py`'s `killed_run`)."""
+a run killed with SIGKILL mid-way, then cleaned up and resumed, with what must hold of
+it. With SQLite the kill -9 tests of the runner (`test_run_e2e.py`) and of the fault
+matrix (`test_faults_e2e.py`) read the same run, made once a session (`conftest.py`'s
+`killed_run`); `tests/results/test_postgres_e2e.py` makes its own in PostgreSQL."""
 
 from __future__ import annotations
 
@@ -67,10 +68,11 @@ def wait_for_loads(db: str, count: int, proc: subprocess.Popen[str], timeout: fl
 @dataclass(frozen=True)
 class Stored:
     """A run as its store reads: the seqs of its loads (warm-ups too), the loads missing
-    some of their resources (half written), its status and why."""
+    some of their resources (half written), those that failed, its status and why."""
 
     seqs: list[int]
     half_written: list[int]
+    failed: list[int]
     status: str
     reason: str | None
 
@@ -80,7 +82,8 @@ def stored(db: str, run: str) -> Stored:
         loads = store.loads(run, include_warmup=True)
         half = [load.seq for load in loads if len(store.resources(load.id)) != load.requests]
         experiment = store.experiment(run)
-        return Stored([load.seq for load in loads], half, experiment.status, experiment.reason)
+        return Stored([load.seq for load in loads], half, [load.seq for load in loads if not load.ok],
+                      experiment.status, experiment.reason)
 
 
 @dataclass(frozen=True)
@@ -98,8 +101,10 @@ class KilledRun:
     left_after_resume: dict[str, list[str]]
 
 
-def kill_cleanup_resume(directory: Path) -> KilledRun:
-    db = f"sqlite:///{directory}/k.sqlite"
+def kill_cleanup_resume(directory: Path, db: str | None = None) -> KilledRun:
+    """SPEC run into `db` (else SQLite in `directory`), killed with SIGKILL once it has
+    recorded three loads; then `report`, `cleanup`, `run --resume`: what each left."""
+    db = db or f"sqlite:///{directory}/k.sqlite"
     proc = start_run(write_spec(directory, **SPEC), db)
     try:
         run = wait_for_loads(db, 3, proc)
@@ -114,3 +119,25 @@ def kill_cleanup_resume(directory: Path) -> KilledRun:
     left_after_cleanup = leftovers()
     resume = pagebench("run", "--resume", run, "--db", db)
     return KilledRun(db, run, killed, report, cleanup, left_after_cleanup, resume, stored(db, run), leftovers())
+
+
+def assert_killed_reads_as_interrupted(killed: KilledRun) -> None:
+    """After SIGKILL: the loads recorded so far, none half-written (each has its
+    resources); the run reads as interrupted, its process gone, in the store and in
+    `report`; `cleanup` removes the lab it left."""
+    before = killed.killed
+    assert 3 <= len(before.seqs) < PLANNED and before.half_written == [], before
+    assert before.status == "interrupted" and "is gone" in (before.reason or ""), before
+    assert killed.report.returncode == 0 and "interrupted" in killed.report.stdout, killed.report.stderr[-2000:]
+    assert killed.cleanup.returncode == 0, killed.cleanup.stderr[-2000:]
+    assert not any(killed.left_after_cleanup.values()), killed.left_after_cleanup
+
+
+def assert_resumed_exactly_the_plan(killed: KilledRun) -> None:
+    """`run --resume` of the killed run: each planned load exactly once (those recorded
+    before the kill kept), all of them good, the run complete, nothing left."""
+    assert killed.resume.returncode == 0, killed.resume.stderr[-2000:]
+    after = killed.resumed
+    assert sorted(after.seqs) == list(range(PLANNED)) and set(killed.killed.seqs) <= set(after.seqs), after
+    assert after.half_written == [] and after.failed == [] and after.status == "complete", after
+    assert not any(killed.left_after_resume.values()), killed.left_after_resume

@@ -25,7 +25,7 @@ from pagebench.lab import sites as sitefiles
 from pagebench.lab.netns import NamespaceBed, existing_namespaces
 from pagebench.lab.servers.nginx import NginxServer, ServerError
 from pagebench.lab.tls import Authority
-from tests.helpers import needs_root, readable_dir
+from tests.helpers import needs_root
 from tests.lab.servers.versioned import CHROMIUM_AE, ENCODINGS, V2, check_deltas, check_encodings, fetch
 from tests.lab.servers.versioned import write_versioned_site
 
@@ -54,12 +54,6 @@ class Served:
     ca: Path
     authority: Authority
     data: Path
-
-
-@pytest.fixture(scope="module")
-def data_dir() -> Iterator[Path]:
-    with readable_dir() as path:
-        yield path
 
 
 @pytest.fixture(scope="module")

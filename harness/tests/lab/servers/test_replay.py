@@ -3,7 +3,6 @@ of awkward targets. Real servers answering every case are `test_replay_e2e.py`'s
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,23 +13,10 @@ from pagebench.core.modes import H2
 from pagebench.core.servers import nginxconf, plan as serverplan, replay
 from pagebench.core.certs import Leaf
 from pagebench.core.servers.binding import Binding, PlanError
-from pagebench.lab import sites as sitefiles
-from tests.helpers import readable_dir
-from tests.lab.servers.recorded import WWW, write_recorded_site
+from tests.lab.servers.recorded import WWW
 
 LEAF = Leaf(Path("/data/tls/leaf.pem"), Path("/data/tls/leaf.key"), Path("/data/tls/chain.pem"), "SPKI=")
 RUN = Path("/run/pagebench/pbx")
-
-
-@pytest.fixture(scope="module")
-def data_dir() -> Iterator[Path]:
-    with readable_dir() as path:
-        yield path
-
-
-@pytest.fixture(scope="module")
-def site(data_dir: Path) -> sitefiles.Site:
-    return write_recorded_site(data_dir / "rec")
 
 
 def test_plan_refuses_dcz_versions_and_unknown_query_matching(site):

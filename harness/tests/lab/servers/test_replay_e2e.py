@@ -29,26 +29,15 @@ from pagebench.lab.servers.caddy import CaddyServer
 from pagebench.lab.netns import NamespaceBed
 from pagebench.lab.servers.nginx import NginxServer, check_readable, with_certificate
 from pagebench.lab.tls import Authority
-from tests.helpers import needs_root, readable_dir
-from tests.lab.servers.recorded import CDN, EXCHANGES, EXTENSIONS, LONG, ODD, PIPE, WWW, exchange, write_recorded_site
+from tests.helpers import needs_root
+from tests.lab.servers.recorded import CDN, EXCHANGES, EXTENSIONS, LONG, ODD, PIPE, WWW, exchange
 
 pytestmark = needs_root
 
 
-@pytest.fixture(scope="module")
-def data_dir() -> Iterator[Path]:
-    with readable_dir() as path:
-        yield path
-
-
-@pytest.fixture(scope="module")
-def site(data_dir: Path) -> sitefiles.Site:
-    return write_recorded_site(data_dir / "rec")
-
-
-MODES = ("http1.0", "keepalive", "h2", "h3")
+MODES = (HTTP10, KEEPALIVE, H2, H3)
 TLS = ("1.3", "1.2", "none")
-ENCODINGS = ("identity", "gzip", "br")
+ENCODINGS = (IDENTITY, GZIP, BR)
 AE = "gzip, deflate, br, zstd"
 
 
@@ -330,7 +319,7 @@ def test_h3_over_quic_answers_as_over_tcp(exact: Lab):
             check_recorded(response, WWW)
         else:
             assert response.status == 404 and response.header(UNRECORDED_HEADER) == UNRECORDED_VALUE
-    log = logged(exact, "h3", offset, len(targets) + 2)
+    log = logged(exact, H3, offset, len(targets) + 2)
     assert {r.protocol for r in log.records} == {"HTTP/3.0"} and log.connections == 1
     assert [r.uri for r in log.records] == [*targets, "/style.css?v=2", "/CASE.txt"]
 
