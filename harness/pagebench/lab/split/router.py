@@ -20,7 +20,7 @@ from pagebench.link.emulator import Link
 from pagebench.lab.split.endpoint import PROC_SYS, set_sysctl
 from pagebench.core.profiles import make_profile
 from pagebench.system.commands import LabError
-from pagebench.core.layout import Layout, new_prefix
+from pagebench.core.layout import Layout, new_prefix, unsegmented
 
 #: The tables the link's rule sets replace, with their built-in chains (both families).
 TABLES = {
@@ -63,8 +63,7 @@ class RouterService:
         self.bed.__enter__()
         try:
             for dev in (self.layout.router_client_if, self.layout.router_server_if):
-                # One skb must be one wire packet, or rate and delay act on 64 KB super-packets.
-                self.bed.run(("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"))
+                self.bed.run(unsegmented(dev))
             self.saved = {tool: self.bed.run((f"{tool}-save",)).stdout for tool in ("iptables", "ip6tables")}
         except BaseException:
             self.bed.close()

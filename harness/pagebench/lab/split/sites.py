@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from pagebench.core.servers import plan as serverplan
-from pagebench.core.layout import MAX_SERVER_IPS, Layout, new_prefix
+from pagebench.core.layout import MAX_SERVER_IPS, Layout, new_prefix, unsegmented
 from pagebench.core.profiles import make_profile
 from pagebench.lab import sites as sitefiles, tls
 from pagebench.lab.servers.nginx import nginx_version
@@ -56,8 +56,7 @@ class SitesService:
     def __enter__(self) -> SitesService:
         self.bed.__enter__()
         try:
-            # One skb must be one wire packet, on the server's end too.
-            self.bed.run(("ethtool", "-K", self.interface, "tso", "off", "gso", "off", "gro", "off"))
+            self.bed.run(unsegmented(self.interface))  # the server's end of the link
         except BaseException:
             self.bed.close()
             raise
