@@ -23,21 +23,23 @@ import yaml
 
 from pagebench.analysis.encoding import EncodingSaving, loads_by_condition, savings
 from pagebench.analysis.stats import Interval
+from pagebench.core.encodings import BR, DCZ, GZIP, IDENTITY, ZSTD, Encoding
 from pagebench.analysis.summary import of_run
 from pagebench.results.store import Store
 
 FILES = ("a", "b", "c", "d")
-ENCODINGS = ("identity", "gzip", "br", "zstd")
+ENCODINGS = (IDENTITY, GZIP, BR, ZSTD)
+DELTAS = (IDENTITY, GZIP, DCZ)
 PROFILES = ("modem-28k8", "t1-1994", "lte")
 EDITS = {2: "0.1 %", 3: "1 %", 4: "10 %"}
 SITES = [f"seed001-{f}" for f in FILES]
 
 SPECS = {
     "encodings": {"name": "bench-encodings", "sites": SITES, "modes": ["h2"], "profiles": list(PROFILES),
-                  "encoding": list(ENCODINGS), "cache": ["cold"], "repetitions": 2, "warmup": 0, "seed": 1997,
+                  "encoding": [e.name for e in ENCODINGS], "cache": ["cold"], "repetitions": 2, "warmup": 0, "seed": 1997,
                   "timeouts": {"load_s": 300}},
     "deltas": {"name": "bench-deltas", "sites": SITES, "modes": ["h2"], "profiles": ["isdn-bri"],
-               "encoding": ["identity", "gzip", "dcz"], "version": list(EDITS), "cache": ["warm"],
+               "encoding": [e.name for e in DELTAS], "version": list(EDITS), "cache": ["warm"],
                "repetitions": 2, "warmup": 0, "seed": 1997, "timeouts": {"load_s": 300}},
 }
 
@@ -60,7 +62,7 @@ def latest(store: Store, name: str) -> str:
     return runs[0].run_id
 
 
-def rows(store: Store, run_id: str) -> dict[tuple[str, str, str, int], EncodingSaving]:
+def rows(store: Store, run_id: str) -> dict[tuple[str, str, Encoding, int], EncodingSaving]:
     """(site, profile, encoding, version) -> the condition against its identity twin."""
     found = savings(loads_by_condition(of_run(store, run_id), store.run_resources(run_id)))
     return {(r.condition.site, r.condition.profile, r.condition.encoding, r.condition.version): r for r in found}
@@ -106,7 +108,7 @@ def main() -> None:
     print("|---|---|---|---:|---:|---:|---:|")
     for site in SITES:
         for version, edit in EDITS.items():
-            for encoding in ("identity", "gzip", "dcz"):
+            for encoding in DELTAS:
                 line = _line(found.get((site, "isdn-bri", encoding, version)))
                 if line:
                     head, rest = line.split(" | ", 1)

@@ -52,8 +52,8 @@ def main() -> None:
         print("|---|---|---|")
         print(f"| cold loads per minute, seed000-small-n20, 20 ms RTT, modes interleaved "
               f"({len(loads)} loads) | {per_minute:.0f}/min | >= 60/min |")
-        for mode in (HTTP10.name, KEEPALIVE.name, H2.name):
-            times = [l.load_ms for l in loads if l.condition.mode == mode and not l.warmup]
+        for mode in (HTTP10, KEEPALIVE, H2):
+            times = [l.load_ms for l in loads if l.condition.mode is mode and not l.warmup]
             print(f"| load time {mode}, median (n={len(times)}) | {statistics.median(times):.0f} ms | |")
         flagged = sum(1 for l in loads if l.flagged)
         print(f"| flagged loads | {flagged} | 0 |")

@@ -29,7 +29,7 @@ import numpy as np
 import yaml
 
 from pagebench.analysis.stats import ratio_ci
-from pagebench.core.modes import H2, KEEPALIVE
+from pagebench.core.modes import H2, KEEPALIVE, Mode, rank
 from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
@@ -93,7 +93,7 @@ def run(spec: dict, tmp: Path, name: str) -> tuple[list[LoadRow], list[tuple[flo
     return Store(db).loads(run_id), samples, time.time() - started
 
 
-def times_of(loads: list[LoadRow], mode: str, topology: str) -> list[float]:
+def times_of(loads: list[LoadRow], mode: Mode, topology: str) -> list[float]:
     """Good load times of one condition, in run order."""
     return [load.load_ms for load in sorted(loads, key=lambda l: l.seq)
             if load.condition.mode == mode and load.condition.topology == topology and load.ok and not load.flagged]
@@ -143,7 +143,7 @@ def main() -> None:
     print("\n| condition | n | median first 100 (ms) | median last 100 (ms) | last / first (95 % interval) "
           "| fresh run after: n, median (ms) | fresh / first (95 % interval) |")
     print("|---|---|---|---|---|---|---|")
-    keys = sorted({(load.condition.mode, load.condition.topology) for load in loads})
+    keys = sorted({(load.condition.mode, load.condition.topology) for load in loads}, key=lambda k: (rank(k[0]), k[1]))
     for mode, topology in keys:
         times = times_of(loads, mode, topology)
         fresh = times_of(control, mode, topology)

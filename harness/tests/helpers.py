@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
+from pagebench.core.modes import H2, KEEPALIVE
 from pagebench.core.records import Condition, LoadResult, PlannedLoad, Resource
 from pagebench.lab import netns
 from pagebench.link.counters import LinkCounters
@@ -129,7 +130,7 @@ CHECK = {
                  "loss_pct": 0.0, "loss": {}},
     "lateness_us": {"p50": 55, "p99": 420, "max": 990}, "drops": {}, "counters": {}, "valid": True, "problems": [],
 }
-def make_plan(modes=("keepalive", "h2"), profiles=("3g", "cable"), cache=("cold",), reps=3, warmups=1):
+def make_plan(modes=(KEEPALIVE, H2), profiles=("3g", "cable"), cache=("cold",), reps=3, warmups=1):
     """A plan as the spec would expand it: warm-ups first per condition, then interleaved."""
     conditions = [Condition("demo", mode, "direct", profile, state)
                   for mode in modes for profile in profiles for state in cache]
@@ -146,7 +147,7 @@ def make_plan(modes=("keepalive", "h2"), profiles=("3g", "cable"), cache=("cold"
 def fake_load(planned: PlannedLoad, load_ms: float = 1800.0, *, flagged: bool = False, ok: bool = True) -> LoadResult:
     """A realistic page load: one HTML document, CSS, JS and images over two origins."""
     mode = planned.condition.mode
-    protocol = "h2" if mode == "h2" else "http/1.1"
+    protocol = "h2" if mode is H2 else "http/1.1"
     warm = planned.condition.cache == "warm"
     resources = []
     for i, (path, kind, size) in enumerate([
@@ -158,14 +159,14 @@ def fake_load(planned: PlannedLoad, load_ms: float = 1800.0, *, flagged: bool = 
         start = 0.0 if i == 0 else 320.0 + 40 * i
         resources.append(Resource(
             url=origin + path, origin=origin, protocol=protocol,
-            connection_id=None if cached else (11 if (i < 3 or mode == "h2") else 20 + i),
+            connection_id=None if cached else (11 if (i < 3 or mode is H2) else 20 + i),
             from_cache=cached, status=200, resource_type=kind, start_ms=start,
             response_start_ms=None if cached else start + 310.5, end_ms=start + 400.25,
             transfer_bytes=0 if cached else size + 310, body_bytes=size,
             timing={} if cached else {"dnsStart": -1.0, "connectStart": 0.4, "sslStart": 0.9,
                                       "sendStart": 301.2, "receiveHeadersEnd": 310.5},
         ))
-    connections = 2 if mode == "h2" else 5
+    connections = 2 if mode is H2 else 5
     counters = LinkCounters(tcp_conns=connections, packets_up=212, bytes_up=18_044, packets_down=301,
                             bytes_down=341_877)
     return LoadResult(
@@ -176,7 +177,7 @@ def fake_load(planned: PlannedLoad, load_ms: float = 1800.0, *, flagged: bool = 
         connections_link=connections, connections_server=connections + (1 if flagged else 0),
         flagged=flagged, flags=(f"connections: server {connections + 1} != browser {connections}",) if flagged else (),
         errors=() if ok else ("net::ERR_CONNECTION_RESET",), link=counters.as_dict(),
-        resources=tuple(resources), notes=("preconnected socket unused",) if mode == "keepalive" else (),
+        resources=tuple(resources), notes=("preconnected socket unused",) if mode is KEEPALIVE else (),
     )
 
 
@@ -186,7 +187,7 @@ def fill(store: Store, run_id: str = "r1", reps: int = 6, record: int | None = N
     store.create_experiment(run_id, SPEC, META, plan, PROFILES)
     store.add_link_check(run_id, "3g", CHECK)
     for planned in plan[:record]:
-        base = 1200.0 if planned.condition.mode == "h2" else 2000.0
+        base = 1200.0 if planned.condition.mode is H2 else 2000.0
         load_ms = 9000.0 if planned.warmup else base + 10 * planned.repetition
         result = fake_load(planned, load_ms, flagged=planned.seq == 6)
         store.record_loads(run_id, planned, [result], started_at=1_790_000_000.0 + planned.seq)

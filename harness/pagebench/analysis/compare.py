@@ -18,12 +18,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pagebench.analysis import stats
 from pagebench.analysis.summary import CONDITION_FIELDS, METRICS, Summary, label, order
+from pagebench.core import encodings, modes
+from pagebench.core.encodings import Encoding
 from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.messages import shown
+from pagebench.core.modes import Mode
 from pagebench.core.records import Condition
 
 #: Fewer usable loads than this on either side: no test, the verdict says so.
@@ -39,17 +42,27 @@ class CompareError(PagebenchError, ValueError):
 class Budget(BaseModel):
     """An absolute limit on a metric's median, for the conditions it matches (unset fields match all)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     metric: str = "load_ms"
     max: float = Field(gt=0)
     site: str | None = None
-    mode: str | None = None
+    mode: Mode | None = None
     topology: str | None = None
     profile: str | None = None
     cache: str | None = None
     tls: str | None = None
-    encoding: str | None = None
+    encoding: Encoding | None = None
     version: int | None = None
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> Mode | None:
+        return None if value is None else modes.parse(str(value))
+
+    @field_validator("encoding", mode="before")
+    @classmethod
+    def _encoding(cls, value: Any) -> Encoding | None:
+        return None if value is None else encodings.parse(str(value))
 
     def matches(self, condition: Condition) -> bool:
         """Does this budget apply to the condition (every set field equal)?"""
@@ -72,7 +85,7 @@ def parse_budgets(document: Any, origin: str) -> list[Budget]:
     except ValidationError as error:
         first = error.errors()[0]
         where = ".".join(shown(part) for part in first["loc"])
-        raise CompareError(f"{origin}: {where}: {first['msg']}") from None
+        raise CompareError(f"{origin}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
     for i, budget in enumerate(budgets):
         if budget.metric not in METRICS:
             raise CompareError(f"{origin}: budgets.{i}.metric: unknown metric {budget.metric!r}; "

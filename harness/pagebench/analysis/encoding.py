@@ -236,6 +236,6 @@ def grouped(rows: Iterable[EncodingSaving]) -> list[tuple[Condition, list[Encodi
 def as_json(row: EncodingSaving) -> dict[str, Any]:
     """A row as the report's JSON: the condition's fields, intervals as {estimate, low, high}."""
     values = dataclasses.asdict(row)
-    condition = values.pop("condition")
+    values.pop("condition")
     baseline = row.baseline.key if row.baseline is not None else None
-    return {**condition, **values, "baseline": baseline}
+    return {**row.condition.as_names(), **values, "baseline": baseline}

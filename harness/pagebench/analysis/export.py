@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pagebench.analysis.summary import CONDITION_FIELDS, ConditionSummary, summarize
+from pagebench.analysis.summary import ConditionSummary, summarize
 from pagebench.results import schema
 from pagebench.results.rows import LoadRow, ResourceRow
 from pagebench.results.store import Store
@@ -35,7 +35,7 @@ def _cell(name: str, value: Any) -> Any:
 
 def _load(row: LoadRow, run_id: str) -> dict[str, Any]:
     return {"run": run_id, **{name: _cell(name, getattr(row, name)) for name in LOAD_COLUMNS},
-            "condition": row.condition.key, **{name: getattr(row.condition, name) for name in CONDITION_FIELDS}}
+            "condition": row.condition.key, **row.condition.as_names()}
 
 
 def _resource(row: ResourceRow, load: LoadRow, run_id: str) -> dict[str, Any]:

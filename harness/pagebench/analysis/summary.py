@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version")
 #: The values every run stored before encodings has: shown nowhere, so its reports stay.
-DEFAULTS: dict[str, str] = {"encoding": encodings.IDENTITY, "version": "1"}
+DEFAULTS: dict[str, str] = {"encoding": encodings.IDENTITY.name, "version": "1"}
 METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser", "connections_link",
            "connections_server", "connections_proxy", "connections_proxy_reused", "cache_hits", "requests",
            "bytes")
@@ -75,7 +75,7 @@ class ConditionSummary:
         """The contract's condition: {site, mode, topology, profile, cache, tls, encoding,
         version, planned, n, flagged, failed, metrics: {metric: {median, p90, min, max}},
         load_over_bound} (version an int, flagged and failed counts)."""
-        return {**asdict(self.condition), "planned": self.planned, "n": self.n, "flagged": len(self.flagged),
+        return {**self.condition.as_names(), "planned": self.planned, "n": self.n, "flagged": len(self.flagged),
                 "failed": len(self.failed), "metrics": {name: asdict(stats) for name, stats in self.metrics.items()},
                 "load_over_bound": asdict(self.load_over_bound)}
 
@@ -166,9 +166,9 @@ def _rank(value: str, known: Sequence[str]) -> tuple[int, str]:
 def order(condition: Condition) -> tuple[Any, ...]:
     """Stable report order: site, mode (as the modes table lists them), profile, cache, tls, topology,
     version, encoding (as the encodings table lists them)."""
-    return (condition.site, (modes.rank(condition.mode), condition.mode), condition.profile,
+    return (condition.site, modes.rank(condition.mode), condition.profile,
             _rank(condition.cache, CACHE_STATES), condition.tls, condition.topology, condition.version,
-            _rank(condition.encoding, encodings.NAMES))
+            encodings.ENCODINGS.index(condition.encoding))
 
 
 def label(condition: Condition) -> str:

@@ -72,17 +72,20 @@ def shell(
     if not argv:
         raise fail("give the command to run after --, e.g. pagebench shell -- curl $PAGEBENCH_URL")
     direct = modes.in_topology("direct")
-    chosen_mode = modes.ALIASES.get(mode) or modes.BY_NAME.get(mode)
+    unknown = f"--mode: unknown mode {mode!r}; allowed: {', '.join(m.name for m in direct)}"
+    try:
+        chosen_mode = modes.parse(mode)
+    except ValueError:
+        raise fail(unknown) from None
     if chosen_mode not in direct:
-        raise fail(f"--mode: unknown mode {mode!r}; allowed: {', '.join(m.name for m in direct)}")
+        raise fail(unknown)
     if tls_version not in modes.TLS_CHOICES:
         raise fail(f"--tls: must be {', '.join(modes.TLS_CHOICES)}, got {tls_version!r}")
     if tls_version not in chosen_mode.tls_in("direct"):
         raise fail(f"--tls: {chosen_mode.tls_refusal('direct', tls_version)}")
-    mode = chosen_mode.name
     with reported(exit_code=BAD_INPUT):  # the sites named are the input here, not a lab's failure
         chosen = profile_from_options(profile, profiles_file, knobs)
         site_list = [sitefiles.resolve(name) for name in (site or ["seed000-small-n20"])]
     with reported(interrupted="interrupted; the lab was torn down"), signals_raise(), machine("shell", wait):
-        status = run_shell(argv, site_list, mode, tls_version, chosen, backend)
+        status = run_shell(argv, site_list, chosen_mode, tls_version, chosen, backend)
     raise typer.Exit(status)

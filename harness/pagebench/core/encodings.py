@@ -38,9 +38,10 @@ BROTLI_QUALITY = 11
 ZSTD_LEVEL = 19
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Encoding:
-    """One row of the table below."""
+    """One row of the table below. Past the spec loader and the store's rows, an encoding
+    travels as its row (`parse` turns a name into it once)."""
 
     name: str
     #: The Content-Encoding sent ("" for none).
@@ -48,32 +49,70 @@ class Encoding:
     #: The precompressed file's suffix beside the original ("" for none).
     suffix: str
     summary: str
+    #: How charts draw it (Okabe-Ito, as the modes' colours): identity, the baseline, grey.
+    colour: str
     #: Delta by dictionary; resources without a dictionary get `fallback`.
     dictionary: bool = False
-    fallback: str | None = None
-    #: How charts draw it (Okabe-Ito, as the modes' colours): identity, the baseline, grey.
-    colour: str = "#555555"
+    fallback: Encoding | None = None
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<encoding {self.name}>"
+
+    @property
+    def plain(self) -> Encoding:
+        """What a response is sent in where no dictionary is offered: the fallback (dcz:
+        zstd), else the encoding itself."""
+        return self.fallback or self
+
+    @property
+    def answers(self) -> tuple[str, ...]:
+        """The Content-Encoding tokens a text response of this condition may carry: its own,
+        and its fallback's (dcz answers zstd where the browser offers no dictionary)."""
+        return (self.token,) + ((self.fallback.token,) if self.fallback else ())
+
+    def compress(self, body: bytes) -> bytes:
+        """`body` as this plain encoding sends it (dcz needs a dictionary: `dcz_encode`)."""
+        if self is GZIP:
+            return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
+        if self is BR:
+            return bytes(brotli.compress(body, quality=BROTLI_QUALITY))
+        if self is ZSTD:
+            return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(body)
+        if self is IDENTITY:
+            return body
+        raise ValueError(f"{self.name}: not a plain encoding (it needs a dictionary)")
 
 
-ENCODINGS = (
-    Encoding("identity", "", "", "as stored (no Content-Encoding)", colour="#999999"),
-    Encoding("gzip", "gzip", ".gz", f"gzip -{GZIP_LEVEL} (the seed's compressor)", colour="#E69F00"),
-    Encoding("br", "br", ".br", f"brotli quality {BROTLI_QUALITY}", colour="#56B4E9"),
-    Encoding("zstd", "zstd", ".zst", f"zstd level {ZSTD_LEVEL}", colour="#009E73"),
-    Encoding("dcz", "dcz", ".dcz", "delta: zstd with the previous version as dictionary (RFC 9842); "
-             "zstd where the browser offers no dictionary", dictionary=True, fallback="zstd", colour="#CC79A7"),
-)
-BY_NAME = {e.name: e for e in ENCODINGS}
-NAMES = tuple(BY_NAME)
-IDENTITY = "identity"
+IDENTITY = Encoding("identity", "", "", "as stored (no Content-Encoding)", "#999999")
+GZIP = Encoding("gzip", "gzip", ".gz", f"gzip -{GZIP_LEVEL} (the seed's compressor)", "#E69F00")
+BR = Encoding("br", "br", ".br", f"brotli quality {BROTLI_QUALITY}", "#56B4E9")
+ZSTD = Encoding("zstd", "zstd", ".zst", f"zstd level {ZSTD_LEVEL}", "#009E73")
+DCZ = Encoding("dcz", "dcz", ".dcz", "delta: zstd with the previous version as dictionary (RFC 9842); "
+               "zstd where the browser offers no dictionary", "#CC79A7", dictionary=True, fallback=ZSTD)
+#: In display order (reports, charts); identity is every comparison's baseline.
+ENCODINGS = (IDENTITY, GZIP, BR, ZSTD, DCZ)
+NAMES = tuple(e.name for e in ENCODINGS)
 #: The precompressed sidecars every text file gets (dcz sidecars are per dictionary).
 SIDECARS = tuple(e for e in ENCODINGS if e.suffix and not e.dictionary)
 
 
-def get(name: str) -> Encoding:
-    if name not in BY_NAME:
-        raise ValueError(f"unknown encoding {name!r}; known: {', '.join(NAMES)}")
-    return BY_NAME[name]
+def parse(name: str) -> Encoding:
+    """The encoding a spec, a stored row or a command names; a ValueError lists the known."""
+    for encoding in ENCODINGS:
+        if encoding.name == name:
+            return encoding
+    raise ValueError(f"unknown encoding {name!r}; known: {', '.join(NAMES)}")
+
+
+def of_token(token: str) -> Encoding:
+    """The encoding a received Content-Encoding names ("" none); a ValueError if unknown."""
+    for encoding in ENCODINGS:
+        if encoding.token == token:
+            return encoding
+    raise ValueError(f"unknown content coding {token!r}")
 
 
 def is_text(path: str) -> bool:
@@ -81,34 +120,20 @@ def is_text(path: str) -> bool:
     return path.lower().endswith(TEXT_SUFFIXES)
 
 
-def encode(name: str, body: bytes) -> bytes:
-    """`body` compressed by a plain encoding (not dcz: see `dcz_encode`)."""
-    if name == "gzip":
-        return gzip.compress(body, compresslevel=GZIP_LEVEL, mtime=0)
-    if name == "br":
-        return bytes(brotli.compress(body, quality=BROTLI_QUALITY))
-    if name == "zstd":
-        return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(body)
-    if name == IDENTITY:
-        return body
-    raise ValueError(f"encode: {name!r} is not a plain encoding")
-
-
 def decode(token: str, body: bytes, dictionary: bytes | None = None) -> bytes:
     """What a browser does with a received body (for tests and checks)."""
-    if token == "gzip":
+    encoding = of_token(token)
+    if encoding is GZIP:
         return gzip.decompress(body)
-    if token == "br":
+    if encoding is BR:
         return bytes(brotli.decompress(body))
-    if token == "zstd":
+    if encoding is ZSTD:
         return zstandard.ZstdDecompressor().decompress(body)
-    if token == "dcz":
+    if encoding is DCZ:
         if dictionary is None:
             raise ValueError("dcz: needs the dictionary")
         return dcz_decode(dictionary, body)
-    if token == "":
-        return body
-    raise ValueError(f"decode: unknown content coding {token!r}")
+    return body
 
 
 def sha256(body: bytes) -> bytes:

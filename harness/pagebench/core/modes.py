@@ -2,7 +2,9 @@
 wire, where it can run, what its connections must look like, and how it is shown.
 
 Code elsewhere asks a mode for its properties (`multiplexed`, `quic`, ...) rather than
-comparing names, so adding a mode is a row here plus whatever is truly new about it.
+comparing names, so adding a mode is a row here plus whatever is truly new about it. A
+name becomes its row once, where it arrives (the spec loader, the store's rows, a
+command's option: `parse`); past that, a mode travels as its row.
 The order of `MODES` is the display order (reports, charts, the first mode is the
 baseline of the HTML report's ratios).
 """
@@ -21,7 +23,7 @@ TLS_CHOICES = (CLEARTEXT, *TLS_VERSIONS)
 QUIC_TLS = "1.3"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Mode:
     """One protocol mode (a row of the table below)."""
 
@@ -30,9 +32,6 @@ class Mode:
     summary: str
     #: Where it can run: "direct" (Chromium talks to the origin) and/or "proxy" (through the edge proxy).
     topologies: tuple[str, ...]
-    #: Which origin bindings serve it: pipelining is served by keep-alive's (nginx answers
-    #: pipelined requests on persistent HTTP/1.1 connections).
-    origin: str
     #: The origin server program: "nginx" or "caddy".
     server: str
     #: ALPN protocols the origin offers.
@@ -51,6 +50,20 @@ class Mode:
     quic: bool = False
     #: Okabe-Ito colours: told apart with the common colour-vision deficiencies.
     colour: str = "#555555"
+    #: Whose origin bindings serve it (None: its own): pipelining is served by keep-alive's
+    #: (nginx answers pipelined requests on persistent HTTP/1.1 connections).
+    served_by: Mode | None = None
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<mode {self.name}>"
+
+    @property
+    def origin(self) -> Mode:
+        """The mode whose origin bindings serve this one."""
+        return self.served_by or self
 
     @property
     def tls_versions(self) -> tuple[str, ...]:
@@ -82,35 +95,35 @@ class Mode:
 
 
 HTTP10 = Mode("http1.0", "a new TCP+TLS connection per request (HTTP/1.0 without keep-alive)",
-              topologies=("direct", "proxy"), origin="http1.0", server="nginx", alpn=("http/1.1",),
+              topologies=("direct", "proxy"), server="nginx", alpn=("http/1.1",),
               browser_protocol="http/1.1", upstream_protocol="http/1.0", connection_per_request=True,
               colour="#D55E00")
 KEEPALIVE = Mode("keepalive", "persistent HTTP/1.1 connections, one request in flight on each",
-                 topologies=("direct", "proxy"), origin="keepalive", server="nginx", alpn=("http/1.1",),
+                 topologies=("direct", "proxy"), server="nginx", alpn=("http/1.1",),
                  browser_protocol="http/1.1", upstream_protocol="http/1.1", colour="#009E73")
 PIPELINING = Mode("pipelining", "persistent HTTP/1.1 connections with requests pipelined (edge proxy only)",
-                  topologies=("proxy",), origin="keepalive", server="nginx", alpn=("http/1.1",),
-                  browser_protocol=None, upstream_protocol="http/1.1", pipelined=True, colour="#CC79A7")
+                  topologies=("proxy",), server="nginx", alpn=("http/1.1",),
+                  browser_protocol=None, upstream_protocol="http/1.1", pipelined=True, colour="#CC79A7",
+                  served_by=KEEPALIVE)
 H2 = Mode("h2", "HTTP/2: one multiplexed connection per origin (SPDY's standardised successor)",
-          topologies=("direct", "proxy"), origin="h2", server="nginx", alpn=("h2", "http/1.1"),
+          topologies=("direct", "proxy"), server="nginx", alpn=("h2", "http/1.1"),
           browser_protocol="h2", upstream_protocol="h2", multiplexed=True, colour="#0072B2")
 H3 = Mode("h3", "HTTP/3 over QUIC (Caddy), forced in Chromium from the first request",
-          topologies=("direct",), origin="h3", server="caddy", alpn=("h3",),
+          topologies=("direct",), server="caddy", alpn=("h3",),
           browser_protocol="h3", upstream_protocol=None, multiplexed=True, quic=True, colour="#E69F00")
 
 MODES = (HTTP10, KEEPALIVE, PIPELINING, H2, H3)
 NAMES = tuple(mode.name for mode in MODES)
-BY_NAME = {mode.name: mode for mode in MODES}
 #: Names a spec may use for a mode, with the note a run prints when one is used.
 ALIASES = {"spdy": H2}
 ALIAS_NOTES = {"spdy": "spdy: SPDY is gone from browsers and servers (Chromium dropped it in 2016); "
                        "HTTP/2 is its standardised successor, so `spdy` runs as h2"}
 #: Why a mode cannot run in a topology (the spec's and the CLI's one-line errors).
 NOT_IN = {
-    (PIPELINING.name, "direct"): "pipelining needs the edge-proxy topology (no shipping browser pipelines); "
-                                 "use topology: proxy",
-    (H3.name, "proxy"): "h3 through the proxy: the edge proxy speaks HTTP/1.x and HTTP/2 across the link, "
-                        "not QUIC; h3 runs in topology: direct",
+    (PIPELINING, "direct"): "pipelining needs the edge-proxy topology (no shipping browser pipelines); "
+                            "use topology: proxy",
+    (H3, "proxy"): "h3 through the proxy: the edge proxy speaks HTTP/1.x and HTTP/2 across the link, "
+                   "not QUIC; h3 runs in topology: direct",
 }
 #: The proxied mode whose cost the edge proxy's overhead measurement uses, in order of preference.
 OVERHEAD_PREFERENCE = (H2, KEEPALIVE, HTTP10)
@@ -123,9 +136,9 @@ def tls_label(tls: str) -> str:
     return "cleartext" if tls == CLEARTEXT else f"tls{tls}"
 
 
-def get(name: str) -> Mode:
+def parse(name: str) -> Mode:
     """The mode named `name` (an alias resolves), or a ValueError listing the known ones."""
-    found = BY_NAME.get(name) or ALIASES.get(name)
+    found = next((mode for mode in MODES if mode.name == name), None) or ALIASES.get(name)
     if found is None:
         raise ValueError(f"unknown mode {name!r}; allowed: {', '.join(NAMES + tuple(ALIASES))}")
     return found
@@ -136,6 +149,6 @@ def in_topology(topology: str) -> tuple[Mode, ...]:
     return tuple(mode for mode in MODES if mode.runs_in(topology))
 
 
-def rank(name: str) -> int:
-    """Display order of a mode name (unknown names last)."""
-    return NAMES.index(name) if name in NAMES else len(NAMES)
+def rank(mode: Mode) -> int:
+    """Display order of a mode."""
+    return MODES.index(mode)

@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pagebench.core.encodings import IDENTITY, Encoding
+from pagebench.core.modes import Mode
+
 CACHE_STATES = ("cold", "warm")
 
 
@@ -14,28 +17,33 @@ class Condition:
     """One cell of the experiment matrix: what a load is measured under."""
 
     site: str
-    mode: str
+    mode: Mode
     topology: str
     profile: str  # profile name (its fields are stored with the experiment)
     cache: str
     tls: str = "1.3"
-    encoding: str = "identity"  # encodings.NAMES
+    encoding: Encoding = IDENTITY
     #: The site's version this load sees (a warm load primes with version 1 first).
     version: int = 1
 
     @property
     def key(self) -> str:
-        key = f"{self.site}|{self.mode}|{self.topology}|{self.profile}|{self.cache}|tls{self.tls}"
+        key = f"{self.site}|{self.mode.name}|{self.topology}|{self.profile}|{self.cache}|tls{self.tls}"
         # Only what differs from the defaults: keys of runs stored before encodings stay.
-        return key + (f"|{self.encoding}" if self.encoding != "identity" else "") + (
+        return key + (f"|{self.encoding.name}" if self.encoding is not IDENTITY else "") + (
             f"|v{self.version}" if self.version != 1 else "")
+
+    def as_names(self) -> dict[str, str | int]:
+        """Its fields as the store, the report's JSON and the exports write them: names."""
+        return {"site": self.site, "mode": self.mode.name, "topology": self.topology, "profile": self.profile,
+                "cache": self.cache, "tls": self.tls, "encoding": self.encoding.name, "version": self.version}
 
     @property
     def label(self) -> str:
         """Short, for progress lines: what varies in most runs, and encoding/version when set."""
-        extra = (f" {self.encoding}" if self.encoding != "identity" else "") + (
+        extra = (f" {self.encoding.name}" if self.encoding is not IDENTITY else "") + (
             f" v{self.version}" if self.version != 1 else "")
-        return f"{self.site} {self.mode} {self.profile} {self.cache}{extra}"
+        return f"{self.site} {self.mode.name} {self.profile} {self.cache}{extra}"
 
 
 @dataclass(frozen=True)

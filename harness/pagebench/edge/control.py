@@ -17,6 +17,7 @@ import asyncio
 import json
 from typing import Any
 
+from pagebench.core import modes
 from pagebench.edge.addon import EdgeAddon
 from pagebench.edge.strategy import Strategy
 
@@ -51,7 +52,7 @@ class ControlSocket:
         if cmd == "ping":
             return {"ok": True, "scheduling": self.addon.scheduling}
         if cmd == "configure":
-            strategy = Strategy(message["mode"], int(message["connections"]), int(message["depth"]),
+            strategy = Strategy(modes.parse(str(message["mode"])), int(message["connections"]), int(message["depth"]),
                                 bool(message.get("cleartext", False)))
             await self.addon.use(strategy, dict(message["addresses"]), str(message.get("pool", "cold")),
                                  str(message.get("key", "")))

@@ -76,7 +76,7 @@ class EdgeProxy:
     """Context manager: the edge proxy in the client namespace, stopped on exit.
 
         with EdgeProxy(bed, bed.state_dir / "proxy", leaf, ca_path, clients=2) as proxy:
-            proxy.configure(Strategy(PIPELINING.name, 1, 4), {"a.test": "198.18.1.2"})
+            proxy.configure(Strategy(PIPELINING, 1, 4), {"a.test": "198.18.1.2"})
             ...  # the browser loads through proxy.servers[k]
             stats = proxy.stats()
     """
@@ -163,7 +163,7 @@ class EdgeProxy:
         """The strategy and origins for the next load; `pool` cold closes every upstream
         connection first, warm takes the pool kept for the strategy, origins and `key`
         (the runner's: the condition) since their last load (`pool.py`)."""
-        self._call({"cmd": "configure", "mode": strategy.mode, "connections": strategy.connections,
+        self._call({"cmd": "configure", "mode": strategy.mode.name, "connections": strategy.connections,
                     "depth": strategy.depth, "cleartext": strategy.cleartext, "addresses": addresses,
                     "pool": pool, "key": key})
 

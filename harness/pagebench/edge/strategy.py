@@ -19,25 +19,21 @@ from pagebench.core import modes
 from pagebench.core.modes import Mode
 
 #: The modes the edge proxy carries across the link (those that run in the proxy topology).
-STRATEGIES = tuple(mode.name for mode in modes.in_topology("proxy"))
+STRATEGIES = modes.in_topology("proxy")
 #: What `choose` answers for "open a new connection".
 OPEN = -1
 
 
 @dataclass(frozen=True)
 class Strategy:
-    mode: str  # one of STRATEGIES
+    mode: Mode  # one of STRATEGIES
     connections: int = 6
     depth: int = 1
     cleartext: bool = False  # plain HTTP across the link (the browser's hop stays TLS)
 
-    @property
-    def kind(self) -> Mode:
-        return modes.get(self.mode)
-
     def __post_init__(self) -> None:
         if self.mode not in STRATEGIES:
-            raise ValueError(f"mode {self.mode!r}: allowed {', '.join(STRATEGIES)}")
+            raise ValueError(f"mode {self.mode.name!r}: allowed {', '.join(m.name for m in STRATEGIES)}")
         if self.connections < 1 or self.depth < 1:
             raise ValueError("connections and depth must be at least 1")
 
@@ -55,7 +51,7 @@ def choose(strategy: Strategy, loads: Sequence[int | None]) -> int | None:
     idle = [index for load, index in usable if load == 0]
     if idle:
         return idle[0]
-    if len(loads) < strategy.connections and (not strategy.kind.multiplexed or not usable):
+    if len(loads) < strategy.connections and (not strategy.mode.multiplexed or not usable):
         return OPEN
     return min(usable, key=lambda pair: pair[0])[1] if usable else None
 
@@ -67,4 +63,4 @@ def may_join(method: str, in_flight: Sequence[str]) -> bool:
 
 def h1_capacity(strategy: Strategy, method: str) -> int:
     """How many requests an HTTP/1.x connection may have in flight with this one."""
-    return strategy.depth if strategy.kind.pipelined and method == "GET" else 1
+    return strategy.depth if strategy.mode.pipelined and method == "GET" else 1

@@ -81,7 +81,7 @@ class OriginPool:
         return None if chosen is None else self.connections[chosen]
 
     def _open(self) -> Connection:
-        kind = self.strategy.kind
+        kind = self.strategy.mode
         protocol = kind.upstream_protocol or ""
         record = self.upstream.new_connection(self.host, self.address, protocol)
         connection: Connection

@@ -8,7 +8,7 @@ import os
 import subprocess
 from collections.abc import Sequence
 
-from pagebench.core import modes
+from pagebench.core.modes import Mode
 from pagebench.core.servers import plan as serverplan
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.profiles import Profile
@@ -19,13 +19,13 @@ from pagebench.lab.servers.origins import OriginServers
 from pagebench.link.emulator import Link
 
 
-def lab_environment(server_plan: serverplan.ServerPlan, site_list: list[Site], mode: str, tls_version: str,
+def lab_environment(server_plan: serverplan.ServerPlan, site_list: list[Site], mode: Mode, tls_version: str,
                     profile: Profile, backend: str) -> dict[str, str]:
     """What a tool in the client namespace needs to reach the sites as the browser would."""
     rules = server_plan.host_resolver_rules(mode, tls_version, block_others=True)  # no real DNS, ever
     resolve = " ".join(f"{b.origin}:{b.port}:{b.ip}" for b in server_plan.select(mode, tls_version))
     quic = (f" --origin-to-force-quic-on={server_plan.force_quic_on(mode, tls_version)}"
-            if modes.get(mode).quic else "")
+            if mode.quic else "")
     return {
         "PAGEBENCH_URL": serverplan.browser_url(site_list[0].entry, tls_version, "direct"),
         "PAGEBENCH_URLS": " ".join(serverplan.browser_url(site.entry, tls_version, "direct") for site in site_list),
@@ -35,14 +35,14 @@ def lab_environment(server_plan: serverplan.ServerPlan, site_list: list[Site], m
                                     f"{tls.spki_list()}{quic}",
         "PAGEBENCH_CA": str(tls.ca_path()),
         "PAGEBENCH_CURL_RESOLVE": resolve,  # for curl: --resolve each entry
-        "PAGEBENCH_MODE": mode,
+        "PAGEBENCH_MODE": mode.name,
         "PAGEBENCH_TLS": tls_version,
         "PAGEBENCH_PROFILE": profile.name,
         "PAGEBENCH_BACKEND": backend,
     }
 
 
-def run_shell(command: Sequence[str], site_list: list[GeneratedSite | Site], mode: str, tls_version: str,
+def run_shell(command: Sequence[str], site_list: list[GeneratedSite | Site], mode: Mode, tls_version: str,
               profile: Profile, backend: str | None = None) -> int:
     """Run `command` in the lab; returns its exit status. The lab is gone afterwards."""
     materialized = [sitefiles.materialize(site) for site in site_list]

@@ -196,8 +196,10 @@ def write_site(generated: GeneratedSite, base: Path | None = None) -> Site:
                     continue
                 _write(path, body, BASE_MTIME + number * DAY, cost)
                 if first is not None and encodings.is_text(rel):
-                    dcz = path.with_name(f"{path.name}.{encodings.dictionary_id(first)}.dcz")
-                    store(dcz, _timed(cost, "dcz", body, encodings.dcz_encode, first, body), BASE_MTIME + number * DAY)
+                    delta = encodings.DCZ
+                    dcz = path.with_name(f"{path.name}.{encodings.dictionary_id(first)}{delta.suffix}")
+                    store(dcz, _timed(cost, delta.name, body, encodings.dcz_encode, first, body),
+                          BASE_MTIME + number * DAY)
         (tmp / "site.yaml").write_text(manifest_yaml(generated.manifest))
         (tmp / ".digest").write_text(digest)
         (tmp / COST_FILE).write_text(json.dumps(cost, indent=1, sort_keys=True) + "\n")
@@ -239,7 +241,7 @@ def _write(path: Path, body: bytes, mtime: int, cost: dict[str, dict[str, float]
     store(path, body, mtime)
     if encodings.is_text(path.name):
         for encoding in encodings.SIDECARS:
-            encoded = _timed(cost, encoding.name, body, encodings.encode, encoding.name, body)
+            encoded = _timed(cost, encoding.name, body, encoding.compress, body)
             store(path.with_name(path.name + encoding.suffix), encoded, mtime)
 
 
@@ -276,7 +278,7 @@ def _sidecars(path: Path) -> None:
             pass
         tmp = path.with_name(f".{path.name}{encoding.suffix}.{os.getpid()}.tmp")
         try:
-            tmp.write_bytes(encodings.encode(encoding.name, path.read_bytes()))
+            tmp.write_bytes(encoding.compress(path.read_bytes()))
             os.chmod(tmp, 0o644)
             os.utime(tmp, ns=(made.st_atime_ns, made.st_mtime_ns))
             os.rename(tmp, side)

@@ -10,12 +10,17 @@ read as their migration's defaults (`server_default`), so an old store reads the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
 
+from pagebench.core import encodings, modes
+from pagebench.core.modes import Mode
 from pagebench.core.records import Condition, LoadMeasurement, LoadResult, Resource
+from pagebench.results.database import StoreError
 from pagebench.results.schema import META_COLUMNS
+
+T = TypeVar("T")
 
 Row = Mapping[str, Any]
 
@@ -119,7 +124,7 @@ class ProxyOverheadRow:
 
     measured_at: float
     site: str
-    mode: str
+    mode: Mode
     tls: str
     requests: int
     per_request_ms: float | None  # (median proxied - median direct) / requests
@@ -132,9 +137,18 @@ class ProxyOverheadRow:
 
 
 def condition_of(row: Row) -> Condition:
-    """The Condition of a row joined with `conditions`."""
-    return Condition(row["site"], row["mode"], row["topology"], row["profile"], row["cache"], row["tls"],
-                     row["encoding"], row["version"])
+    """The Condition of a row joined with `conditions`: the stored names become the
+    vocabulary's rows here, once."""
+    return Condition(row["site"], _known(modes.parse, row["mode"]), row["topology"], row["profile"], row["cache"],
+                     row["tls"], _known(encodings.parse, row["encoding"]), row["version"])
+
+
+def _known(parse: Callable[[str], T], name: str) -> T:
+    """A stored name as its row; one a newer pagebench stored is a one-line StoreError."""
+    try:
+        return parse(name)
+    except ValueError as error:
+        raise StoreError(f"the store holds {error}: it was written by a newer pagebench (upgrade pagebench)") from None
 
 
 def run_of(row: Row, status: str, reason: str | None) -> RunRow:
@@ -172,7 +186,8 @@ def link_check_of(row: Row) -> LinkCheckRow:
 
 def proxy_overhead_of(row: Row) -> ProxyOverheadRow:
     values = {name: row[name] for name in ProxyOverheadRow.__dataclass_fields__}
-    return ProxyOverheadRow(**values | {"direct_ms": tuple(row["direct_ms"]), "proxy_ms": tuple(row["proxy_ms"])})
+    return ProxyOverheadRow(**values | {"mode": _known(modes.parse, row["mode"]), "direct_ms": tuple(row["direct_ms"]),
+                                        "proxy_ms": tuple(row["proxy_ms"])})
 
 
 # -- to a row's columns ----------------------------------------------------------------

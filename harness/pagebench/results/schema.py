@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from pagebench.core import encodings
+
 #: A run is running, or ended complete, interrupted (a signal) or failed (an error); the
 #: last two carry the reason and resume.
 STATUSES = ("running", "complete", "interrupted", "failed")
@@ -68,7 +70,7 @@ conditions = sa.Table(
     sa.Column("profile_fields", sa.JSON, nullable=False),
     sa.Column("cache", sa.Text, nullable=False),
     sa.Column("tls", sa.Text, nullable=False),
-    sa.Column("encoding", sa.Text, nullable=False, server_default="identity"),
+    sa.Column("encoding", sa.Text, nullable=False, server_default=encodings.IDENTITY.name),
     sa.Column("version", sa.Integer, nullable=False, server_default="1"),  # the site's version loaded
     sa.UniqueConstraint("experiment_id", "key", name="uq_conditions_experiment_key"),
 )

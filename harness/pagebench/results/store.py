@@ -94,9 +94,8 @@ class Store:
                 conn.execute(sa.insert(run_status).values(experiment_id=experiment_id, at=now,
                                                           **_status_row("running", None)))
                 conn.execute(sa.insert(conditions), [
-                    {"experiment_id": experiment_id, "key": key, "site": c.site, "mode": c.mode,
-                     "topology": c.topology, "profile": c.profile, "profile_fields": profiles[c.profile],
-                     "cache": c.cache, "tls": c.tls, "encoding": c.encoding, "version": c.version}
+                    {"experiment_id": experiment_id, "key": key, **c.as_names(),
+                     "profile_fields": profiles[c.profile]}
                     for key, c in unique.items()
                 ])
                 stored = conn.execute(sa.select(conditions.c.key, conditions.c.id)

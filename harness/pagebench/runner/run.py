@@ -249,7 +249,7 @@ class Runner:
                 requests = result.requests
         per_request = (statistics.median(times["proxy"]) - statistics.median(times["direct"])) / max(requests, 1)
         self.store.add_proxy_overhead(self.run_id, {
-            "site": overhead.site, "mode": overhead.mode, "tls": overhead.tls, "requests": requests,
+            "site": overhead.site, "mode": overhead.mode.name, "tls": overhead.tls, "requests": requests,
             "per_request_ms": round(per_request, 3), "direct_ms": times["direct"], "proxy_ms": times["proxy"],
             "scheduling": proxy.scheduling})
 

@@ -12,13 +12,15 @@ import pytest
 from pagebench.analysis import compare as compare_mod
 from pagebench.analysis.compare import CompareError, Status, Verdict, holm, junit, markdown
 from pagebench.analysis.summary import summarize
+from pagebench.core.encodings import GZIP, IDENTITY
+from pagebench.core import modes
 from pagebench.core.records import Condition
 from pagebench.results.rows import LoadRow
 from pagebench.yamlfiles import load_budgets
 from tests.helpers import load_row
 
-H2 = Condition("s", "h2", "direct", "p", "cold", "1.3")
-H1 = replace(H2, mode="http1.0")
+H2 = Condition("s", modes.H2, "direct", "p", "cold", "1.3")
+H1 = replace(H2, mode=modes.HTTP10)
 
 
 def loads(condition: Condition, times: list[float], **extra) -> list[LoadRow]:
@@ -54,9 +56,9 @@ def test_slower_and_significant_is_a_regression_small_or_noisy_is_not():
     base = loads(H2, noisy(300, 20, 1)) + loads(H1, noisy(900, 20, 2))
     slower = loads(H2, noisy(345, 20, 3)) + loads(H1, noisy(905, 20, 4))
     result = compare(base, slower)
-    assert {v.condition.mode: str(v.status) for v in result.verdicts} == {"h2": "regression", "http1.0": "ok"}
+    assert {v.condition.mode.name: str(v.status) for v in result.verdicts} == {"h2": "regression", "http1.0": "ok"}
     regression = result.regressions[0]
-    assert regression.condition.mode == "h2" and regression.ratio == pytest.approx(1.15, abs=0.03)
+    assert regression.condition.mode.name == "h2" and regression.ratio == pytest.approx(1.15, abs=0.03)
     assert regression.delta > 0.8 and regression.p_holm < 0.001
 
 
@@ -74,7 +76,7 @@ def test_flagged_failed_and_warmup_loads_never_count():
 
 def test_too_few_loads_and_unmatched_conditions_are_said_not_judged():
     result = compare(loads(H2, [300.0] * 3) + loads(H1, [900.0] * 8), loads(H2, [600.0] * 3))
-    statuses = {v.condition.mode: str(v.status) for v in result.verdicts}
+    statuses = {v.condition.mode.name: str(v.status) for v in result.verdicts}
     assert statuses == {"h2": "can't tell", "http1.0": "only in base"}
     with pytest.raises(CompareError, match="no condition of the candidate run matches"):
         compare(loads(H2, [300.0] * 8), loads(H1, [300.0] * 8))
@@ -89,12 +91,15 @@ def test_bad_arguments():
 
 def test_budgets(tmp_path):
     path = tmp_path / "b.yaml"
-    path.write_text("budgets:\n  - {metric: load_ms, max: 320, mode: h2}\n  - {max: 1, mode: none}\n")
+    path.write_text("budgets:\n  - {metric: load_ms, max: 320, mode: h2}\n  - {max: 1, mode: h3}\n")
     budgets = load_budgets(path)
     result = compare(loads(H2, noisy(330, 10, 1)) + loads(H1, noisy(900, 10, 2)),
                      loads(H2, noisy(330, 10, 3)) + loads(H1, noisy(900, 10, 4)), budgets=budgets)
-    statuses = {v.condition.mode: (str(v.status), v.budget) for v in result.verdicts}
+    statuses = {v.condition.mode.name: (str(v.status), v.budget) for v in result.verdicts}
     assert statuses == {"h2": ("regression", 320), "http1.0": ("ok", None)}
+    path.write_text("budgets:\n  - {max: 1, mode: h4}\n")  # a typo matches nothing: said, not ignored
+    with pytest.raises(CompareError, match=r"b.yaml: budgets.0.mode: unknown mode 'h4'; allowed: http1.0, "):
+        load_budgets(path)
     path.write_text("budgets:\n  - {metric: speed, max: 3}\n")
     with pytest.raises(CompareError, match=r"b.yaml: budgets.0.metric: unknown metric 'speed'"):
         load_budgets(path)
@@ -132,7 +137,7 @@ def test_a_rerun_with_half_its_loads_one_round_trip_slower_is_not_a_regression()
 def test_verdicts_are_frozen_and_their_statuses_are_members():
     result = compare(loads(H2, noisy(300, 20, 1)) + loads(H1, [900.0] * 3), loads(H2, noisy(360, 20, 3)))
     assert all(isinstance(v, Verdict) and isinstance(v.status, Status) for v in result.verdicts)
-    assert {v.condition.mode: v.status for v in result.verdicts} == {
+    assert {v.condition.mode.name: v.status for v in result.verdicts} == {
         "h2": Status.REGRESSION, "http1.0": Status.ONLY_IN_BASE}
     assert all(isinstance(v.base, tuple) and isinstance(v.candidate, tuple) and isinstance(v.reasons, tuple)
                for v in result.verdicts)
@@ -146,9 +151,9 @@ def test_verdicts_are_frozen_and_their_statuses_are_members():
 
 
 def test_encodings_and_versions_are_compared_only_with_themselves():
-    gzip = replace(H2, encoding="gzip", version=2)
+    gzip = replace(H2, encoding=GZIP, version=2)
     base = loads(H2, noisy(300, 10, 1)) + loads(gzip, noisy(200, 10, 2))
-    candidate = loads(replace(H2, encoding="identity", version=1), noisy(300, 10, 3)) + loads(gzip, noisy(260, 10, 4))
+    candidate = loads(replace(H2, encoding=IDENTITY, version=1), noisy(300, 10, 3)) + loads(gzip, noisy(260, 10, 4))
     budgets = load_budgets_from([{"max": 250, "encoding": "gzip", "version": 2}])
     result = compare(base, candidate, budgets=budgets)
     by_name = {v.name: v for v in result.verdicts}

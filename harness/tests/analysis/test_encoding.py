@@ -9,13 +9,15 @@ import pytest
 
 from pagebench.analysis import encoding as enc
 from pagebench.analysis.summary import summarize
+from pagebench.core import encodings
+from pagebench.core.modes import H2
 from pagebench.core.records import Condition, LoadResult, PlannedLoad, Resource
 from pagebench.results.rows import ResourceRow
 from tests.helpers import load_row
 
-IDENTITY = Condition("demo", "h2", "direct", "3g", "warm", encoding="identity", version=2)
-GZIP = dataclasses.replace(IDENTITY, encoding="gzip")
-DCZ = dataclasses.replace(IDENTITY, encoding="dcz")
+IDENTITY = Condition("demo", H2, "direct", "3g", "warm", encoding=encodings.IDENTITY, version=2)
+GZIP = dataclasses.replace(IDENTITY, encoding=encodings.GZIP)
+DCZ = dataclasses.replace(IDENTITY, encoding=encodings.DCZ)
 
 
 def resource(url: str, sent: int | None, first: float = 100.0, last: float = 200.0, *, transfer: int = 0,
@@ -75,7 +77,7 @@ def test_conditions_pair_with_identity_by_everything_but_the_encoding():
     rows = enc.savings({DCZ: dcz_loads, GZIP: gzip_loads, IDENTITY: base_loads, other_site: gzip_loads,
                         version_1: gzip_loads})
     by = {row.condition: row for row in rows}
-    assert [row.condition.encoding for row in rows if row.condition.site == "demo" and row.condition.version == 2] \
+    assert [row.condition.encoding.name for row in rows if row.condition.site == "demo" and row.condition.version == 2] \
         == ["identity", "gzip", "dcz"]  # report order: the encodings table's
     base = by[IDENTITY]
     assert base.is_baseline and base.baseline is None and base.bytes_saved is None and base.reason is None

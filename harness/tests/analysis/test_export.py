@@ -69,7 +69,7 @@ def test_the_conditions_table_is_the_runs_summary(tmp_path):
     assert len(rows) == len(summary.conditions) == 4
     for row, condition in zip(rows, summary.conditions):
         assert (row["run"], row["mode"], row["profile"], row["version"]) == (
-            "r1", condition.condition.mode, condition.condition.profile, 1)
+            "r1", condition.condition.mode.name, condition.condition.profile, 1)
         assert (row["planned"], row["n"], row["flagged"], row["failed"]) == (
             condition.planned, condition.n, len(condition.flagged), len(condition.failed))
         assert row["load_ms_median"] == condition.metrics["load_ms"].median

@@ -7,12 +7,14 @@ import json
 import pytest
 
 from pagebench.analysis.summary import METRICS, Stats, describe, label, summarize
+from pagebench.core.encodings import GZIP
+from pagebench.core import modes
 from pagebench.core.quantiles import percentile
 from pagebench.core.records import Condition, PlannedLoad
 from tests.helpers import load_row
 
-H2 = Condition("demo", "h2", "direct", "3g", "cold")
-KEEPALIVE = Condition("demo", "keepalive", "direct", "3g", "cold")
+H2 = Condition("demo", modes.H2, "direct", "3g", "cold")
+KEEPALIVE = Condition("demo", modes.KEEPALIVE, "direct", "3g", "cold")
 
 
 NONE = {"median": None, "p90": None, "min": None, "max": None}
@@ -92,13 +94,13 @@ def test_warmups_are_excluded_from_counts_and_statistics():
 
 
 def test_conditions_are_grouped_and_in_a_stable_order():
-    cable_warm = Condition("demo", "h2", "direct", "cable", "warm")
-    proxy = Condition("demo", "keepalive", "proxy", "3g", "cold")
-    other_site = Condition("alpha", "h3", "direct", "3g", "cold")
+    cable_warm = Condition("demo", modes.H2, "direct", "cable", "warm")
+    proxy = Condition("demo", modes.KEEPALIVE, "proxy", "3g", "cold")
+    other_site = Condition("alpha", modes.H3, "direct", "3g", "cold")
     conditions = [cable_warm, H2, proxy, KEEPALIVE, other_site]
     loads = [load_row(c, 1000.0 * (i + 1)) for i, c in enumerate(conditions)]
     result = summarize("r1", reversed(loads), plan_for(*[(c, 0, 1) for c in conditions]))
-    assert [(c.condition.site, c.condition.mode, c.condition.topology, c.condition.profile, c.condition.cache)
+    assert [(c.condition.site, c.condition.mode.name, c.condition.topology, c.condition.profile, c.condition.cache)
             for c in result.conditions] == [
         ("alpha", "h3", "direct", "3g", "cold"),
         ("demo", "keepalive", "direct", "3g", "cold"),  # modes in MODES order: http1.0, keepalive, ..., h2, h3
@@ -127,11 +129,11 @@ def test_warnings_say_incomplete_and_cant_tell():
 
 
 def test_label():
-    assert label(Condition("demo", "h2", "proxy", "3g", "warm", "1.2")) == "demo h2 proxy 3g warm tls1.2"
+    assert label(Condition("demo", modes.H2, "proxy", "3g", "warm", "1.2")) == "demo h2 proxy 3g warm tls1.2"
 
 
 def test_what_varies_and_what_every_condition_shares():
-    cable = Condition("demo", "h2", "direct", "cable", "cold", encoding="gzip")
+    cable = Condition("demo", modes.H2, "direct", "cable", "cold", encoding=GZIP)
     summary = summarize("r1", [load_row(H2, 1000.0), load_row(cable, 900.0)])
     assert summary.varying() == ["profile", "encoding"]
     assert summary.constant() == ["site demo", "mode h2", "topology direct", "cache cold", "tls 1.3"]
@@ -141,11 +143,11 @@ def test_what_varies_and_what_every_condition_shares():
 
 
 def test_encodings_and_versions_are_conditions_of_their_own():
-    gzip = Condition("demo", "h2", "direct", "3g", "warm", encoding="gzip", version=2)
-    identity = Condition("demo", "h2", "direct", "3g", "warm", version=2)
+    gzip = Condition("demo", modes.H2, "direct", "3g", "warm", encoding=GZIP, version=2)
+    identity = Condition("demo", modes.H2, "direct", "3g", "warm", version=2)
     loads = [load_row(gzip, 800.0), load_row(identity, 1000.0), load_row(H2, 1200.0)]
     result = summarize("r1", loads, plan_for((gzip, 0, 1), (identity, 0, 1), (H2, 0, 1)))
-    assert [(c.condition.cache, c.condition.encoding, c.condition.version, c.metrics["load_ms"].median)
+    assert [(c.condition.cache, c.condition.encoding.name, c.condition.version, c.metrics["load_ms"].median)
             for c in result.conditions] == [("cold", "identity", 1, 1200.0), ("warm", "identity", 2, 1000.0),
                                              ("warm", "gzip", 2, 800.0)]
     assert [label(c.condition) for c in result.conditions] == [

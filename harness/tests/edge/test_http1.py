@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from pagebench.core.modes import HTTP10, KEEPALIVE, PIPELINING
 from pagebench.edge.http1 import ResponseReader, closes, request_bytes
 from pagebench.edge.messages import Request, Response
 from pagebench.edge.strategy import Strategy
@@ -40,7 +41,7 @@ def test_the_reader_parses_pipelined_responses_in_order_and_one_ended_by_the_clo
 
 
 def test_pipelining_retries_what_a_closing_server_left_unanswered(tmp_path):
-    responses, upstream, seen = asyncio.run(fetch_all(Strategy("pipelining", 1, 10), 3, 10, tmp_path))
+    responses, upstream, seen = asyncio.run(fetch_all(Strategy(PIPELINING, 1, 10), 3, 10, tmp_path))
     assert [r.body.decode() for r in responses] == [f"GET /r{i} HTTP/1.1" for i in range(10)]
     assert len(upstream.connections) == len(seen) == 4  # 3 + 3 + 3 + 1, one connection at a time
     assert seen[0].waiting_at_first_answer > 1  # really pipelined
@@ -49,7 +50,7 @@ def test_pipelining_retries_what_a_closing_server_left_unanswered(tmp_path):
 
 
 def test_keepalive_keeps_one_request_in_flight_per_connection(tmp_path):
-    responses, upstream, seen = asyncio.run(fetch_all(Strategy("keepalive", 2, 10), 100, 6, tmp_path))
+    responses, upstream, seen = asyncio.run(fetch_all(Strategy(KEEPALIVE, 2, 10), 100, 6, tmp_path))
     assert len(responses) == 6 and len(upstream.connections) == 2
     assert {c.max_in_flight for c in upstream.connections} == {1}
     assert all(s.waiting_at_first_answer == 1 for s in seen)
@@ -57,16 +58,16 @@ def test_keepalive_keeps_one_request_in_flight_per_connection(tmp_path):
 
 
 def test_http10_opens_a_connection_per_request(tmp_path):
-    responses, upstream, seen = asyncio.run(fetch_all(Strategy("http1.0", 3, 1), 100, 5, tmp_path))
+    responses, upstream, seen = asyncio.run(fetch_all(Strategy(HTTP10, 3, 1), 100, 5, tmp_path))
     assert [r.body.decode() for r in responses] == [f"GET /r{i} HTTP/1.0" for i in range(5)]
     assert len(upstream.connections) == len(seen) == 5
     assert {e.protocol for e in upstream.exchanges} == {"http/1.0"}
 
 
-@pytest.mark.parametrize("mode", ["http1.0", "keepalive", "pipelining"])
+@pytest.mark.parametrize("mode", [HTTP10, KEEPALIVE, PIPELINING], ids=str)
 def test_a_cleartext_strategy_speaks_plain_http_to_a_plain_server(tmp_path, mode):
     # the server parses what arrives as HTTP: a TLS ClientHello would answer nothing
     responses, upstream, seen = asyncio.run(fetch_all(Strategy(mode, 1, 4, cleartext=True), 100, 3, tmp_path))
-    version = "1.0" if mode == "http1.0" else "1.1"
+    version = "1.0" if mode is HTTP10 else "1.1"
     assert [r.body.decode() for r in responses] == [f"GET /r{i} HTTP/{version}" for i in range(3)]
-    assert len(seen) == (3 if mode == "http1.0" else 1)
+    assert len(seen) == (3 if mode is HTTP10 else 1)

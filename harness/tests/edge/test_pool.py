@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from pagebench.core.modes import HTTP10, KEEPALIVE, PIPELINING
 from pagebench.edge.addon import EdgeAddon
 from pagebench.edge.messages import Exchange, Request
 from pagebench.edge.pool import Lease, Pools
@@ -16,8 +17,8 @@ from pagebench.edge.upstream import Upstream
 from pagebench.lab.tls import Authority
 from tests.edge.loopback import HOST, Seen, serve
 
-A = (Strategy("keepalive", 2), {HOST: "127.0.0.1"})
-B = (Strategy("pipelining", 1, 4), {HOST: "127.0.0.1"})
+A = (Strategy(KEEPALIVE, 2), {HOST: "127.0.0.1"})
+B = (Strategy(PIPELINING, 1, 4), {HOST: "127.0.0.1"})
 
 
 class FakePool:
@@ -148,7 +149,7 @@ def test_cold_closes_them_and_opens_new_ones(tmp_path):
 
 
 def test_a_warm_http10_pool_keeps_nothing(tmp_path):
-    http10 = (Strategy("http1.0", 2), {HOST: "127.0.0.1"})
+    http10 = (Strategy(HTTP10, 2), {HOST: "127.0.0.1"})
     stats, _, seen = asyncio.run(_loads("warm", [http10, http10], tmp_path))
     assert [len(s["connections"]) for s in stats] == [4, 4]  # a connection per request, every load
     assert all(s["reused"] == [] and s["pooled"] == 0 for s in stats)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import sync_playwright
 
+from pagebench.core.modes import H2, KEEPALIVE, PIPELINING
 from pagebench.core.servers import plan as serverplan
 from pagebench.core.servers.accesslog import AccessRecord
 from pagebench.core.profiles import Profile
@@ -42,8 +43,8 @@ def _starts_after_previous_end(records: list[AccessRecord]) -> list[float]:
 
 def test_pipelined_requests_reach_nginx_before_the_previous_response_could_have_arrived(layout, tmp_path):
     site = sitefiles.materialize(sitefiles.resolve("seed000-small-n20"))
-    plan = with_certificate(serverplan.plan([site], ["keepalive"], ["1.3"]))
-    addresses = {b.origin: b.ip for b in plan.select("keepalive", "1.3", site.name)}
+    plan = with_certificate(serverplan.plan([site], [KEEPALIVE], ["1.3"]))
+    addresses = {b.origin: b.ip for b in plan.select(KEEPALIVE, "1.3", site.name)}
     gaps: dict[str, list[float]] = {}
     with NamespaceBed(layout) as bed, sync_playwright() as pw:
         link = Link(bed, "userspace")
@@ -57,7 +58,7 @@ def test_pipelined_requests_reach_nginx_before_the_previous_response_could_have_
             driver = Driver(pw, bed.state_dir / "browser", layout.client)
             setup = Setup("MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", tls.spki_list(), proxies=proxy.servers)
             try:
-                for mode in ("pipelining", "keepalive"):
+                for mode in (PIPELINING, KEEPALIVE):
                     proxy.configure(Strategy(mode, connections=1, depth=20), addresses)
                     offset = nginx.log_offset()
                     raw = driver.cold(setup, site.entry, 60)[0]
@@ -68,8 +69,8 @@ def test_pipelined_requests_reach_nginx_before_the_previous_response_could_have_
                     stats = proxy.stats()
                     [in_flight] = [c["max_in_flight"] for c in stats.connections]
                     # the browser's 20 image requests reach the proxy within a few ms, not at once
-                    assert in_flight >= 10 if mode == "pipelining" else in_flight == 1
-                    gaps[mode] = _starts_after_previous_end(records)
+                    assert in_flight >= 10 if mode is PIPELINING else in_flight == 1
+                    gaps[mode.name] = _starts_after_previous_end(records)
             finally:
                 driver.close()
     # The HTML comes first alone; then the 20 image requests were already waiting at nginx.
@@ -99,7 +100,7 @@ def seed000_runs(tmp_path_factory) -> tuple[Store, str, str]:
 def _by_mode(store: Store, run: str) -> dict[str, list[LoadRow]]:
     rows: dict[str, list[LoadRow]] = {}
     for row in store.loads(run):
-        rows.setdefault(row.condition.mode, []).append(row)
+        rows.setdefault(row.condition.mode.name, []).append(row)
     return rows
 
 
@@ -120,14 +121,14 @@ def test_upstream_connections_counted_three_ways(seed000_runs):
     store, run, _ = seed000_runs
     for row in store.loads(run):
         assert row.connections_proxy == row.connections_link == row.connections_server, row
-        expected = row.requests if row.condition.mode == "http1.0" else 1
+        expected = row.requests if row.condition.mode.name == "http1.0" else 1
         assert row.connections_proxy == expected, (row.condition.mode, row.connections_proxy)
 
 
 def test_resources_carry_the_upstream_protocol(seed000_runs):
     store, run, _ = seed000_runs
     wanted = {"http1.0": "http/1.0", "keepalive": "http/1.1", "pipelining": "http/1.1", "h2": "h2"}
-    loads = {row.id: row.condition.mode for row in store.loads(run)}
+    loads = {row.id: row.condition.mode.name for row in store.loads(run)}
     for load_id, mode in loads.items():
         assert {r.resource.protocol for r in store.resources(load_id)} == {wanted[mode]}
 
@@ -196,10 +197,10 @@ def test_a_warm_pool_survives_interleaved_conditions_and_a_cold_one_does_not(lay
     router, nothing opened by the proxy) and nginx serves it on the first load's; with
     `pool: cold` every load opens its own."""
     site = sitefiles.materialize(sitefiles.resolve("seed000-small-n20"))
-    plan = with_certificate(serverplan.plan([site], ["keepalive", "h2"], ["1.3"]))
-    origins = {mode: {b.origin: b.ip for b in plan.select(mode, "1.3", site.name)} for mode in ("keepalive", "h2")}
-    sequence = [("keepalive", "warm"), ("h2", "warm"), ("keepalive", "warm"), ("h2", "warm"),
-                ("keepalive", "cold"), ("keepalive", "cold")]
+    plan = with_certificate(serverplan.plan([site], [KEEPALIVE, H2], ["1.3"]))
+    origins = {mode: {b.origin: b.ip for b in plan.select(mode, "1.3", site.name)} for mode in (KEEPALIVE, H2)}
+    sequence = [(KEEPALIVE, "warm"), (H2, "warm"), (KEEPALIVE, "warm"), (H2, "warm"),
+                (KEEPALIVE, "cold"), (KEEPALIVE, "cold")]
     seen = []  # per load: (SYNs at the router, proxy stats, nginx's connection serials)
     with NamespaceBed(layout) as bed, sync_playwright() as pw:
         link = Link(bed, "userspace")

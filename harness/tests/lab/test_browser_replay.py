@@ -20,7 +20,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from playwright.sync_api import Playwright
 
+from pagebench.core.encodings import BR, Encoding, IDENTITY
 from pagebench.core.measure.metrics import UNRECORDED_SHOWN, LinkView, ServerView, evaluate
+from pagebench.core.modes import H2, KEEPALIVE
 from pagebench.core.sites.recording import UNRECORDED_HEADER, UNRECORDED_VALUE, Exchange, Recording
 from pagebench.core.records import Condition, RawLoad
 from pagebench.core.spec.model import SpecError, parse
@@ -66,8 +68,8 @@ def recording_of(raw: RawLoad, **statuses: int) -> Recording:
     return Recording(source="test", hosts={}, exchanges=tuple(exchanges))
 
 
-def judge(raw: RawLoad, replayed: bool = True, encoding: str = "identity", **statuses: int):
-    condition = Condition("rec", "h2", "direct", "cable", "cold", encoding=encoding)
+def judge(raw: RawLoad, replayed: bool = True, encoding: Encoding = IDENTITY, **statuses: int):
+    condition = Condition("rec", H2, "direct", "cable", "cold", encoding=encoding)
     return evaluate(condition, raw, LinkView(1, 0, {}), ServerView(1, len(raw.requests), (200,)),
                     recording=recording_of(raw, **statuses) if replayed else None)
 
@@ -126,11 +128,11 @@ def test_a_replayed_resource_is_text_by_its_content_type_not_its_url():
     the servers encode by that."""
     files = (("/bundle?v=3", 200, {"Content-Type": "application/javascript; charset=utf-8"}, "br"),
              ("/logo", 200, {"Content-Type": "image/png"}, ""), ("/font", 200, {}, ""))
-    assert judge(replayed_load(*files, document_encoding="br"), encoding="br").flags == ()
+    assert judge(replayed_load(*files, document_encoding="br"), encoding=BR).flags == ()
     plain = (files[0][:3] + ("",), *files[1:])
-    assert judge(replayed_load(*plain, document_encoding="br"), encoding="br").flags == (
+    assert judge(replayed_load(*plain, document_encoding="br"), encoding=BR).flags == (
         f"1 text resource(s) arrived with Content-Encoding none instead of br (encoding br), e.g. {SITE}/bundle?v=3",)
-    assert judge(replayed_load(*files, document_encoding="br"), replayed=False, encoding="br").flags == (
+    assert judge(replayed_load(*files, document_encoding="br"), replayed=False, encoding=BR).flags == (
         f"1 image/font resource(s) arrived with Content-Encoding br (they are sent as stored), e.g. {SITE}/bundle?v=3",)
 
 
@@ -291,7 +293,7 @@ def test_a_real_load_counts_the_unrecorded_404_and_not_the_recorded_one(lab):
     finally:
         driver.close()
     assert raw.error is None, raw.error
-    condition = Condition("rec", "keepalive", "direct", "none", "cold", "none")
+    condition = Condition("rec", KEEPALIVE, "direct", "none", "cold", "none")
     result = evaluate(condition, raw, LinkView(1, 0, {}), ServerView(1, 4, (200,)), recording=recording_of(raw))
     assert result.ok and result.errors == ()
     assert result.unrecorded == (f"http://{HOST}/missing.png",)

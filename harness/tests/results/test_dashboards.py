@@ -27,6 +27,8 @@ import yaml
 
 from pagebench.analysis import encoding
 from pagebench.analysis.summary import of_run
+from pagebench.core.encodings import DCZ, GZIP, IDENTITY
+from pagebench.core.modes import H2
 from pagebench.core.records import Condition
 from pagebench.results.store import Store
 
@@ -461,15 +463,15 @@ def encoded(postgres_url) -> Iterator[str]:
     from tests.helpers import META, PROFILES, SPEC, fake_load
 
     url = fresh_database(postgres_url, "dashboards_encodings")
-    base = Condition("demo", "h2", "direct", "3g", "warm", encoding="identity", version=2)
-    conditions = [base, replace(base, encoding="gzip"), replace(base, encoding="dcz")]
+    base = Condition("demo", H2, "direct", "3g", "warm", encoding=IDENTITY, version=2)
+    conditions = [base, replace(base, encoding=GZIP), replace(base, encoding=DCZ)]
     plan = [PlannedLoad(seq, conditions[seq % 3], seq // 3, False) for seq in range(15)]
     share = {"identity": 1.0, "gzip": 0.25, "dcz": 0.05}
     with Store(url) as store:
         store.create_experiment("enc1", {**SPEC, "encoding": ["identity", "gzip", "dcz"]}, META, plan,
                                 {"3g": PROFILES["3g"]})
         for planned in plan:
-            name = planned.condition.encoding
+            name = planned.condition.encoding.name
             load = fake_load(replace(planned, condition=replace(planned.condition, cache="cold")),
                              {"identity": 1800.0, "gzip": 1500.0, "dcz": 1400.0}[name] + planned.repetition)
             resources = tuple(replace(r, encoded_bytes=round(r.body_bytes * (share[name] if i < 3 else 1.0)),
@@ -521,7 +523,7 @@ def test_the_encodings_table_sets_each_encoding_against_identity(encoded):
     assert list(got) == ["identity", "gzip", "dcz"] and all(r["version"] == 2 for r in got.values())
     with Store(encoded) as store:  # the numbers the report states
         summary = of_run(store, "enc1")
-        savings = {row.condition.encoding: row
+        savings = {row.condition.encoding.name: row
                    for row in encoding.savings(encoding.loads_by_condition(summary, store.run_resources("enc1")))}
     for name, row in got.items():
         saving = savings[name]

@@ -41,7 +41,7 @@ def test_the_run_is_stored_in_postgresql(pg_run):
     assert [(l.seq, l.warmup) for l in loads] == [(0, True), (1, False), (2, False), (3, False)]
     for load in loads:
         assert load.ok is True and load.flagged is False, load.flags
-        assert load.condition.mode == "h2" and load.condition.profile == "r10" and load.requests >= 3
+        assert load.condition.mode.name == "h2" and load.condition.profile == "r10" and load.requests >= 3
         assert 0 < load.bound_ms <= load.load_ms
         resources = store.resources(load.id)
         assert len(resources) == load.requests and {r.resource.protocol for r in resources} == {"h2"}

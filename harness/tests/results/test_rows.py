@@ -7,13 +7,15 @@ import dataclasses
 
 import pytest
 
+from pagebench.core.encodings import DCZ
+from pagebench.core.modes import H2
 from pagebench.core.records import Condition, PlannedLoad
 from pagebench.results import rows
 from pagebench.results.rows import LoadRow, load_columns, resource_columns
 from pagebench.results.schema import META_COLUMNS, loads, resources
 from tests.helpers import META, SPEC, fake_load
 
-CONDITION = Condition("demo", "h2", "direct", "3g", "warm", "1.2", "dcz", 2)
+CONDITION = Condition("demo", H2, "direct", "3g", "warm", "1.2", DCZ, 2)
 JOINED = {"site": "demo", "mode": "h2", "topology": "direct", "profile": "3g", "cache": "warm", "tls": "1.2",
           "encoding": "dcz", "version": 2}
 

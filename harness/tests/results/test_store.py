@@ -16,6 +16,8 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
+from pagebench.core.encodings import DCZ, GZIP, IDENTITY
+from pagebench.core.modes import H2
 from pagebench.core.records import Condition, LoadResult, PlannedLoad
 from pagebench.results.database import StoreError
 from pagebench.results.migrate import alembic_config
@@ -90,7 +92,7 @@ def test_record_load_round_trip(store):
     assert [row.seq for row in measured] == [4, 5, 6]  # seqs 0-3 are the warm-ups
     assert len(store.loads("r1", include_warmup=True)) == 7
     row = measured[1]
-    assert row.condition == plan[5].condition and (row.condition.mode, row.condition.profile) == ("keepalive", "cable")
+    assert row.condition == plan[5].condition and (row.condition.mode.name, row.condition.profile) == ("keepalive", "cable")
     assert (row.repetition, row.warmup, row.flagged, row.started_at, row.client) == (0, False, True, 1_790_000_005.0, 0)
     assert row.flags == ("connections: server 6 != browser 5",)
     assert row.link["lateness_us"] == {"p50": None, "p99": None, "max": None, "n": 0}
@@ -105,8 +107,8 @@ def test_record_load_round_trip(store):
 def _encoded_run(store: Store) -> tuple[list[PlannedLoad], LoadResult]:
     """A run of a gzip cold condition and a dcz warm one of version 2, one load of the
     latter recorded, its resources showing every new field."""
-    cold = Condition("demo", "h2", "direct", "cable", "cold", "1.3", "gzip", 1)
-    warm = Condition("demo", "h2", "direct", "cable", "warm", "1.3", "dcz", 2)
+    cold = Condition("demo", H2, "direct", "cable", "cold", "1.3", GZIP, 1)
+    warm = Condition("demo", H2, "direct", "cable", "warm", "1.3", DCZ, 2)
     plan = [PlannedLoad(0, cold, 0, False), PlannedLoad(1, warm, 0, False)]
     store.create_experiment("enc", SPEC, META, plan, PROFILES)
     result = fake_load(plan[1])
@@ -123,10 +125,10 @@ def _encoded_run(store: Store) -> tuple[list[PlannedLoad], LoadResult]:
 def test_encodings_and_versions_round_trip(store):
     plan, result = _encoded_run(store)
     assert store.plan("enc") == plan  # Conditions come back whole
-    assert [(c.condition.key, c.condition.encoding, c.condition.version) for c in store.conditions("enc")] == [
+    assert [(c.condition.key, c.condition.encoding.name, c.condition.version) for c in store.conditions("enc")] == [
         ("demo|h2|direct|cable|cold|tls1.3|gzip", "gzip", 1), ("demo|h2|direct|cable|warm|tls1.3|dcz|v2", "dcz", 2)]
     [row] = store.loads("enc")
-    assert (row.condition.encoding, row.condition.version) == ("dcz", 2)
+    assert (row.condition.encoding.name, row.condition.version) == ("dcz", 2)
     stored = [r.resource for r in store.resources(row.id)]
     assert stored == list(result.resources)
     assert [(r.encoded_bytes, r.content_encoding, r.dictionary_offered, r.dictionary_used)
@@ -148,11 +150,11 @@ def test_rows_stored_before_encodings_read_back_with_the_defaults(url):
     finally:
         engine.dispose()
     with Store(url) as store:
-        old = [replace(p, condition=replace(p.condition, encoding="identity", version=1)) for p in plan]
+        old = [replace(p, condition=replace(p.condition, encoding=IDENTITY, version=1)) for p in plan]
         assert store.plan("enc") == old
-        assert [(c.condition.encoding, c.condition.version) for c in store.conditions("enc")] == [("identity", 1)] * 2
+        assert [(c.condition.encoding.name, c.condition.version) for c in store.conditions("enc")] == [("identity", 1)] * 2
         [row] = store.loads("enc")
-        assert (row.condition.encoding, row.condition.version, row.requests) == ("identity", 1, 6)
+        assert (row.condition.encoding.name, row.condition.version, row.requests) == ("identity", 1, 6)
         stored = [r.resource for r in store.resources(row.id)]
         assert len(stored) == 6 and stored[2].body_bytes == 91_200
         assert {(r.encoded_bytes, r.content_encoding, r.dictionary_offered, r.dictionary_used)

@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 import pytest
 
 from pagebench.core import encodings
+from pagebench.core.encodings import BR, DCZ, IDENTITY
+from pagebench.core.modes import H2, H3, KEEPALIVE, PIPELINING
 from pagebench.core.records import Resource
 from pagebench.lab import sites as sitefiles
 from pagebench.results.rows import LoadRow
@@ -71,8 +73,8 @@ def _network(store: Store, load: LoadRow) -> list[Resource]:
 
 def test_a_cold_br_load_receives_br_on_every_text_resource_and_none_on_images(runs):
     store, direct, proxied = runs
-    for run, mode in ((direct, "keepalive"), (direct, "h2"), (direct, "h3"), (proxied, "pipelining")):
-        for load in _loads(store, run, mode=mode, encoding="br", cache="cold"):
+    for run, mode in ((direct, KEEPALIVE), (direct, H2), (direct, H3), (proxied, PIPELINING)):
+        for load in _loads(store, run, mode=mode, encoding=BR, cache="cold"):
             resources = _network(store, load)
             text = [r for r in resources if encodings.is_text(_host_path(r.url))]
             images = [r for r in resources if r.resource_type == "image"]
@@ -89,10 +91,10 @@ def test_a_warm_v1_to_v2_load_gets_every_changed_text_resource_as_a_small_delta(
     changed = set(site.manifest.changed[2])
     assert 2 <= len(changed) < len(site.manifest.dictionaries)  # some text files stay as they were
     identity = {}
-    for load in _loads(store, direct, mode="h2", encoding="identity", cache="cold"):
+    for load in _loads(store, direct, mode=H2, encoding=IDENTITY, cache="cold"):
         identity.update({_host_path(r.url): r.body_bytes for r in _network(store, load)})
-    for run, mode in ((direct, "keepalive"), (direct, "h2"), (direct, "h3"), (proxied, "pipelining")):
-        for load in _loads(store, run, mode=mode, encoding="dcz", cache="warm"):
+    for run, mode in ((direct, KEEPALIVE), (direct, H2), (direct, H3), (proxied, PIPELINING)):
+        for load in _loads(store, run, mode=mode, encoding=DCZ, cache="warm"):
             resources = {_host_path(r.url): r for r in _resources(store, load)}
             for path in changed:
                 r = resources[path]
@@ -107,8 +109,8 @@ def test_a_warm_v1_to_v2_load_gets_every_changed_text_resource_as_a_small_delta(
 def test_a_warm_br_load_of_v2_fetches_the_changed_files_whole_and_revalidates_the_rest(runs, site):
     store, direct, _ = runs
     changed = set(site.manifest.changed[2])
-    for mode in ("keepalive", "h2", "h3"):
-        for load in _loads(store, direct, mode=mode, encoding="br", cache="warm"):
+    for mode in (KEEPALIVE, H2, H3):
+        for load in _loads(store, direct, mode=mode, encoding=BR, cache="warm"):
             resources = {_host_path(r.url): r for r in _resources(store, load)}
             for path in changed:
                 assert resources[path].status == 200 and resources[path].content_encoding == "br"
@@ -126,7 +128,7 @@ def test_the_run_records_what_each_encoding_cost_to_make(runs, site):
 
 def test_a_cold_dcz_load_falls_back_to_zstd(runs):
     store, direct, _ = runs
-    for load in _loads(store, direct, mode="h2", encoding="dcz", cache="cold"):
+    for load in _loads(store, direct, mode=H2, encoding=DCZ, cache="cold"):
         text = [r for r in _network(store, load) if r.resource_type in ("document", "stylesheet", "script")]
         assert text and {r.content_encoding for r in text} == {"zstd"}
         assert not any(r.dictionary_offered for r in text)

@@ -23,7 +23,7 @@ def h3_run(tmp_path_factory) -> tuple[Store, str]:
 
 
 def _h3(store: Store, run: str, cache: str) -> list[dict]:
-    loads = [row for row in store.loads(run) if row.condition.mode == "h3" and row.condition.cache == cache]
+    loads = [row for row in store.loads(run) if row.condition.mode.name == "h3" and row.condition.cache == cache]
     assert len(loads) == 2 and all(row.ok and not row.flagged for row in loads), \
         [row.flags for row in loads]
     return loads

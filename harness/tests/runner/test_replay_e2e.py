@@ -76,7 +76,7 @@ def test_every_replayed_load_fetches_exactly_the_har_requests(runs):
     seen = set()
     for run in (direct, proxied):
         for load in store.loads(run):
-            where = (load.condition.mode, load.condition.cache)
+            where = (load.condition.mode.name, load.condition.cache)
             seen.add(where)
             assert load.ok and not load.flagged, (where, load.flags, load.errors)
             assert not load.unrecorded, where
@@ -84,7 +84,7 @@ def test_every_replayed_load_fetches_exactly_the_har_requests(runs):
             assert sorted(r.resource.url for r in resources) == expected, where
             if load.condition.cache == "cold":
                 assert all(r.resource.status == 200 for r in resources), where
-                if load.condition.mode != "pipelining":  # direct: the connections the browser used, the servers saw
+                if load.condition.mode.name != "pipelining":  # direct: the connections the browser used, the servers saw
                     # them all, the router as many or more (sockets Chromium opened and never used)
                     assert load.connections_browser == load.connections_server <= load.connections_link, where
     assert seen == {(m, c) for m in ("http1.0", "keepalive", "h2", "h3", "pipelining") for c in ("cold", "warm")}

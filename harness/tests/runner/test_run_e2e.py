@@ -35,7 +35,7 @@ def modes_run(tmp_path_factory) -> tuple[Store, str]:
 
 
 def _loads(store: Store, run: str, mode: str, cache: str) -> list[LoadRow]:
-    loads = [row for row in store.loads(run) if row.condition.mode == mode and row.condition.cache == cache]
+    loads = [row for row in store.loads(run) if row.condition.mode.name == mode and row.condition.cache == cache]
     assert len(loads) == 2
     return loads
 
@@ -102,7 +102,7 @@ def test_next_hop_protocol_matches_the_mode(modes_run):
     for load in store.loads(run):
         for r in store.resources(load.id):
             if not r.resource.from_cache:
-                assert r.resource.protocol == expected[load.condition.mode], (load.condition.mode, r.resource.url)
+                assert r.resource.protocol == expected[load.condition.mode.name], (load.condition.mode, r.resource.url)
 
 
 def test_report_json_contract(modes_run):
@@ -270,12 +270,12 @@ def test_cleartext_loads_carry_no_tls_on_the_link_and_count_connections_three_wa
     store = Store(db)
     loads = store.loads(run_id_of(subprocess.CompletedProcess([], 0, out, err)))
     assert "tls none: skipped for h2 direct" in err
-    assert {(l.condition.mode, l.condition.topology) for l in loads} == {
+    assert {(l.condition.mode.name, l.condition.topology) for l in loads} == {
         ("http1.0", "direct"), ("keepalive", "direct"), ("http1.0", "proxy"), ("keepalive", "proxy"), ("h2", "proxy")}
     for load in loads:
         assert load.ok and not load.flagged, (load.condition.mode, load.condition.topology, load.flags)
         assert load.url.startswith("http://" if load.condition.topology == "direct" else "https://")
-        if load.condition.mode == "http1.0":  # a connection per request, counted by browser/proxy, router and nginx
+        if load.condition.mode.name == "http1.0":  # a connection per request, counted by browser/proxy, router and nginx
             counted = load.connections_proxy if load.condition.topology == "proxy" else load.connections_browser
             assert counted == load.connections_link == load.connections_server == load.requests == 5
         else:  # the router also sees sockets Chromium opened and never used; nginx logs those with requests

@@ -17,16 +17,8 @@ from pagebench.analysis.report.sections import COUNTS
 from pagebench.analysis.report.text import ms
 from pagebench.analysis.summary import shown
 from pagebench.core import modes
+from pagebench.core.modes import Mode
 from pagebench.results.rows import LoadRow, ResourceRow
-
-#: What draws a mode the modes table does not know (a run stored by another version).
-OTHER_MODE = "#555555"
-
-
-def _mode_colour(mode: str) -> str:
-    found = modes.BY_NAME.get(mode)
-    return found.colour if found else OTHER_MODE
-
 
 def _n_label(view: ConditionView) -> str:
     return f"{view.label}  n={view.summary.n}"
@@ -39,7 +31,7 @@ def _no_data(what: str) -> str:
 def distribution(conditions: Sequence[ConditionView]) -> str:
     if not any(c.used for c in conditions):
         return _no_data("load times")
-    strips = [charts.Strip(label=_n_label(c), colour=_mode_colour(c.condition.mode),
+    strips = [charts.Strip(label=_n_label(c), colour=c.condition.mode.colour,
                            values=tuple(c.summary.values("load_ms")),
                            excluded=tuple(r.load_ms for r in c.flagged if r.load_ms is not None),
                            median=c.median,
@@ -51,7 +43,7 @@ def distribution(conditions: Sequence[ConditionView]) -> str:
         (chip("#0072B2", 0.25), "95 % bootstrap interval of the median"),
         ('<span class="ring"></span>', "flagged load (left out)"),
         *((chip(mode.colour), escape(mode.name)) for mode in modes.MODES
-          if any(c.condition.mode == mode.name for c in conditions)),
+          if any(c.condition.mode is mode for c in conditions)),
     ])
     return figure("distribution", charts.strip_plot(strips, "load time (ms)"),
                   "Every measured load of each condition, on one axis from 0 ms.", key)
@@ -67,12 +59,12 @@ def against_rtt(conditions: Sequence[ConditionView], varying: Sequence[str],
     for c in placed:
         groups.setdefault(tuple(str(getattr(c.condition, f)) for f in fields), []).append(c)
     series = []
-    looks: dict[tuple[str, str], int] = {}  # series already drawn in the same colour and dash
+    looks: dict[tuple[Mode, str], int] = {}  # series already drawn in the same colour and dash
     for key, members in groups.items():
         mode, cache = members[0].condition.mode, members[0].condition.cache
         same = looks[mode, cache] = looks.get((mode, cache), -1) + 1
         series.append(charts.Series(
-            label=" ".join(shown(f, v) for f, v in zip(fields, key)), colour=_mode_colour(mode),
+            label=" ".join(shown(f, v) for f, v in zip(fields, key)), colour=mode.colour,
             dashed=cache == "warm",
             marker=charts.MARKERS[same % len(charts.MARKERS)],
             points=tuple(charts.Point(c.rtt_ms, c.median, None if c.ci is None else c.ci.low,

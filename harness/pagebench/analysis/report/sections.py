@@ -28,8 +28,6 @@ COUNTS = (("browser", "#332288"), ("link", "#44AA99"), ("server", "#DDAA33"))
 TABLE_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls")
 #: Shown beside the TLS and cache only when a run has a value other than the default.
 OPTIONAL_FIELDS = ("encoding", "version")
-#: What draws an encoding the encodings table does not know (a run stored by another version).
-OTHER_ENCODING = "#555555"
 
 
 def _words(fields: Sequence[str], values: Sequence[Any], present: Iterable[str] = ()) -> str:
@@ -161,11 +159,6 @@ def _interval(value: stats.Interval | None, show: Any, n: int) -> str:
     return f"<b>{escape(show(value.estimate))}</b>{interval}"
 
 
-def encoding_colour(name: str) -> str:
-    found = encodings.BY_NAME.get(name)
-    return found.colour if found else OTHER_ENCODING
-
-
 def encodings_against_identity(rows: Sequence[encoding_mod.EncodingSaving]) -> str:
     """Per group (everything but the encoding equal), each encoding against identity:
     bytes per load, the share saved, time saved measured and estimated by seed 001's model,
@@ -200,14 +193,14 @@ def encodings_against_identity(rows: Sequence[encoding_mod.EncodingSaving]) -> s
              "(5.4), each response's transfer time under identity (first byte to last) times the share of its "
              "bytes this encoding saves, summed over the load; it leaves out round trips and CPU. Dictionary: "
              "requests that offered one (Available-Dictionary) and answers that used it (dcz), per load.</p>")
-    names = [name for name in encodings.NAMES if any(r.condition.encoding == name for r in rows)]
-    names += sorted({r.condition.encoding for r in rows} - set(names))
+    present = [e for e in encodings.ENCODINGS if any(r.condition.encoding is e for r in rows)]
+    names = [e.name for e in present]
     bars = [charts.BarGroup(" ".join(shown(f, getattr(baseline, f)) for f in fields),
                             tuple(next((None if r.bytes is None else round(r.bytes.estimate / 1024, 1)
-                                        for r in members if r.condition.encoding == name), None)
-                                  for name in names))
+                                        for r in members if r.condition.encoding is encoding), None)
+                                  for encoding in present))
             for baseline, members in groups]
-    colours = [encoding_colour(name) for name in names]
+    colours = [e.colour for e in present]
     svg = charts.grouped_bars(bars, names, colours, "response bytes per load (KiB, median)")
     key = legend((chip(colour), escape(name)) for name, colour in zip(names, colours))
     return table + figure("encodings", svg, "Response bytes per load (bodies as sent) of each encoding.", key)

@@ -229,7 +229,7 @@ def encoding_table(rows: list[encoding_mod.EncodingSaving], varying: list[str]) 
     for baseline, members in encoding_mod.grouped(rows):
         for row in members:
             table.add_row(
-                group_label(baseline, varying), row.condition.encoding, str(row.n),
+                group_label(baseline, varying), row.condition.encoding.name, str(row.n),
                 "–" if row.bytes is None else human_bytes(row.bytes.estimate),
                 "baseline" if row.is_baseline else interval_text(row.saved_pct, percent, row.n),
                 "" if row.is_baseline else interval_text(row.measured_ms, ms, min(row.n, row.n_baseline)),

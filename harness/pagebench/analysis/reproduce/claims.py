@@ -21,6 +21,7 @@ from pagebench.analysis.reproduce.measures import (Data, connections_cut, cut, d
                                                    pool_knee, rate_window, share_of_gain, sweep_inside, throughput)
 from pagebench.analysis.reproduce.scenarios import CLAIM_IMAGES, SCENARIOS, Scenario
 from pagebench.analysis.stats import Interval
+from pagebench.core.modes import H2, HTTP10, KEEPALIVE, PIPELINING
 
 SEEDS = ("000", "001", "002", "004")
 
@@ -85,23 +86,23 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("000-3-first-image", "000", "§3, Fig. 3-1", "HTTP/1.0: round trips to the first image",
           "the earliest time at which the client could start displaying the first inlined image would be "
           "four network round-trip times after the user requested the document", "4 RTT", "000-first-image",
-          lambda d, v: first_image_rtts(d, v, "http1.0", on_open_connection=False),
+          lambda d, v: first_image_rtts(d, v, HTTP10, on_open_connection=False),
           Rule(3.5, 4.6, "4 RTT: 3.5-4.6 (the image's bytes and the host add a little)"), "RTT",
           "TLS adds a round trip to each of the two connections"),
     Claim("000-4-first-image-open", "000", "§4, Fig. 4-1", "persistent: round trips to the first image",
           "the first image arrives after just two round trips, rather than four", "2 RTT", "000-first-image",
-          lambda d, v: first_image_rtts(d, v, "keepalive", on_open_connection=True),
+          lambda d, v: first_image_rtts(d, v, KEEPALIVE, on_open_connection=True),
           Rule(1.5, 2.6, "2 RTT: 1.5-2.6"), "RTT", "counted on an open connection, TLS changes nothing"),
     Claim("000-6-small-cut", "000", "§6, Fig. 6-1", f"pipelining's cut, {CLAIM_IMAGES} x 2544 B, T1",
           "Our modified HTTP protocol cuts the latency by more than half", "> 50 %", "000-latency",
-          lambda d, v: cut(d, v, {"site": f"seed000-small-n{CLAIM_IMAGES}", "mode": "http1.0"},
-                           {"site": f"seed000-small-n{CLAIM_IMAGES}", "mode": "pipelining"}),
+          lambda d, v: cut(d, v, {"site": f"seed000-small-n{CLAIM_IMAGES}", "mode": HTTP10},
+                           {"site": f"seed000-small-n{CLAIM_IMAGES}", "mode": PIPELINING}),
           Rule(low=0.50, reading="> 50 %"), "%", "TLS makes every HTTP/1.0 connection a round trip dearer"),
     Claim("000-6-large-cut", "000", "§6, Fig. 6-2", f"pipelining's cut, {CLAIM_IMAGES} x 45566 B, T1",
           "using 45566-byte images and the remote server, the new protocol improves latency by about 22%",
           "about 22 %", "000-latency",
-          lambda d, v: cut(d, v, {"site": f"seed000-large-n{CLAIM_IMAGES}", "mode": "http1.0"},
-                           {"site": f"seed000-large-n{CLAIM_IMAGES}", "mode": "pipelining"}),
+          lambda d, v: cut(d, v, {"site": f"seed000-large-n{CLAIM_IMAGES}", "mode": HTTP10},
+                           {"site": f"seed000-large-n{CLAIM_IMAGES}", "mode": PIPELINING}),
           Rule(0.17, 0.27, "about 22 %: 17-27 %"), "%",
           "each new connection's slow start: from 1 segment in 1994, from 10 today, plus TLS"),
     Claim("000-6-pipelining-share", "000", "§6, Fig. 6-1", "share of the gain due to pipelining",
@@ -111,8 +112,8 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("000-6-local-keepalive", "000", "§6, Fig. 6-4", f"persistent's cut on the LAN, {CLAIM_IMAGES} images",
           "For the local case, long-lived connections without pipelining reduces latency by only about 5% "
           "to 15%", "5-15 %", "000-local",
-          lambda d, v: cut(d, v, {"site": f"seed000-small-n{CLAIM_IMAGES}", "mode": "http1.0"},
-                           {"site": f"seed000-small-n{CLAIM_IMAGES}", "mode": "keepalive"}),
+          lambda d, v: cut(d, v, {"site": f"seed000-small-n{CLAIM_IMAGES}", "mode": HTTP10},
+                           {"site": f"seed000-small-n{CLAIM_IMAGES}", "mode": KEEPALIVE}),
           Rule(0.05, 0.15, "5-15 %"), "%",
           "on the LAN a connection's cost is the hosts' work per connection (and TLS's today), not round trips"),
     Claim("001-5-gzip-html", "001", "§5.7, Table 5-6", "gzip's saving on HTML bytes",
@@ -137,7 +138,7 @@ CLAIMS: tuple[Claim, ...] = (
     Claim("002-load", "002", "§5, Figs. 4 and 8", "h2's cut of the cold load time",
           "a decrease of 21% download time ... SPDY's downloading time in our test was 42% better than HTTP",
           "21-42 %", "002-page",
-          lambda d, v: cut(d, v, {"mode": "keepalive", "cache": "cold"}, {"mode": "h2", "cache": "cold"}),
+          lambda d, v: cut(d, v, {"mode": KEEPALIVE, "cache": "cold"}, {"mode": H2, "cache": "cold"}),
           Rule(0.21, 0.42, "21-42 %"), "%",
           "a page of six big photos is bandwidth-bound: one connection or seven carry the same bytes"),
     Claim("002-connections", "002", "§5, Fig. 5", "h2's cut of TCP connections",
@@ -146,7 +147,7 @@ CLAIMS: tuple[Claim, ...] = (
           "Chromium keeps 6 HTTP/1.1 connections per host, and h2 coalesces nothing across the two addresses"),
     Claim("002-warm", "002", "§5, Fig. 9", "h2's cut of the warm load time",
           "SPDY fails to deliver in term of reducing download time when caching is enabled", "no gain",
-          "002-page", lambda d, v: cut(d, v, {"mode": "keepalive", "cache": "warm"}, {"mode": "h2", "cache": "warm"}),
+          "002-page", lambda d, v: cut(d, v, {"mode": KEEPALIVE, "cache": "warm"}, {"mode": H2, "cache": "warm"}),
           Rule(high=0.10, reading="no gain: under 10 %"), "%",
           "a warm load is one revalidation: one connection either way"),
     Claim("002-sweep", "002", "§5 (where)", "cells of the sweep with a 21-42 % gain",

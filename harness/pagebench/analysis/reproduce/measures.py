@@ -12,6 +12,8 @@ from typing import Any
 
 from pagebench.analysis.reproduce.scenarios import SMALL_EDIT_VERSIONS, SWEEP_SITES, TRANSFER_BYTES, WINDOW_BYTES
 from pagebench.analysis.stats import Interval, bootstrap_ci
+from pagebench.core.encodings import DCZ, GZIP, IDENTITY
+from pagebench.core.modes import H2, HTTP10, KEEPALIVE, PIPELINING, Mode
 from pagebench.core.records import Resource
 from pagebench.results.rows import LoadRow, ResourceRow
 
@@ -53,7 +55,7 @@ def cut(data: Data, variant: str, base: dict[str, Any], new: dict[str, Any], lab
 def share_of_gain(data: Data, variant: str, site: str) -> Interval | None:
     """(keepalive - pipelining) / (http1.0 - pipelining): how much of the whole gain over
     HTTP/1.0 pipelining adds on top of persistent connections."""
-    groups = [_values(data.select(variant, site=site, mode=mode)) for mode in ("http1.0", "keepalive", "pipelining")]
+    groups = [_values(data.select(variant, site=site, mode=mode)) for mode in (HTTP10, KEEPALIVE, PIPELINING)]
     if not all(groups):
         return None
     return bootstrap_ci(lambda serial, persistent, piped: (persistent - piped) / (serial - piped)
@@ -80,7 +82,7 @@ def _rate_mbit(resource: Resource) -> float | None:
 
 def _rates(data: Data, variant: str, profile: str, nbytes: int) -> list[float]:
     rates = []
-    for load in data.select(variant, mode="http1.0", profile=profile, site=_transfer_name(nbytes)):
+    for load in data.select(variant, mode=HTTP10, profile=profile, site=_transfer_name(nbytes)):
         resource = _object(data, load, nbytes)
         rate = _rate_mbit(resource) if resource else None
         if rate is not None:
@@ -117,7 +119,7 @@ def transfer_bytes(site: str) -> int:
     return int(site.split("-b", 1)[1].split("-", 1)[0]) if site.startswith("gen-i1-b") else 0
 
 
-def first_image_rtts(data: Data, variant: str, mode: str, *, on_open_connection: bool) -> Interval | None:
+def first_image_rtts(data: Data, variant: str, mode: Mode, *, on_open_connection: bool) -> Interval | None:
     """Round trips from the request to the image's first byte (seed 000 figure 3-1: 4 for
     HTTP/1.0); `on_open_connection`: counted from the HTML's request on an open connection
     (figure 4-1: 2), i.e. without the round trips that opened it."""
@@ -137,8 +139,8 @@ def first_image_rtts(data: Data, variant: str, mode: str, *, on_open_connection:
 
 def connections_cut(data: Data, variant: str) -> Interval | None:
     """1 - median TCP connections (h2) / (keep-alive), as the router counted them, cold."""
-    h1 = _values(data.select(variant, mode="keepalive", cache="cold"), "connections_link")
-    h2 = _values(data.select(variant, mode="h2", cache="cold"), "connections_link")
+    h1 = _values(data.select(variant, mode=KEEPALIVE, cache="cold"), "connections_link")
+    h2 = _values(data.select(variant, mode=H2, cache="cold"), "connections_link")
     if not h1 or not h2:
         return None
     return bootstrap_ci(lambda a, b: 1 - b / a, [h1, h2])
@@ -150,8 +152,8 @@ def sweep_cells(data: Data, variant: str) -> list[tuple[str, str, Interval]]:
     for site in SWEEP_SITES:
         for profile in sorted(data.profiles, key=lambda p: (data.profiles[p]["rtt_ms"],
                                                             data.profiles[p].get("down_mbit") or 0)):
-            found = cut(data, variant, {"site": site, "profile": profile, "mode": "keepalive"},
-                        {"site": site, "profile": profile, "mode": "h2"})
+            found = cut(data, variant, {"site": site, "profile": profile, "mode": KEEPALIVE},
+                        {"site": site, "profile": profile, "mode": H2})
             if found is not None:
                 cells.append((site, profile, found))
     return cells
@@ -175,8 +177,8 @@ def pool_cut(data: Data, variant: str) -> Interval | None:
     if not labels:
         return None
     largest = labels[-1]
-    serial = _values(data.select(variant, largest, mode="http1.0"))
-    pooled = _values(data.select(variant, largest, mode="keepalive"))
+    serial = _values(data.select(variant, largest, mode=HTTP10))
+    pooled = _values(data.select(variant, largest, mode=KEEPALIVE))
     if not serial or not pooled:
         return None
     return bootstrap_ci(lambda s, p: 1 - p / s, [serial, pooled])
@@ -188,8 +190,8 @@ def pool_knee(data: Data, variant: str) -> Interval | None:
     labels = sorted(data.labels(variant), key=_pool_size)
     if len(labels) < 2:
         return None
-    small = _values(data.select(variant, labels[0], mode="keepalive"))
-    large = _values(data.select(variant, labels[-1], mode="keepalive"))
+    small = _values(data.select(variant, labels[0], mode=KEEPALIVE))
+    large = _values(data.select(variant, labels[-1], mode=KEEPALIVE))
     if not small or not large:
         return None
     return bootstrap_ci(lambda s, lg: s / lg - 1, [small, large])
@@ -212,8 +214,8 @@ def _page_bytes(data: Data, variant: str, **where: Any) -> dict[str, int]:
 def gzip_html_saving(data: Data, variant: str) -> Interval | None:
     """1 - gzip bytes / bytes as stored, over the four pages together (table 5-6 counts
     bytes, not pages); the modem's loads (the LAN's carry the same bytes)."""
-    stored = _page_bytes(data, variant, profile="modem", encoding="identity")
-    gzipped = _page_bytes(data, variant, profile="modem", encoding="gzip")
+    stored = _page_bytes(data, variant, profile="modem", encoding=IDENTITY)
+    gzipped = _page_bytes(data, variant, profile="modem", encoding=GZIP)
     common = [site for site in stored if site in gzipped]
     if not common:
         return None
@@ -227,8 +229,8 @@ def delta_saving(data: Data, variant: str) -> Interval | None:
     saved at least 98.5 %"."""
     savings = []
     for version in SMALL_EDIT_VERSIONS:
-        stored = _page_bytes(data, variant, encoding="identity", version=version)
-        for load in data.select(variant, encoding="dcz", version=version):
+        stored = _page_bytes(data, variant, encoding=IDENTITY, version=version)
+        for load in data.select(variant, encoding=DCZ, version=version):
             if stored.get(load.condition.site):
                 savings.append(1 - _encoded(data, load) / stored[load.condition.site])
     if not savings:
@@ -242,7 +244,7 @@ def modem_ratio(data: Data, variant: str) -> Interval | None:
     the two ratios)."""
     groups = []
     for f in ("c", "d"):
-        for encoding in ("identity", "gzip"):
+        for encoding in (IDENTITY, GZIP):
             groups.append(_values(data.select(variant, site=f"seed001-{f}", profile="modem", encoding=encoding)))
     if not all(groups):
         return None
@@ -251,8 +253,8 @@ def modem_ratio(data: Data, variant: str) -> Interval | None:
 
 def lan_tiny_cut(data: Data, variant: str) -> Interval | None:
     """gzip's cut of file B's (6 KB) load time on the LAN."""
-    return cut(data, variant, {"site": "seed001-b", "profile": "local", "encoding": "identity"},
-               {"site": "seed001-b", "profile": "local", "encoding": "gzip"})
+    return cut(data, variant, {"site": "seed001-b", "profile": "local", "encoding": IDENTITY},
+               {"site": "seed001-b", "profile": "local", "encoding": GZIP})
 
 
 def rate_window(data: Data, variant: str) -> Interval | None:

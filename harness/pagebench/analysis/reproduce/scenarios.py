@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pagebench.core.encodings import DCZ, GZIP, IDENTITY
+
 Spec = dict[str, Any]
 
 ERA, TODAY = "era", "today"
@@ -178,7 +180,7 @@ def _files001(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     one request, so a load is the file's transfer (the seed timed FTP transfers)."""
     modem = {"name": "modem", "base": "modem-28k8", **(TCP_1994 | {"initcwnd": 1} if variant == ERA else {})}
     spec = _base("001-files", variant, quick, sites=[f"seed001-{f}" for f in FILES001], modes=["http1.0"],
-                 encoding=["identity", "gzip"],
+                 encoding=[IDENTITY.name, GZIP.name],
                  profiles=[modem, _profile("local", "lan-1994-tcp", "lan-1994", variant)])
     # file C as stored is 104 s on the modem: few repetitions, no warm-up, a long timeout
     spec |= {"repetitions": 1 if quick else 3, "warmup": 0, "timeouts": {"load_s": 300, "link_check": not quick}}
@@ -190,7 +192,7 @@ def _delta001(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     stored and as a dictionary delta (bytes do not depend on the link)."""
     versions = list(SMALL_EDIT_VERSIONS) + ([] if quick else [4])
     return [("", _base("001-delta", variant, quick, sites=[f"seed001-{f}" for f in FILES001], modes=["h2"],
-                       encoding=["identity", "dcz"], version=versions, cache=["warm"], profiles=["lte"],
+                       encoding=[IDENTITY.name, DCZ.name], version=versions, cache=["warm"], profiles=["lte"],
                        repetitions=1 if quick else 2, warmup=0))]
 
 

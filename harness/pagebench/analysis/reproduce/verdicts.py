@@ -251,7 +251,7 @@ def _latency_figures(data: Data | None, profile: str, small_fig: str, large_fig:
                 points = []
                 for load_n in sorted({int(site.rsplit("-n", 1)[1]) for l in data.loads.get((variant, ""), [])
                                       if (site := l.condition.site).startswith(f"seed000-{kind}-n")}):
-                    values = [l.load_ms / 1000 for l in data.select(variant, mode=mode.name,
+                    values = [l.load_ms / 1000 for l in data.select(variant, mode=mode,
                                                                     site=f"seed000-{kind}-n{load_n}")
                               if l.load_ms is not None]
                     point = _median_point(load_n, values)
@@ -270,7 +270,7 @@ def _latency_figures(data: Data | None, profile: str, small_fig: str, large_fig:
 #: Seed 001 table 6-3's files: bytes as stored (the x of its figure here).
 FILE_BYTES = {"a": 17545, "b": 6017, "c": 374144, "d": 97125}
 #: The encodings of seed 001's table 6-3, drawn in the encodings table's colours.
-MODEM_ENCODINGS = (encodings.BY_NAME["identity"], encodings.BY_NAME["gzip"])
+MODEM_ENCODINGS = (encodings.IDENTITY, encodings.GZIP)
 
 
 def _modem_figure(data: Data | None) -> list[Figure]:
@@ -284,7 +284,7 @@ def _modem_figure(data: Data | None) -> list[Figure]:
         for encoding in MODEM_ENCODINGS:
             points = [point for f, size in sorted(FILE_BYTES.items(), key=lambda kv: kv[1])
                       for point in [_median_point(size / 1000, [l.load_ms / 1000 for l in data.select(
-                          variant, site=f"seed001-{f}", profile="modem", encoding=encoding.name)
+                          variant, site=f"seed001-{f}", profile="modem", encoding=encoding)
                           if l.load_ms is not None])] if point is not None]
             if points:
                 _add(series, entries, f"{encoding.name} {variant}", encoding.colour, points, variant == ERA)
@@ -359,7 +359,7 @@ def _pool_figure(data: Data | None) -> list[Figure]:
             points = []
             for label in data.labels(variant):
                 size = int(label.removeprefix("C="))
-                values = [l.load_ms / 1000 for l in data.select(variant, label, mode=mode.name)
+                values = [l.load_ms / 1000 for l in data.select(variant, label, mode=mode)
                           if l.load_ms is not None]
                 point = _median_point(math.log2(size), values)
                 if point is not None:

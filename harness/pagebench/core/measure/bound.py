@@ -31,7 +31,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from pagebench.core import modes
 from pagebench.core.modes import Mode
 from pagebench.core.records import Resource
 
@@ -131,9 +130,9 @@ def _handshake_trips(mode: Mode, link: Link) -> int:
     return 1 if mode.quic or not link.tls else 2
 
 
-def lower_bound_ms(fetches: Sequence[Fetch], link: Link, mode: str, cache: str = "cold") -> float:
+def lower_bound_ms(fetches: Sequence[Fetch], link: Link, mode: Mode, cache: str = "cold") -> float:
     """The least load time the protocol and the link allow (ms from navigation start)."""
-    return _bound(fetches, link, modes.get(mode), cache)
+    return _bound(fetches, link, mode, cache)
 
 
 def _bound(fetches: Sequence[Fetch], link: Link, mode: Mode, cache: str) -> float:

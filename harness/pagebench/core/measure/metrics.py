@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from pagebench.core import encodings, modes
+from pagebench.core import encodings
 from pagebench.core.har.mime import extension
+from pagebench.core.modes import Mode
 from pagebench.core.sites.recording import UNRECORDED_HEADER, UNRECORDED_VALUE, Recording
 from pagebench.core.records import Condition, LoadResult, RawLoad, Resource
 
@@ -150,7 +151,7 @@ def resources(raw: RawLoad) -> list[Resource]:
             encoded_bytes=None if from_cache or not isinstance(encoded, (int, float)) else int(encoded),
             content_encoding=encoding,
             dictionary_offered=bool(e.get("dictionary_offered")),
-            dictionary_used=encoding == "dcz",
+            dictionary_used=encoding == encodings.DCZ.token,
         ))
     return result
 
@@ -207,7 +208,7 @@ def evaluate(
     counted (`LoadResult.unrecorded`) and flags the load, and only the entry document's
     fails it; a warm load caches what the recording's headers say, so the lab's own
     warm-cache checks do not apply."""
-    mode = modes.get(condition.mode)
+    mode = condition.mode
     replayed = recording is not None
     res = [replace(r, revalidated=_host_path(r.url) in server.not_modified) for r in resources(raw)]
     entries = _entries(raw)  # res[i] is entries[i]
@@ -288,7 +289,7 @@ def evaluate(
     )
 
 
-def _check_upstream(mode: modes.Mode, proxy: ProxyView, link: LinkView, server: ServerView) -> list[str]:
+def _check_upstream(mode: Mode, proxy: ProxyView, link: LinkView, server: ServerView) -> list[str]:
     """The proxy opens a connection only for a request, so the three upstream counts agree:
     the router sees the SYNs of those it opened; nginx logs those and the reused ones of a
     warm pool (opened by an earlier load, no SYN in this one)."""
@@ -307,8 +308,7 @@ def _check_encoding(condition: Condition, res: list[Resource], text: list[bool])
     """Every text file the server sent (a 200 over the network) carries the condition's
     Content-Encoding (dcz: or its fallback, where no dictionary was offered); images and
     fonts are sent as stored, without one. `text[i]`: whether res[i] is text."""
-    encoding = encodings.get(condition.encoding)
-    allowed = [encoding.token] + ([encodings.get(encoding.fallback).token] if encoding.fallback else [])
+    allowed = condition.encoding.answers
     sent = [(r, t) for r, t in zip(res, text) if not r.from_cache and not r.revalidated and r.status == 200]
     flags = []
     wrong = [r for r, t in sent if t and r.content_encoding not in allowed]
@@ -330,7 +330,7 @@ def _check_delta(condition: Condition, res: list[Resource], expect_delta: frozen
     first: dict[str, Resource] = {}
     for r in res:
         first.setdefault(_file_key(r.url), r)
-    delta = encodings.get(condition.encoding).dictionary
+    delta = condition.encoding.dictionary
     flags = []
     for key in sorted(expect_delta):
         r = first.get(key)
@@ -342,7 +342,7 @@ def _check_delta(condition: Condition, res: list[Resource], expect_delta: frozen
         elif r.from_cache:
             flags.append(f"{changed} but was served from the cache without asking the server")
         elif delta and r.status == 200 and not r.dictionary_used:
-            why = (f"dictionary offered, answered {r.content_encoding or 'identity'}" if r.dictionary_offered
+            why = (f"dictionary offered, answered {r.content_encoding or encodings.IDENTITY.name}" if r.dictionary_offered
                    else "no dictionary offered")
             flags.append(f"{changed} and arrived whole, not as a delta: {why}")
     return flags

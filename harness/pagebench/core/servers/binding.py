@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pagebench.core import encodings as encodings_table
-from pagebench.core import modes as modes_table
+from pagebench.core.encodings import IDENTITY, Encoding
 from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.layout import MAX_SERVER_IPS, Layout
+from pagebench.core.modes import CLEARTEXT, Mode
 
 QUIC_PORT = 443
 TLS_PORT = 443
@@ -39,21 +39,21 @@ class Binding:
     of its content and one content encoding."""
 
     tls: str
-    mode: str
+    mode: Mode
     site: str
     origin: str
     index: int  # into Layout.server_addresses / server_addresses6
-    encoding: str = encodings_table.IDENTITY  # a name of `encodings.ENCODINGS`
+    encoding: Encoding = IDENTITY
     version: int = 1  # of the site's content (`Site.origin_root(origin, version)`)
 
     @property
     def server(self) -> str:
         """Which server program serves it: "nginx" or "caddy"."""
-        return modes_table.get(self.mode).server
+        return self.mode.server
 
     @property
     def port(self) -> int:
-        return CLEARTEXT_PORT if self.tls == modes_table.CLEARTEXT else TLS_PORT
+        return CLEARTEXT_PORT if self.tls == CLEARTEXT else TLS_PORT
 
     @property
     def ip(self) -> str:

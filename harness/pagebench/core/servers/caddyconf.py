@@ -24,7 +24,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pagebench.core import modes
 from pagebench.core.certs import Leaf
 from pagebench.core.servers.binding import QUIC_PORT, PlanError
 from pagebench.core.servers.caddyreplay import replay_routes
@@ -60,7 +59,7 @@ def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = Non
             "listen": [f"{b.ip}:{QUIC_PORT}", f"[{b.ip6}]:{QUIC_PORT}"],
             # QUIC only: UDP 443 alone (Caddy 2.6 also bound TCP 443 and served nothing there).
             # Caddy names its protocols as ALPN does.
-            "protocols": ["h1", "h2", *modes.get(b.mode).alpn] if tcp else list(modes.get(b.mode).alpn),
+            "protocols": ["h1", "h2", *b.mode.alpn] if tcp else list(b.mode.alpn),
             "automatic_https": {"disable": True},
             "tls_connection_policies": [{
                 "certificate_selection": {"any_tag": [CERT_TAG]},

@@ -18,7 +18,6 @@ import string
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from pagebench.core import encodings
 from pagebench.core.servers.binding import Binding
 from pagebench.core.servers.caddyroutes import file_server, safe_path, set_headers
 from pagebench.core.servers.replay import UNRECORDED_HEADERS, literal_regex, loosely_replayed, replay_headers
@@ -87,7 +86,7 @@ def _exchange_route(site: Site, binding: Binding, index: int, exchange: Exchange
         if exchange.status != 200:
             deferred["delete"] = ["Etag", "Last-Modified"]
         server = file_server(site.origin_root(binding.origin),
-                             encodings.get(binding.encoding).token if replay_sidecar(binding, exchange) else None)
+                             binding.encoding.token if replay_sidecar(binding, exchange) else None)
         if exchange.status != 200:
             server["status_code"] = exchange.status
         handlers += [set_headers({name: _literal(value) for name, value in headers.items()}),

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pagebench.core import encodings
+from pagebench.core.modes import H3
 from pagebench.core.servers.binding import Binding, PlanError
 from pagebench.core.servers.headers import COMMON_HEADERS, HTML_CACHE_CONTROL, INDEX, MIME_TYPES
 from pagebench.core.servers.headers import STATIC_CACHE_CONTROL, glob_regex
@@ -82,7 +83,7 @@ def _negotiated_routes(site: Site, binding: Binding) -> tuple[list[dict[str, Any
     root, text = site.origin_root(binding.origin, binding.version), f"(?i){text_pattern()}$"
     before: list[dict[str, Any]] = []
     after: list[dict[str, Any]] = []
-    if binding.encoding == "dcz":
+    if binding.encoding.dictionary:
         for path in dictionary_paths(site, binding.origin):
             before.append({"match": [{"path": [path + encodings.DICTIONARY_SUFFIX]}], "handle": [
                 set_headers({"Cache-Control": DICTIONARY_CACHE_CONTROL, "Content-Type": _mime_of(path),
@@ -98,18 +99,18 @@ def _negotiated_routes(site: Site, binding: Binding) -> tuple[list[dict[str, Any
                              "mappings": [{"input": value, "outputs": [ident]}
                                           for value, ident in dictionary_ids([site]).items()],
                              "defaults": [""]}))
-        delta = "." + DICTIONARY_PLACEHOLDER + ".dcz"
+        delta = "." + DICTIONARY_PLACEHOLDER + binding.encoding.suffix
         after.append({"match": [{
-            "header_regexp": {"Accept-Encoding": {"pattern": "(?i)" + accepts_pattern("dcz")}},
+            "header_regexp": {"Accept-Encoding": {"pattern": "(?i)" + accepts_pattern(binding.encoding.token)}},
             "file": {"root": safe_path(root), "try_files": ["{http.request.uri.path}" + delta,
                                                             "{http.request.uri.path}" + INDEX + delta]},
         }], "handle": [
             {"handler": "rewrite", "uri": "{http.matchers.file.relative}"},
             # deferred: set when the response starts, over the Vary file_server adds
-            {"handler": "headers", "response": {"set": {"Content-Encoding": ["dcz"], "Vary": [DCZ_VARY]},
-                                                "deferred": True}},
+            {"handler": "headers",
+             "response": {"set": {"Content-Encoding": [binding.encoding.token], "Vary": [DCZ_VARY]}, "deferred": True}},
             file_server(root)]})
-    token = encodings.get(encodings.get(binding.encoding).fallback or binding.encoding).token
+    token = binding.encoding.plain.token
     after.append({"match": [{"path_regexp": {"pattern": text}}, {"path_regexp": {"pattern": "/$"}}],
                   "handle": [file_server(root, token)]})
     return before, after
@@ -119,7 +120,7 @@ def routes(site: Site, origin: str, binding: Binding | None = None) -> list[dict
     """Headers first (each route sets, later ones override), then the files. Site rules
     form one group, so only the first matching rule applies, like nginx's regex locations.
     `binding` (else identity, version 1) chooses the encoding and the version's root."""
-    binding = binding or Binding("1.3", "h3", site.name, origin, 0)
+    binding = binding or Binding("1.3", H3, site.name, origin, 0)
     common = dict(COMMON_HEADERS)
     out = [_route(set_headers({"Cache-Control": STATIC_CACHE_CONTROL, **common, "Content-Type": DEFAULT_TYPE}))]
     for mime, extensions in MIME_TYPES:

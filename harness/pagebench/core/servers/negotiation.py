@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from urllib.parse import urlsplit
 
 from pagebench.core import encodings as encodings_table
+from pagebench.core.encodings import DCZ, IDENTITY
 from pagebench.core.servers.binding import Binding, PlanError
 from pagebench.core.servers.headers import INDEX
 from pagebench.core.sites.model import Site
@@ -26,7 +27,7 @@ _PATTERN_SYNTAX = set('*?+:(){}\\"')
 
 def negotiated(binding: Binding) -> bool:
     """Whether a binding answers from precompressed files (every encoding but identity)."""
-    return binding.encoding != encodings_table.IDENTITY
+    return binding.encoding is not IDENTITY
 
 
 def text_pattern() -> str:
@@ -38,7 +39,7 @@ def sidecar_pattern() -> str:
     """A regex matching what follows a text file's name in its sidecars: `.gz`, `.br`, `.zst`
     or `.<dictionary id>.dcz` (the agreed layout)."""
     plain = "|".join(re.escape(e.suffix) for e in encodings_table.SIDECARS)
-    return rf"({plain}|\.[0-9a-f]{{16}}\.dcz)"
+    return rf"({plain}|\.[0-9a-f]{{16}}{re.escape(DCZ.suffix)})"
 
 
 def accepts_pattern(token: str) -> str:

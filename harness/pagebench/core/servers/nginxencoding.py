@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 
 from pagebench.core import encodings
+from pagebench.core.encodings import Encoding
 from pagebench.core.servers.binding import Binding
 from pagebench.core.servers.headers import COMMON_HEADERS, HTML_CACHE_CONTROL, MIME_TYPES, STATIC_CACHE_CONTROL
 from pagebench.core.servers.headers import glob_regex, merged
@@ -42,9 +43,9 @@ CONTENT_TYPE_VARIABLE = "$pb_content_type"
 VARY_VARIABLE = "$pb_vary"
 
 
-def accepts_variable(encoding: str) -> str:
+def accepts_variable(encoding: Encoding) -> str:
     """The variable holding a sidecar's suffix when Accept-Encoding allows `encoding`, else ""."""
-    return f"$pb_accepts_{encoding}"
+    return f"$pb_accepts_{encoding.name}"
 
 
 def _headers_of(binding: Binding, site: Site) -> list[tuple[str, str]]:
@@ -59,7 +60,7 @@ def _headers_of(binding: Binding, site: Site) -> list[tuple[str, str]]:
 def _try_files(binding: Binding) -> str:
     """The files a request may be answered from, best first (sidecar suffixes come from
     the maps of Accept-Encoding; an empty one is the file itself)."""
-    if binding.encoding == "dcz":
+    if binding.encoding.dictionary:
         return "try_files $uri$pb_dcz_first $uri$pb_dcz_then $uri $uri/ =404;"
     if negotiated(binding):
         return f"try_files $uri{accepts_variable(binding.encoding)} $uri $uri/ =404;"
@@ -92,7 +93,7 @@ def negotiated_body(binding: Binding, site: Site) -> list[str]:
     if negotiated(binding):
         lines.append('        default_type "";')  # the sidecars' extensions: Content-Type from the map
     lines += _serving(binding, base, "        ")
-    if binding.encoding == "dcz":
+    if binding.encoding.dictionary:
         host, entry = entry_file(site)
         if binding.version == 1 and host == binding.origin and site.manifest.dictionaries:
             headers = [*merged(base, _rule_for(site, entry)), ("Link", dictionary_links(site))]
@@ -124,28 +125,29 @@ def encoding_maps(server_plan: ServerPlan) -> list[str]:
     text, sidecar = text_pattern(), sidecar_pattern()
     lines = ["    # content encodings and versions (core/encodings.py)"]
     for encoding in encodings.SIDECARS:
-        lines += [f"    map $http_accept_encoding {accepts_variable(encoding.name)} {{",
+        lines += [f"    map $http_accept_encoding {accepts_variable(encoding)} {{",
                   f'        "~*{accepts_pattern(encoding.token)}" "{encoding.suffix}";',
                   "    }"]
-    lines += [f"    map $http_accept_encoding {accepts_variable('dcz')} {{",
-              f'        "~*{accepts_pattern("dcz")}" "1";',
+    delta = encodings.DCZ
+    lines += [f"    map $http_accept_encoding {accepts_variable(delta)} {{",
+              f'        "~*{accepts_pattern(delta.token)}" "1";',
               "    }",
-              f'    map "{accepts_variable("dcz")}$http_available_dictionary" $pb_dcz {{']
+              f'    map "{accepts_variable(delta)}$http_available_dictionary" $pb_dcz {{']
     for value, ident in dictionary_ids(server_plan.sites).items():
-        lines.append(f'        "~^1{re.escape(value)}$" ".{ident}.dcz";')
+        lines.append(f'        "~^1{re.escape(value)}$" ".{ident}{delta.suffix}";')
     lines += ["    }",
               "    map $pb_dcz $pb_dcz_first {",
-              f'        "" {accepts_variable("zstd")};',
+              f'        "" {accepts_variable(delta.plain)};',
               "        default $pb_dcz;",
               "    }",
               "    map $pb_dcz $pb_dcz_then {",
               '        "" "";',
-              f"        default {accepts_variable('zstd')};",
+              f"        default {accepts_variable(delta.plain)};",
               "    }",
               f"    map $uri {CONTENT_ENCODING_VARIABLE} {{"]
     for encoding in encodings.SIDECARS:
         lines.append(f'        "~*{text}{re.escape(encoding.suffix)}$" "{encoding.token}";')
-    lines += [f'        "~*{text}\\.[0-9a-f]{{16}}\\.dcz$" "dcz";',
+    lines += [f'        "~*{text}\\.[0-9a-f]{{16}}{re.escape(delta.suffix)}$" "{delta.token}";',
               "    }",
               f"    map $uri {VARY_VARIABLE} {{",
               f'        "~*{text}\\.[0-9a-f]{{16}}\\.dcz$" "{DCZ_VARY}";',

@@ -31,8 +31,10 @@ from dataclasses import dataclass
 
 from pagebench.core import encodings as encodings_table
 from pagebench.core import modes as modes_table
+from pagebench.core.encodings import IDENTITY, Encoding
 from pagebench.core.certs import Leaf
 from pagebench.core.layout import MAX_SERVER_IPS
+from pagebench.core.modes import Mode
 from pagebench.core.servers.binding import QUIC_PORT, Binding, PlanError
 from pagebench.core.servers.replay import check_replayable
 from pagebench.core.sites.model import Site
@@ -44,11 +46,11 @@ class ServerPlan:
     """Every binding of a run's sites, modes and TLS versions, and how the browser reaches them."""
 
     sites: tuple[Site, ...]
-    modes: tuple[str, ...]
+    modes: tuple[Mode, ...]
     tls_versions: tuple[str, ...]
     bindings: tuple[Binding, ...]
     leaf: Leaf | None = None  # the certificate; `servers` supplies it when the plan has none
-    encodings: tuple[str, ...] = (encodings_table.IDENTITY,)
+    encodings: tuple[Encoding, ...] = (IDENTITY,)
     #: How recorded sites match a request's query: "exact", or "loose" (`Recording.lookup`).
     query: str = "exact"
 
@@ -66,20 +68,21 @@ class ServerPlan:
         """Every origin served (what the certificate must name)."""
         return tuple(sorted({b.origin for b in self.bindings}))
 
-    def select(self, mode: str, tls: str, site: str | None = None, *, encoding: str = encodings_table.IDENTITY,
+    def select(self, mode: Mode, tls: str, site: str | None = None, *, encoding: Encoding = IDENTITY,
                version: int = 1) -> tuple[Binding, ...]:
         """The bindings of one condition (mode, TLS, optionally the site; the encoding and the
         site version), checked to be servable."""
         if mode not in self.modes:
-            raise PlanError(f"mode {mode!r}: not in this plan (has {', '.join(self.modes)})")
+            raise PlanError(f"mode {mode.name!r}: not in this plan (has {', '.join(m.name for m in self.modes)})")
         if tls not in self.tls_versions:
             raise PlanError(f"tls {tls!r}: not in this plan (has {', '.join(self.tls_versions)})")
-        if tls not in modes_table.get(mode).tls_versions:
+        if tls not in mode.tls_versions:
             raise PlanError(f"mode {mode} with tls {tls}: QUIC always uses TLS {modes_table.QUIC_TLS}")
         if site is not None and site not in {s.name for s in self.sites}:
             raise PlanError(f"site {site!r}: not in this plan (has {', '.join(s.name for s in self.sites)})")
         if encoding not in self.encodings:
-            raise PlanError(f"encoding {encoding!r}: not in this plan (has {', '.join(self.encodings)})")
+            raise PlanError(f"encoding {encoding.name!r}: not in this plan "
+                            f"(has {', '.join(e.name for e in self.encodings)})")
         versions = max((s.manifest.versions for s in self.sites if site in (None, s.name)), default=1)
         if not 1 <= version <= versions:
             raise PlanError(f"version {version}: not in this plan (site {site or 'any'} has versions 1..{versions})")
@@ -92,13 +95,13 @@ class ServerPlan:
             raise PlanError(f"host {shared[0]} is served for several sites ({', '.join(owners)}): name the site")
         return chosen
 
-    def addresses(self, mode: str, tls: str, site: str | None = None, *, encoding: str = encodings_table.IDENTITY,
+    def addresses(self, mode: Mode, tls: str, site: str | None = None, *, encoding: Encoding = IDENTITY,
                   version: int = 1) -> dict[str, str]:
         """host -> IPv4 address for one condition (e.g. for curl --resolve host:443:ip)."""
         return {b.origin: b.ip for b in self.select(mode, tls, site, encoding=encoding, version=version)}
 
-    def address(self, mode: str, tls: str, host: str, site: str | None = None, *,
-                encoding: str = encodings_table.IDENTITY, version: int = 1) -> Binding:
+    def address(self, mode: Mode, tls: str, host: str, site: str | None = None, *,
+                encoding: Encoding = IDENTITY, version: int = 1) -> Binding:
         """The binding serving `host` in one condition."""
         for binding in self.select(mode, tls, site, encoding=encoding, version=version):
             if binding.origin == host:
@@ -106,47 +109,41 @@ class ServerPlan:
         raise PlanError(f"host {host!r}: not served under mode {mode}, tls {tls}, encoding {encoding}, "
                         f"version {version}")
 
-    def host_resolver_rules(self, mode: str, tls: str, site: str | None = None, block_others: bool = False, *,
-                            encoding: str = encodings_table.IDENTITY, version: int = 1) -> str:
+    def host_resolver_rules(self, mode: Mode, tls: str, site: str | None = None, block_others: bool = False, *,
+                            encoding: Encoding = IDENTITY, version: int = 1) -> str:
         """Chromium's --host-resolver-rules value: `MAP host ip, MAP host2 ip2`.
         `block_others` adds `MAP * ~NOTFOUND` so no other name is ever looked up."""
         rules = [f"MAP {b.origin} {b.ip}" for b in self.select(mode, tls, site, encoding=encoding, version=version)]
         return ", ".join(rules + (["MAP * ~NOTFOUND"] if block_others else []))
 
-    def force_quic_on(self, mode: str, tls: str, site: str | None = None, *,
-                      encoding: str = encodings_table.IDENTITY, version: int = 1) -> str:
+    def force_quic_on(self, mode: Mode, tls: str, site: str | None = None, *,
+                      encoding: Encoding = IDENTITY, version: int = 1) -> str:
         """Chromium's --origin-to-force-quic-on value for a QUIC mode's origins:
         `host:443,host2:443` (QUIC from the first request, no TCP and no Alt-Svc discovery)."""
         return ",".join(f"{b.origin}:{QUIC_PORT}"
                         for b in self.select(mode, tls, site, encoding=encoding, version=version))
 
 
-def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str],
-         leaf: Leaf | None = None, encodings: Iterable[str] = (encodings_table.IDENTITY,),
+def plan(sites: Sequence[Site], modes: Iterable[Mode], tls_versions: Iterable[str],
+         leaf: Leaf | None = None, encodings: Iterable[Encoding] = (IDENTITY,),
          query: str = "exact") -> ServerPlan:
     """Allocate one server IP per (TLS version, mode, site, site version, encoding, origin),
     in that order; QUIC cells exist for TLS 1.3 only (QUIC has no other). With one encoding
     and sites of one version, indices are what they were before either existed. `query`
     is how recorded sites match a request's query ("exact" or "loose")."""
     modes, tls_versions = tuple(dict.fromkeys(modes)), tuple(dict.fromkeys(tls_versions))
-    encoding_names = tuple(dict.fromkeys(encodings))
-    for encoding in encoding_names:
-        if encoding not in encodings_table.BY_NAME:
-            raise PlanError(f"encoding {encoding!r}: unknown; known are {', '.join(encodings_table.NAMES)}")
-    served = [mode.name for mode in modes_table.MODES if mode.origin == mode.name]
+    encoding_rows = tuple(dict.fromkeys(encodings))
     for mode in modes:
-        if mode not in modes_table.BY_NAME:
-            raise PlanError(f"mode {mode!r}: unknown; served are {', '.join(served)}")
-        if mode not in served:
+        if mode.origin is not mode:
             raise PlanError(f"mode {mode}: not served in the direct topology: "
-                            f"{modes_table.NOT_IN.get((mode, 'direct'), 'served by ' + modes_table.get(mode).origin)}")
+                            f"{modes_table.NOT_IN.get((mode, 'direct'), f'served by {mode.origin}')}")
     for tls in tls_versions:
         if tls not in modes_table.TLS_CHOICES:
             raise PlanError(f"tls {tls!r}: must be one of {', '.join(modes_table.TLS_CHOICES)}")
-    if not sites or not modes or not tls_versions or not encoding_names:
+    if not sites or not modes or not tls_versions or not encoding_rows:
         raise PlanError("plan: needs at least one site, one mode, one TLS version and one encoding")
     for mode in modes:
-        if not set(modes_table.get(mode).tls_versions) & set(tls_versions):
+        if not set(mode.tls_versions) & set(tls_versions):
             raise PlanError(f"mode {mode}: QUIC always uses TLS {modes_table.QUIC_TLS}, and the plan has tls "
                             f"{', '.join(tls_versions)} only")
     names = [site.name for site in sites]
@@ -155,21 +152,23 @@ def plan(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str
     if query not in QUERY_MATCHING:
         raise PlanError(f"query {query!r}: must be one of {', '.join(QUERY_MATCHING)}")
     for site in sites:
-        if site.recording is not None and ("dcz" in encoding_names or site.manifest.versions > 1):
-            raise PlanError(f"site {site.name}: a recorded site is replayed in one version and in identity, "
-                            f"gzip, br or zstd only (not dcz)")
+        if site.recording is not None and (any(e.dictionary for e in encoding_rows) or site.manifest.versions > 1):
+            plain = [e.name for e in encodings_table.ENCODINGS if not e.dictionary]
+            raise PlanError(f"site {site.name}: a recorded site is replayed in one version and in "
+                            f"{', '.join(plain[:-1])} or {plain[-1]} only (not "
+                            f"{', '.join(e.name for e in encodings_table.ENCODINGS if e.dictionary)})")
         check_replayable(site)
     cells = [(tls, mode, site.name, origin, version, encoding)
              for tls in tls_versions for mode in modes for site in sites
-             for version in range(1, site.manifest.versions + 1) for encoding in encoding_names
+             for version in range(1, site.manifest.versions + 1) for encoding in encoding_rows
              for origin in site.origins
-             if tls in modes_table.get(mode).tls_versions]
+             if tls in mode.tls_versions]
     if len(cells) > MAX_SERVER_IPS:
         raise PlanError(f"plan: needs {len(cells)} server IPs (one per TLS version x mode x site version x "
                         f"encoding x origin), at most {MAX_SERVER_IPS}: split it into several plans")
     bindings = tuple(Binding(tls, mode, site, origin, index=i, encoding=encoding, version=version)
                      for i, (tls, mode, site, origin, version, encoding) in enumerate(cells))
-    return ServerPlan(tuple(sites), modes, tls_versions, bindings, leaf, encoding_names, query)
+    return ServerPlan(tuple(sites), modes, tls_versions, bindings, leaf, encoding_rows, query)
 
 
 def browser_url(entry: str, tls: str, topology: str) -> str:
@@ -183,4 +182,4 @@ def browser_url(entry: str, tls: str, topology: str) -> str:
 def binding_rows(server_plan: ServerPlan) -> list[list[object]]:
     """The plan's bindings as JSON rows (tls, mode, site, origin, index, encoding, version):
     what the harness and a split lab's sites role compare to know they serve the same plan."""
-    return [[b.tls, b.mode, b.site, b.origin, b.index, b.encoding, b.version] for b in server_plan.bindings]
+    return [[b.tls, b.mode.name, b.site, b.origin, b.index, b.encoding.name, b.version] for b in server_plan.bindings]

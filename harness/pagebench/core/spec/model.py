@@ -33,8 +33,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from pagebench.core import encodings, modes
+from pagebench.core.encodings import Encoding
 from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.messages import shown
+from pagebench.core.modes import Mode
 from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
 from pagebench.core.sites.recording import QUERY_MATCHING
 
@@ -81,7 +83,7 @@ class Experiment(BaseModel):
     profiles: list[str | dict[str, Any]] = Field(default_factory=lambda: ["none"], min_length=1)
     cache: list[Literal["cold", "warm"]] = Field(default_factory=lambda: ["cold"], min_length=1)
     tls: list[Literal["none", "1.2", "1.3"]] = Field(default_factory=lambda: ["1.3"], min_length=1)
-    encoding: list[str] = Field(default_factory=lambda: [encodings.IDENTITY], min_length=1)
+    encoding: list[str] = Field(default_factory=lambda: [encodings.IDENTITY.name], min_length=1)
     version: list[int] = Field(default_factory=lambda: [1], min_length=1)
     repetitions: int = Field(10, ge=1, le=100_000)
     warmup: int = Field(1, ge=0, le=1000)
@@ -112,22 +114,22 @@ class Experiment(BaseModel):
     @classmethod
     def _known_encodings(cls, names: list[str]) -> list[str]:
         for name in names:
-            encodings.get(name)
+            encodings.parse(name)
         return names
 
     @field_validator("modes")
     @classmethod
     def _known_modes(cls, names: list[str]) -> list[str]:
         for name in names:
-            modes.get(name)
+            modes.parse(name)
         return names
 
     @model_validator(mode="after")
     def _coherent(self) -> Experiment:
         topologies = self.topologies
-        for mode in map(modes.get, self.resolved_modes):
+        for mode in self.resolved_modes:
             if not any(mode.runs_in(topology) for topology in topologies):
-                raise ValueError(modes.NOT_IN[mode.name, topologies[0]])
+                raise ValueError(modes.NOT_IN[mode, topologies[0]])
             where = [t for t in topologies if mode.runs_in(t)]
             if not any(set(mode.tls_in(topology)) & set(self.tls) for topology in where):
                 raise ValueError(mode.tls_refusal(where[0], self.tls[0]))
@@ -136,8 +138,9 @@ class Experiment(BaseModel):
         if self.clients > 1 and "warm" in self.cache:
             raise ValueError("clients: several clients load cold only (a warm load relaunches one persistent "
                              "profile); use cache: [cold]")
-        if "dcz" in self.encoding and self.tls == [modes.CLEARTEXT]:
-            raise ValueError("encoding: dcz needs https (browsers keep compression dictionaries for secure "
+        delta = next((e for e in self.resolved_encodings if e.dictionary), None)
+        if delta is not None and self.tls == [modes.CLEARTEXT]:
+            raise ValueError(f"encoding: {delta} needs https (browsers keep compression dictionaries for secure "
                              "origins only); add tls 1.3")
         for field in ("sites", "modes", "cache", "tls", "encoding", "version"):
             values = [repr(v) for v in getattr(self, field)]
@@ -156,9 +159,19 @@ class Experiment(BaseModel):
         return self.proxy or ProxySettings()
 
     @property
-    def resolved_modes(self) -> list[str]:
-        """The modes' names with aliases resolved, each once, in spec order."""
-        return list(dict.fromkeys(modes.get(name).name for name in self.modes))
+    def resolved_modes(self) -> tuple[Mode, ...]:
+        """The modes, aliases resolved, each once, in spec order: where names become rows."""
+        return tuple(dict.fromkeys(map(modes.parse, self.modes)))
+
+    @property
+    def alias_notes(self) -> tuple[str, ...]:
+        """What each alias the spec names runs as (`spdy`: h2), said before the run."""
+        return tuple(modes.ALIAS_NOTES[name] for name in self.modes if name in modes.ALIAS_NOTES)
+
+    @property
+    def resolved_encodings(self) -> tuple[Encoding, ...]:
+        """The encodings' rows, in spec order."""
+        return tuple(map(encodings.parse, self.encoding))
 
 
 def _one_line(origin: str, error: ValidationError) -> SpecError:

@@ -23,6 +23,7 @@ from typing import Any
 
 from pagebench.core import encodings, modes
 from pagebench.core.measure.bound import Link as BoundLink
+from pagebench.core.modes import Mode
 from pagebench.core.profiles import Profile
 from pagebench.core.records import Condition, PlannedLoad
 from pagebench.core.servers import plan as serverplan
@@ -37,27 +38,28 @@ OVERHEAD_LOADS = 5
 PROXIED_RULES = "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
 
-def origin_modes(spec: Experiment) -> list[str]:
+def origin_modes(spec: Experiment) -> list[Mode]:
     """The modes the origin servers must serve for this spec (pipelining is served by
     keep-alive's bindings)."""
-    return list(dict.fromkeys(modes.get(mode).origin for mode in spec.resolved_modes))
+    return list(dict.fromkeys(mode.origin for mode in spec.resolved_modes))
 
 
 def notes(spec: Experiment) -> list[str]:
     """What the run tells the user about its spec (an alias used, what the matrix skips and
     why), printed before the run and stored with it."""
-    said = [modes.ALIAS_NOTES[name] for name in spec.modes if name in modes.ALIAS_NOTES]
-    for mode in map(modes.get, spec.resolved_modes):
+    said = list(spec.alias_notes)
+    for mode in spec.resolved_modes:
         for topology in filter(mode.runs_in, spec.topologies):
             skipped = [tls for tls in spec.tls if tls not in mode.tls_in(topology)]
             if skipped:
                 said.append(f"tls {', '.join(skipped)}: skipped for {mode.name} {topology} ({mode.tls_reason()})")
-    if "dcz" in spec.encoding and modes.CLEARTEXT in spec.tls:
-        said.append("encoding dcz: skipped for tls none (browsers keep compression dictionaries for "
-                    "secure origins only)")
-    if "dcz" in spec.encoding and "cold" in spec.cache:
-        said.append("encoding dcz with cache cold: a cold browser holds no dictionary, so every resource "
-                    "is answered with zstd (its fallback)")
+    for delta in (e for e in spec.resolved_encodings if e.dictionary):
+        if modes.CLEARTEXT in spec.tls:
+            said.append(f"encoding {delta}: skipped for tls none (browsers keep compression dictionaries for "
+                        "secure origins only)")
+        if "cold" in spec.cache:
+            said.append(f"encoding {delta} with cache cold: a cold browser holds no dictionary, so every "
+                        f"resource is answered with {delta.fallback} (its fallback)")
     return said + _pool_notes(spec)
 
 
@@ -72,7 +74,7 @@ def _pool_notes(spec: Experiment) -> list[str]:
              "warm pool saves the handshakes, not the congestion window")]
     said += [f"proxy.pool warm: {mode.name} opens a connection per request, which the origin closes after its "
              f"answer: its warm pool keeps nothing (every proxied {mode.name} load opens its own, as with cold)"
-             for mode in map(modes.get, spec.resolved_modes) if mode.connection_per_request and mode.runs_in("proxy")]
+             for mode in spec.resolved_modes if mode.connection_per_request and mode.runs_in("proxy")]
     return said
 
 
@@ -84,8 +86,9 @@ def check_site(spec: Experiment, site: GeneratedSite | Site, origin: str, index:
     if beyond:
         raise SpecError(f"{origin}: version: {beyond[0]}: site {site.name} (sites[{index}]) has "
                         + (f"versions 1-{versions}" if versions > 1 else "one version (1)"))
-    if "dcz" in spec.encoding and versions == 1:
-        raise SpecError(f"{origin}: encoding: dcz needs a site with versions (a delta is made against "
+    delta = next((e for e in spec.resolved_encodings if e.dictionary), None)
+    if delta is not None and versions == 1:
+        raise SpecError(f"{origin}: encoding: {delta} needs a site with versions (a delta is made against "
                         f"the one the browser holds); site {site.name} (sites[{index}]) has one: generate "
                         "it with `versions: [0.01]`, or use seed001-a..d")
 
@@ -93,14 +96,14 @@ def check_site(spec: Experiment, site: GeneratedSite | Site, origin: str, index:
 def conditions(spec: Experiment, site_names: list[str], profiles: list[Profile]) -> list[Condition]:
     """The matrix, in a stable order (what the report lists)."""
     return [
-        Condition(site, mode.name, topology, profile.name, cache, tls, encoding, version)
+        Condition(site, mode, topology, profile.name, cache, tls, encoding, version)
         for site in site_names
-        for mode in map(modes.get, spec.resolved_modes)
+        for mode in spec.resolved_modes
         for topology in spec.topologies if mode.runs_in(topology)
         for profile in profiles
         for cache in spec.cache
         for tls in spec.tls if tls in mode.tls_in(topology)
-        for encoding in spec.encoding if not (encoding == "dcz" and tls == modes.CLEARTEXT)
+        for encoding in spec.resolved_encodings if not (encoding.dictionary and tls == modes.CLEARTEXT)
         for version in spec.version
     ]
 
@@ -140,7 +143,7 @@ class Upstream:
     pipelining depth, cleartext across the link), the condition's origin addresses, and its
     pool (`key`: warm keeps one pool per condition, so none serves another's loads)."""
 
-    mode: str
+    mode: Mode
     connections: int
     depth: int
     cleartext: bool
@@ -198,7 +201,7 @@ class Overhead:
     cannot speak h2 in cleartext), the first pair a warm-up."""
 
     site: str
-    mode: str
+    mode: Mode
     tls: str
     profile: Profile
     visits: tuple[tuple[bool, Visit], ...]  # (measured, visit), in order
@@ -229,7 +232,7 @@ def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_dis
     """The plan of a run whose loads `done` are recorded: `sites` as the spec resolved them
     (in spec order), `on_disk` the same sites written for the servers, `unshaped` the
     catalogue's profile without impairment (the overhead's link)."""
-    servers = serverplan.plan(list(on_disk), origin_modes(spec), spec.tls, encodings=spec.encoding,
+    servers = serverplan.plan(list(on_disk), origin_modes(spec), spec.tls, encodings=spec.resolved_encodings,
                               query=spec.replay_query)
     by_name = {profile.name: profile for profile in profiles}
     planned = loads(spec, conditions(spec, list(sites), list(profiles)))
@@ -250,7 +253,7 @@ def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_dis
         # A later version's warm load changes the profile's cache (it now holds that
         # version): each one starts again from a profile primed with version 1.
         if c.cache == "warm" and (c.key not in primed or c.version != 1):
-            prime = Prime(visit(replace(c, version=1)), encodings.get(c.encoding).dictionary)
+            prime = Prime(visit(replace(c, version=1)), c.encoding.dictionary)
             primed.add(c.key)
         profile = by_name[c.profile]
         bound = (BoundLink(profile.rtt_ms, profile.down_mbit, profile.mss, profile.initcwnd, profile.timestamps,
@@ -258,7 +261,7 @@ def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_dis
         steps.append(Step(load, profile, visit(c), hashlib.sha1(c.key.encode()).hexdigest()[:12], prime, bound))
     return RunPlan(spec, sites, tuple(planned), tuple(profiles) if spec.timeouts.link_check else (), servers,
                    _overhead(spec, sites, servers, unshaped), tuple(steps),
-                   spec.encoding != [encodings.IDENTITY])
+                   spec.resolved_encodings != (encodings.IDENTITY,))
 
 
 def _overhead(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], servers: serverplan.ServerPlan,
@@ -268,36 +271,35 @@ def _overhead(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], serve
     serves directly."""
     if "proxy" not in spec.topologies:
         return None
-    proxied = [m for m in map(modes.get, spec.resolved_modes) if m.runs_in("proxy")]
+    proxied = [m for m in spec.resolved_modes if m.runs_in("proxy")]
     mode, tls = next(((m, t) for m in [*(m for m in modes.OVERHEAD_PREFERENCE if m in proxied), *proxied]
-                      for t in spec.tls if t in modes.get(m.origin).tls_in("direct")),
+                      for t in spec.tls if t in m.origin.tls_in("direct")),
                      (proxied[0], spec.tls[0]))
     site = next(iter(sites))
     pair = []
     for topology in ("direct", "proxy"):
-        c = Condition(site, mode.origin if topology == "direct" else mode.name, topology, unshaped.name, "cold",
-                      tls, spec.encoding[0])
+        c = Condition(site, mode.origin if topology == "direct" else mode, topology, unshaped.name, "cold",
+                      tls, spec.resolved_encodings[0])
         found = _visit(spec, sites[site], servers, c)
         # cold even with a warm pool: the proxy's cost per request, handshakes included
         pair.append(found if found.upstream is None else replace(found, upstream=replace(found.upstream, pool="cold")))
-    return Overhead(site, mode.name, tls, unshaped,
+    return Overhead(site, mode, tls, unshaped,
                     tuple((index >= 0, v) for index in range(-1, OVERHEAD_LOADS) for v in pair))
 
 
 def _visit(spec: Experiment, site: GeneratedSite | Site, servers: serverplan.ServerPlan, c: Condition) -> Visit:
     url = serverplan.browser_url(site.entry, c.tls, c.topology)
-    cell = dict(site=c.site, encoding=c.encoding, version=c.version)
     upstream, quic = None, ""
     if c.topology == "proxy":
         rules = PROXIED_RULES
         settings = spec.proxy_settings
-        bindings = servers.select(modes.get(c.mode).origin, c.tls, c.site, encoding=c.encoding, version=c.version)
+        bindings = servers.select(c.mode.origin, c.tls, c.site, encoding=c.encoding, version=c.version)
         upstream = Upstream(c.mode, settings.connections, settings.depth, c.tls == modes.CLEARTEXT,
                             tuple((b.origin, b.ip) for b in bindings), settings.pool, c.key)
     else:
-        rules = servers.host_resolver_rules(c.mode, c.tls, block_others=True, **cell)
-        if modes.get(c.mode).quic:
-            quic = servers.force_quic_on(c.mode, c.tls, **cell)
+        rules = servers.host_resolver_rules(c.mode, c.tls, c.site, True, encoding=c.encoding, version=c.version)
+        if c.mode.quic:
+            quic = servers.force_quic_on(c.mode, c.tls, c.site, encoding=c.encoding, version=c.version)
     document = url.split("/", 3)[3] if url.count("/") >= 3 else ""
     # A warm load of a later version: its changed files must come anew (as deltas, in dcz)
     changed = frozenset(site.manifest.changed.get(c.version, ())) if c.cache == "warm" else frozenset()

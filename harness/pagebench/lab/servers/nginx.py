@@ -10,7 +10,9 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from pagebench.core.encodings import IDENTITY, Encoding
 from pagebench.core.errors import PagebenchError
+from pagebench.core.modes import Mode
 from pagebench.core.servers import nginxconf, plan as serverplan
 from pagebench.core.servers.accesslog import AccessRecord, ServerLog, parse_nginx_log, summarize
 from pagebench.core.servers.plan import ServerPlan
@@ -29,8 +31,8 @@ class ServerError(PagebenchError, RuntimeError):
 # Preparation ------------------------------------------------------------------------------
 
 
-def prepare(sites: Sequence[Site], modes: Iterable[str], tls_versions: Iterable[str],
-            authority: Authority | None = None, encodings: Iterable[str] = ("identity",)) -> ServerPlan:
+def prepare(sites: Sequence[Site], modes: Iterable[Mode], tls_versions: Iterable[str],
+            authority: Authority | None = None, encodings: Iterable[Encoding] = (IDENTITY,)) -> ServerPlan:
     """The plan with its certificate: one leaf (cached) covering every origin."""
     return with_certificate(serverplan.plan(sites, modes, tls_versions, encodings=encodings), authority)
 

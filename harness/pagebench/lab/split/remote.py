@@ -66,9 +66,9 @@ class RemoteSites:
 
     def __init__(self, sites: Client, refs: list[Any], server_plan: ServerPlan) -> None:
         self.client = sites
-        answer = sites.post("/sites/start", {"sites": refs, "modes": list(server_plan.modes),
+        answer = sites.post("/sites/start", {"sites": refs, "modes": [m.name for m in server_plan.modes],
                                              "tls": list(server_plan.tls_versions),
-                                             "encodings": list(server_plan.encodings),
+                                             "encodings": [e.name for e in server_plan.encodings],
                                              "query": server_plan.query})
         if answer["bindings"] != binding_rows(server_plan):
             sites.post("/sites/stop")

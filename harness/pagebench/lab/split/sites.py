@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pagebench.core import encodings, modes
 from pagebench.core.servers import plan as serverplan
 from pagebench.core.layout import MAX_SERVER_IPS, Layout, new_prefix, unsegmented
 from pagebench.core.profiles import make_profile
@@ -102,7 +103,10 @@ class SitesService:
                 found.append(sitefiles.materialize(sitefiles.resolve(ref)))
             except ValueError as error:
                 raise ValueError(f"sites[{index}]: {error}") from None
-        server_plan = serverplan.plan(found, args["modes"], args["tls"], encodings=args.get("encodings", ["identity"]),
+        # the control channel carries names: here they become the vocabulary's rows
+        server_plan = serverplan.plan(found, [modes.parse(name) for name in args["modes"]], args["tls"],
+                                      encodings=[encodings.parse(name) for name in
+                                                 args.get("encodings", [encodings.IDENTITY.name])],
                                       query=args.get("query", "exact"))
         present = {entry.address for entry in addresses()}
         self.added = address_commands(server_plan, self.interface, present, "del")  # the undo, first

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from pagebench.analysis.report.gather import ReportData
 from pagebench.analysis.summary import summarize
+from pagebench.core import modes
+from pagebench.core.modes import H2, HTTP10
 from pagebench.core.records import Condition, PlannedLoad
 from pagebench.analysis.report.html import write_html_report
 from pagebench.results.rows import ResourceRow, RunRow
@@ -45,7 +47,7 @@ def fill_hostile(store: Store) -> None:
     """A run whose site, profile, host and flags try to break out of the HTML (8 conditions)."""
     profiles = {'cable"&<b>': PROFILES["cable"], "3g": PROFILES["3g"]}
     conditions = [Condition(site, mode, "direct", profile, "cold") for site in (HOSTILE, "plain")
-                  for mode in ("http1.0", "h2") for profile in profiles]
+                  for mode in (HTTP10, H2) for profile in profiles]
     plan = [PlannedLoad(rep * len(conditions) + i, c, rep, False) for rep in range(5)
             for i, c in enumerate(conditions)]
     store.create_experiment("r1", SPEC, {**META, "host": "<img src=x onerror=alert(1)>"}, plan, profiles)
@@ -58,12 +60,12 @@ def fill_hostile(store: Store) -> None:
 def report_data(loads_per_mode: dict[str, int]) -> ReportData:
     """A run of one profile (3g) planned with 5 loads per mode, of which `loads_per_mode`
     are recorded, as the values `gather` would read."""
-    plan = make_plan(modes=tuple(loads_per_mode), profiles=("3g",), reps=5, warmups=0)
+    plan = make_plan(modes=tuple(map(modes.parse, loads_per_mode)), profiles=("3g",), reps=5, warmups=0)
     loads, resources = [], {}
     for planned in plan:
-        if planned.repetition >= loads_per_mode[planned.condition.mode]:
+        if planned.repetition >= loads_per_mode[planned.condition.mode.name]:
             continue
-        result = fake_load(planned, (1200.0 if planned.condition.mode == "h2" else 2000.0) + 10 * planned.repetition)
+        result = fake_load(planned, (1200.0 if planned.condition.mode is H2 else 2000.0) + 10 * planned.repetition)
         loads.append(stored_load(planned, result))
         resources[loads[-1].id] = [ResourceRow(loads[-1].id, position, resource)
                                    for position, resource in enumerate(result.resources)]

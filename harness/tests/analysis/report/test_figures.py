@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from tests.analysis.report.pages import figures, report
+from pagebench.core.modes import H2, HTTP10, KEEPALIVE
 from tests.helpers import META, PROFILES, SPEC, fake_load, fill, make_plan
 
 CHARTS = {"distribution", "rtt", "connections", "waterfall"}
@@ -41,7 +42,7 @@ def test_waterfall_is_the_median_load_with_connection_lanes(store, tmp_path):
 
 
 def test_a_single_rtt_still_draws_one_point_per_series(store, tmp_path):
-    plan = make_plan(modes=("http1.0", "keepalive", "h2"), profiles=("cable",), reps=5)
+    plan = make_plan(modes=(HTTP10, KEEPALIVE, H2), profiles=("cable",), reps=5)
     store.create_experiment("r1", SPEC, META, plan, PROFILES)
     for planned in plan:
         store.record_loads("r1", planned, [fake_load(planned)], started_at=0.0)
@@ -53,7 +54,7 @@ def test_a_single_rtt_still_draws_one_point_per_series(store, tmp_path):
 
 def test_two_thousand_loads_are_each_drawn(store, tmp_path):
     """Every load is a point (how fast that renders is harness/benchmarks/html_report.py's)."""
-    plan = make_plan(modes=("http1.0", "keepalive", "h2"), cache=("cold", "warm"), reps=167, warmups=0)
+    plan = make_plan(modes=(HTTP10, KEEPALIVE, H2), cache=("cold", "warm"), reps=167, warmups=0)
     store.create_experiment("r1", SPEC, META, plan, PROFILES)
     for planned in plan:
         store.record_loads("r1", planned, [fake_load(planned, 900.0 + planned.seq % 97)], started_at=0.0)

@@ -45,5 +45,5 @@ def test_one_usable_load_has_no_interval():
     data = report_data({"keepalive": 5, "h2": 1})
     h2 = numbers_row(render(data), "h2")
     assert "<td><b>1200</b></td><td>—</td>" in h2  # a median of one load, no interval (not a zero-width one)
-    [single] = [c for c in views(data.summary, data.profiles, ["mode"]) if c.condition.mode == "h2"]
+    [single] = [c for c in views(data.summary, data.profiles, ["mode"]) if c.condition.mode.name == "h2"]
     assert (len(single.used), single.median, single.ci) == (1, 1200.0, None)

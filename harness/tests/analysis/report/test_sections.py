@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pagebench.analysis import stats
 from pagebench.analysis.report.html import render
-from pagebench.analysis.report.sections import OTHER_ENCODING, encoding_colour
+from pagebench.analysis import encoding as enc
+from pagebench.analysis.report.sections import encodings_against_identity
 from pagebench.core import encodings
+from pagebench.core.modes import H2
+from pagebench.core.records import Condition
 from tests.analysis.report.pages import numbers_row, report, report_data
+from tests.analysis.test_encoding import load, resource
 from tests.helpers import fill
 
 
@@ -57,5 +61,11 @@ def test_five_loads_have_an_interval():
 
 
 def test_encodings_are_drawn_in_the_encodings_tables_colours():
-    assert [encoding_colour(e.name) for e in encodings.ENCODINGS] == [e.colour for e in encodings.ENCODINGS]
-    assert encoding_colour("identity") == "#999999" and encoding_colour("lzma") == OTHER_ENCODING
+    """The bars of each encoding a run has, in the table's order, in the table's colour."""
+    present = (encodings.GZIP, encodings.IDENTITY, encodings.BR)  # as a run stored them: any order
+    rows = enc.savings({Condition("demo", H2, "direct", "3g", "cold", encoding=e): [load(900.0, resource("/a.js", 2_000))]
+                        for e in present})
+    html = encodings_against_identity(rows)
+    fills = [html.index(f'fill="{e.colour}"') for e in encodings.ENCODINGS if e in present]
+    assert fills == sorted(fills)  # identity, gzip, br: the table's order
+    assert all(f'fill="{e.colour}"' not in html for e in encodings.ENCODINGS if e not in present)

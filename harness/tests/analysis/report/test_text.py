@@ -8,6 +8,8 @@ import pytest
 from rich.console import Console
 
 from pagebench.analysis.report.text import human_bytes, report_json, report_table
+from pagebench.core.encodings import DCZ, GZIP, IDENTITY
+from pagebench.core.modes import H2
 from pagebench.results.database import StoreError
 from pagebench.results.store import Store
 from tests.helpers import fill
@@ -87,7 +89,7 @@ def test_the_reports_say_which_edge_proxy_pool_the_run_used(store):
     from pagebench.core.records import Condition, PlannedLoad
     from tests.helpers import META, PROFILES, SPEC, fake_load
 
-    proxied = Condition("demo", "h2", "proxy", "3g", "cold")
+    proxied = Condition("demo", H2, "proxy", "3g", "cold")
     plan = [PlannedLoad(seq, proxied, seq, False) for seq in range(5)]
     settings = {"connections": 2, "depth": 4, "pool": "warm"}
     store.create_experiment("w1", {**SPEC, "topology": "proxy", "proxy": {"connections": 2, "pool": "warm"}},
@@ -121,14 +123,14 @@ def test_a_run_with_several_encodings_sets_each_against_identity(store):
     from pagebench.core.records import Condition, PlannedLoad
     from tests.helpers import META, PROFILES, SPEC, fake_load
 
-    base = Condition("demo", "h2", "direct", "3g", "cold", encoding="identity", version=2)
-    conditions = [base, replace(base, encoding="gzip"), replace(base, encoding="dcz")]
+    base = Condition("demo", H2, "direct", "3g", "cold", encoding=IDENTITY, version=2)
+    conditions = [base, replace(base, encoding=GZIP), replace(base, encoding=DCZ)]
     plan = [PlannedLoad(seq, conditions[seq % 3], seq // 3, False) for seq in range(15)]
     store.create_experiment("e1", {**SPEC, "encoding": ["identity", "gzip", "dcz"]}, META, plan,
                             {"3g": PROFILES["3g"]})
     share = {"identity": 1.0, "gzip": 0.25, "dcz": 0.05}  # of the bytes sent
     for planned in plan:
-        name = planned.condition.encoding
+        name = planned.condition.encoding.name
         load = fake_load(planned, {"identity": 1800.0, "gzip": 1500.0, "dcz": 1400.0}[name] + planned.repetition)
         resources = tuple(replace(r, encoded_bytes=round(r.body_bytes * (share[name] if i < 3 else 1.0)),
                                   content_encoding="" if name == "identity" or i >= 3 else name,

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any, NamedTuple
 
 from pagebench.analysis.reproduce.measures import Data
+from pagebench.core.modes import Mode
 from pagebench.core.records import Condition, Resource
 from pagebench.results.rows import LoadRow, ResourceRow
 from tests.helpers import load_row
@@ -21,7 +22,7 @@ class Page(NamedTuple):
     resources: tuple[ResourceRow, ...] = ()
 
 
-def load(mode: str, load_ms: float, resources: tuple[ResourceRow, ...] | list[ResourceRow] = (),
+def load(mode: Mode, load_ms: float, resources: tuple[ResourceRow, ...] | list[ResourceRow] = (),
          **fields: Any) -> Page:
     """A load of site `s`, profile `remote`, cold (unless `fields` say otherwise)."""
     condition = Condition(**{"site": "s", "mode": mode, "topology": "direct", "profile": "remote", "cache": "cold"}

@@ -9,6 +9,8 @@ from pagebench.analysis.reproduce.claims import CLAIM_BY_KEY
 from pagebench.analysis.reproduce.measures import Data
 from pagebench.analysis.reproduce.scenarios import ERA, TODAY
 from pagebench.analysis.stats import Interval
+from pagebench.core.encodings import DCZ, GZIP, IDENTITY
+from pagebench.core.modes import H2, HTTP10, KEEPALIVE, PIPELINING
 from pagebench.results.rows import ResourceRow
 from tests.analysis.reproduce.loads import data, load, resource
 
@@ -24,9 +26,9 @@ def measure(key: str, found: Data, variant: str = ERA) -> Interval:
 
 def test_cuts_read_the_median_load_times_of_two_modes():
     site = f"seed000-small-n{scenarios.CLAIM_IMAGES}"
-    loads = [load("http1.0", ms, site=site) for ms in (1000, 1010, 990, 1000, 1005)]
-    loads += [load("keepalive", ms, site=site) for ms in (700, 705, 695, 700, 702)]
-    loads += [load("pipelining", ms, site=site) for ms in (400, 404, 396, 400, 401)]
+    loads = [load(HTTP10, ms, site=site) for ms in (1000, 1010, 990, 1000, 1005)]
+    loads += [load(KEEPALIVE, ms, site=site) for ms in (700, 705, 695, 700, 702)]
+    loads += [load(PIPELINING, ms, site=site) for ms in (400, 404, 396, 400, 401)]
     found = data({(ERA, ""): loads})
     small = measure("000-6-small-cut", found)
     assert small.estimate == pytest.approx(0.6) and small.low <= 0.6 <= small.high
@@ -39,9 +41,9 @@ def test_throughput_is_the_objects_goodput_over_its_whole_fetch():
     html = resource(0, 300, 0, 140, 150)
     small = resource(1, 2048, 290.0, 560.0, 390.0)  # 2048 B in 100 ms: 0.164 Mbit/s
     large = resource(1, 512_000, 290.0, 560.0, 3290.0)  # 512000 B in 3 s: 1.365 Mbit/s
-    loads = [load("http1.0", 400, site="gen-i1-b2048-o1", resources=[html, small]) for _ in range(3)]
-    loads += [load("http1.0", 3400, site="gen-i1-b512000-o1", resources=[html, large]) for _ in range(3)]
-    loads += [load("http1.0", 400, site="gen-i1-b2048-o1", profile="local", resources=[html, small])]
+    loads = [load(HTTP10, 400, site="gen-i1-b2048-o1", resources=[html, small]) for _ in range(3)]
+    loads += [load(HTTP10, 3400, site="gen-i1-b512000-o1", resources=[html, large]) for _ in range(3)]
+    loads += [load(HTTP10, 400, site="gen-i1-b2048-o1", profile="local", resources=[html, small])]
     found = data({(ERA, ""): loads}, {"remote": T1, "local": LAN})
     best = measure("000-3.2-remote-2k", found)  # of the longest transfer's rate: seed 000's "best case"
     assert best.estimate == pytest.approx((2048 / 100) / (512_000 / 3000))
@@ -51,9 +53,9 @@ def test_throughput_is_the_objects_goodput_over_its_whole_fetch():
 
 def test_round_trips_to_the_first_image_from_navigation_and_on_an_open_connection():
     site = "gen-i1-b2048-o1"
-    serial = [load("http1.0", 300, site=site,
+    serial = [load(HTTP10, 300, site=site,
                    resources=[resource(0, 300, 0, 140, 141), resource(1, 2048, 150, 280, 282)])]
-    persistent = [load("keepalive", 220, site=site,
+    persistent = [load(KEEPALIVE, 220, site=site,
                        resources=[resource(0, 300, 0, 140, 141), resource(1, 2048, 145, 210, 212)])]
     found = data({(ERA, ""): serial + persistent}, {"remote": T1})
     assert measure("000-3-first-image", found).estimate == pytest.approx(4.0)
@@ -61,13 +63,13 @@ def test_round_trips_to_the_first_image_from_navigation_and_on_an_open_connectio
 
 
 def test_connections_pool_and_window_measures():
-    page = [load("keepalive", 5000, connections_link=7), load("h2", 3500, connections_link=2)]
+    page = [load(KEEPALIVE, 5000, connections_link=7), load(H2, 3500, connections_link=2)]
     assert measure("002-connections", data({(TODAY, ""): page}), TODAY).estimate == pytest.approx(1 - 2 / 7)
-    pool = {(ERA, "C=1"): [load("keepalive", 3000), load("http1.0", 2000)],
-            (ERA, "C=32"): [load("keepalive", 1500), load("http1.0", 2000)]}
+    pool = {(ERA, "C=1"): [load(KEEPALIVE, 3000), load(HTTP10, 2000)],
+            (ERA, "C=32"): [load(KEEPALIVE, 1500), load(HTTP10, 2000)]}
     assert measure("004-pool", data(pool)).estimate == pytest.approx(0.25)  # 1 - 1500 / 2000 at the largest C
     assert measure("004-pool-size", data(pool)).estimate == pytest.approx(1.0)  # 3000 / 1500 - 1
-    bulk = [load("http1.0", 8000, site="gen-i1-b2000000-o1", profile="us-nz",
+    bulk = [load(HTTP10, 8000, site="gen-i1-b2000000-o1", profile="us-nz",
                  resources=[resource(0, 300, 0, 240, 241), resource(1, 2_000_000, 250, 490, 7590)])]
     rate = measure("004-window", data({(ERA, ""): bulk}, {"us-nz": {"rtt_ms": 120}}))
     assert rate.estimate == pytest.approx(2_000_000 * 8 / 7340 / 1000)
@@ -78,7 +80,7 @@ def test_the_sweep_counts_the_cells_inside_the_reports_range():
     for name, rtt, h2 in (("a", 20, 950), ("b", 200, 700)):
         profiles[name] = {"rtt_ms": rtt, "down_mbit": 12}
         for site in scenarios.SWEEP_SITES:
-            loads += [load("keepalive", 1000, site=site, profile=name), load("h2", h2, site=site, profile=name)]
+            loads += [load(KEEPALIVE, 1000, site=site, profile=name), load(H2, h2, site=site, profile=name)]
     found = measure("002-sweep", data({(TODAY, ""): loads}, profiles), TODAY)
     assert found.estimate == pytest.approx(0.5)  # the 200 ms cells cut 30 %, the 20 ms ones 5 %
 
@@ -94,9 +96,9 @@ def test_seed_001_measures_read_the_pages_bytes_and_times():
     for f, (stored, gz) in sizes.items():
         site = f"seed001-{f}"
         for profile, per_byte in (("modem", 0.28), ("local", 0.001)):
-            loads += [load("http1.0", stored * per_byte + 100 + d, site=site, profile=profile, encoding="identity",
+            loads += [load(HTTP10, stored * per_byte + 100 + d, site=site, profile=profile, encoding=IDENTITY,
                            resources=page(stored)) for d in (0, 1, 2)]
-            loads += [load("http1.0", gz * per_byte + 100 + d, site=site, profile=profile, encoding="gzip",
+            loads += [load(HTTP10, gz * per_byte + 100 + d, site=site, profile=profile, encoding=GZIP,
                            resources=page(gz)) for d in (0, 1, 2)]
     found = data({(ERA, ""): loads})
     gzip = measure("001-5-gzip-html", found)  # bytes over the four pages together
@@ -110,9 +112,9 @@ def test_seed_001_measures_read_the_pages_bytes_and_times():
     deltas = []
     for version, dcz in ((2, 120), (3, 400)):
         for f, (stored, _) in sizes.items():
-            deltas.append(load("h2", 50, site=f"seed001-{f}", encoding="identity", version=version,
+            deltas.append(load(H2, 50, site=f"seed001-{f}", encoding=IDENTITY, version=version,
                                resources=page(stored)))
-            deltas.append(load("h2", 40, site=f"seed001-{f}", encoding="dcz", version=version, resources=page(dcz)))
+            deltas.append(load(H2, 40, site=f"seed001-{f}", encoding=DCZ, version=version, resources=page(dcz)))
     delta = measure("001-6-delta", data({(TODAY, ""): deltas}), TODAY)
     savings = sorted(1 - dcz / stored for dcz in (120, 400) for stored, _ in sizes.values())
     assert delta.estimate == pytest.approx((savings[3] + savings[4]) / 2) == delta.low == delta.high

@@ -1,6 +1,8 @@
 """Metrics: a raw browser record becomes a verified load; broken promises are flagged."""
 
 from pagebench.core.measure.metrics import LinkView, ProxyView, ServerView, evaluate, resources
+from pagebench.core import encodings
+from pagebench.core.modes import H2, HTTP10
 from pagebench.core.records import Condition, RawLoad
 from pagebench.link.counters import LinkCounters
 
@@ -32,7 +34,7 @@ def link(**counters) -> LinkView:
     return LinkView(c.tcp_conns, c.udp_flows, c.as_dict())
 
 
-def cond(mode="h2", cache="cold"):
+def cond(mode=H2, cache="cold"):
     return Condition("site", mode, "direct", "cable", cache)
 
 
@@ -49,16 +51,16 @@ def test_cold_h2_load_metrics():
 
 
 def test_http10_needs_a_connection_per_request():
-    good = evaluate(cond("http1.0"), raw_load(protocol="http/1.1", connections=[1, 2, 3, 4]),
+    good = evaluate(cond(HTTP10), raw_load(protocol="http/1.1", connections=[1, 2, 3, 4]),
                     link(tcp_conns=4), ServerView(4, 4, (200,)))
     assert not good.flagged and good.connections_browser == 4
-    bad = evaluate(cond("http1.0"), raw_load(protocol="http/1.1", connections=[1, 1, 2, 2]),
+    bad = evaluate(cond(HTTP10), raw_load(protocol="http/1.1", connections=[1, 1, 2, 2]),
                    link(tcp_conns=2), ServerView(2, 4, (200,)))
     assert bad.flagged and "http1.0 load used 2 connection(s) for 4 request(s)" in bad.flags
 
 
 def test_a_load_the_servers_saw_over_other_tls_is_flagged():
-    clear = Condition("site", "http1.0", "direct", "cable", "cold", "none")
+    clear = Condition("site", HTTP10, "direct", "cable", "cold", "none")
     raw = raw_load(protocol="http/1.1", connections=[1, 2, 3, 4])
     good = evaluate(clear, raw, link(tcp_conns=4), ServerView(4, 4, (200,), tls=frozenset({"none"})))
     assert not good.flagged
@@ -67,7 +69,7 @@ def test_a_load_the_servers_saw_over_other_tls_is_flagged():
 
 
 def test_protocol_mismatch_is_flagged():
-    result = evaluate(cond("h2"), raw_load(protocol="http/1.1"), link(tcp_conns=1), ServerView(1, 4, (200,)))
+    result = evaluate(cond(H2), raw_load(protocol="http/1.1"), link(tcp_conns=1), ServerView(1, 4, (200,)))
     assert result.flagged and "4 resource(s) used http/1.1 instead of h2" in result.flags
 
 
@@ -125,7 +127,7 @@ def test_a_resource_the_server_did_not_answer_304_is_not_revalidated():
 def test_a_warm_proxy_pool_opens_nothing_and_the_three_upstream_counts_still_agree():
     """A warm pool's load: no SYN at the router, none opened by the proxy, and nginx logs
     the two connections it reused. Reused is not opened: a disagreement is still flagged."""
-    proxied = Condition("site", "h2", "proxy", "cable", "cold")
+    proxied = Condition("site", H2, "proxy", "cable", "cold")
     exchanges = tuple({"host": "www.s.test", "path": path, "protocol": "h2", "connection": 1}
                       for path in ("/index.html", "/i0.png", "/i1.png", "/i2.png"))
     warm = evaluate(proxied, raw_load(), link(tcp_conns=0), ServerView(2, 4, (200,)),
@@ -164,7 +166,7 @@ def encoded_load(*files, document=""):
 
 
 def encoded(encoding, cache="cold", version=1):
-    return Condition("site", "h2", "direct", "cable", cache, encoding=encoding, version=version)
+    return Condition("site", H2, "direct", "cable", cache, encoding=encodings.parse(encoding), version=version)
 
 
 def judge(condition, raw, not_modified=(), document=200, expect_delta=frozenset(), versioned=True):

@@ -9,10 +9,11 @@ from pathlib import Path
 
 from pagebench.core import encodings
 from pagebench.core.certs import Leaf
+from pagebench.core.modes import H2, HTTP10, KEEPALIVE
 from pagebench.core.sites.model import Site, SiteManifest
 
 LEAF = Leaf(Path("/data/tls/leaf-1.pem"), Path("/data/tls/leaf.key"), Path("/data/tls/leaf-1-chain.pem"), "SPKI=")
-ALL_MODES = ["http1.0", "keepalive", "h2"]
+ALL_MODES = [HTTP10, KEEPALIVE, H2]
 
 
 def site(name: str, origins: list[str], headers: dict | None = None) -> Site:

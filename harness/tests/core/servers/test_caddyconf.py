@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pagebench.core.modes import H2, H3
 from pagebench.core.servers import caddyconf
 from pagebench.core.servers.binding import PlanError
 from pagebench.core.servers.plan import plan
@@ -18,7 +19,7 @@ RUN = Path("/run/pagebench/pbx/caddy")
 
 
 def config(*modes: str) -> dict:
-    return json.loads(caddyconf.render(plan([A, B], modes or ("h2", "h3"), ["1.3", "1.2"], LEAF), RUN))
+    return json.loads(caddyconf.render(plan([A, B], modes or (H2, H3), ["1.3", "1.2"], LEAF), RUN))
 
 
 def test_one_server_per_h3_binding_on_its_own_addresses():
@@ -54,19 +55,19 @@ def test_nothing_implicit_and_nothing_written_outside_the_run_directory():
 
 def test_refusals_are_one_line():
     with pytest.raises(PlanError, match="no certificate"):
-        caddyconf.render(plan([A], ["h3"], ["1.3"]), RUN)
+        caddyconf.render(plan([A], [H3], ["1.3"]), RUN)
     with pytest.raises(PlanError, match=r"caddy: the plan has no h3 bindings"):
-        caddyconf.render(plan([A], ["h2"], ["1.3"], LEAF), RUN)
+        caddyconf.render(plan([A], [H2], ["1.3"], LEAF), RUN)
     with pytest.raises(PlanError, match=r"path '/run/\{x\}': must not contain braces"):
-        caddyconf.render(plan([A], ["h3"], ["1.3"], LEAF), Path("/run/{x}"))
+        caddyconf.render(plan([A], [H3], ["1.3"], LEAF), Path("/run/{x}"))
     evil = Site(A.manifest, Path("/data/{env.HOME}"))
     with pytest.raises(PlanError, match="must not contain braces"):
-        caddyconf.render(plan([evil], ["h3"], ["1.3"], LEAF), RUN)
+        caddyconf.render(plan([evil], [H3], ["1.3"], LEAF), RUN)
 
 
 def test_rendering_is_deterministic_json():
-    p = plan([A, B], ["h3"], ["1.3"], LEAF)
+    p = plan([A, B], [H3], ["1.3"], LEAF)
     text = caddyconf.render(p, RUN)
-    assert text == caddyconf.render(plan([A, B], ["h3"], ["1.3"], LEAF), RUN)
+    assert text == caddyconf.render(plan([A, B], [H3], ["1.3"], LEAF), RUN)
     assert json.loads(text) == caddyconf.render_config(p, RUN) and text.endswith("}\n")
-    assert caddyconf.render(plan([A, B], ["h3"], ["1.3"]), RUN, LEAF) == text
+    assert caddyconf.render(plan([A, B], [H3], ["1.3"]), RUN, LEAF) == text

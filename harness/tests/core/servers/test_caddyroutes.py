@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from pagebench.core import encodings
+from pagebench.core.encodings import IDENTITY
+from pagebench.core.modes import H2, H3
 from pagebench.core.servers import caddyconf
 from pagebench.core.servers.headers import MIME_TYPES
 from pagebench.core.servers.plan import plan
@@ -23,7 +25,7 @@ A = site("a", ["www.a.test", "img.a.test"], RULES)
 
 
 def config(*modes: str) -> dict:
-    return json.loads(caddyconf.render(plan([A, B], modes or ("h2", "h3"), ["1.3", "1.2"], LEAF), RUN))
+    return json.loads(caddyconf.render(plan([A, B], modes or (H2, H3), ["1.3", "1.2"], LEAF), RUN))
 
 
 @pytest.mark.parametrize("path,expected", [
@@ -60,14 +62,14 @@ V = Site(SiteManifest(name="v", entry="https://www.v.test/", origins=("www.v.tes
 
 
 def servers_of(*names: str, tcp: bool = False) -> dict[tuple[str, int], dict]:
-    p = plan([V], ["h3"], ["1.3"], LEAF, encodings=names)
+    p = plan([V], [H3], ["1.3"], LEAF, encodings=[encodings.parse(name) for name in names])
     conf = caddyconf.render_config(p, RUN, tcp=tcp)["apps"]["http"]["servers"]
-    return {(b.encoding, b.version): conf[caddyconf.logger_name(b.index)] for b in p.bindings}
+    return {(b.encoding.name, b.version): conf[caddyconf.logger_name(b.index)] for b in p.bindings}
 
 
 def test_identity_of_one_version_is_the_configuration_before_encodings():
-    assert config() == json.loads(caddyconf.render(plan([A, B], ["h2", "h3"], ["1.3", "1.2"], LEAF,
-                                                        encodings=["identity"]), RUN))
+    assert config() == json.loads(caddyconf.render(plan([A, B], [H2, H3], ["1.3", "1.2"], LEAF,
+                                                        encodings=[IDENTITY]), RUN))
     assert not any("precompressed" in h for h in handlers(config()["apps"]["http"]["servers"]["pb3"], "file_server"))
 
 

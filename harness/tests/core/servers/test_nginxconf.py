@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pagebench.core.modes import H2, H3
 from pagebench.core.servers import nginxconf
 from pagebench.core.servers.binding import PlanError
 from pagebench.core.servers.plan import plan
@@ -17,11 +18,11 @@ RUN = Path("/run/pagebench/pbx/nginx")
 
 
 def test_nginx_renders_no_h3_binding():
-    p = plan([A], ["h2", "h3"], ["1.3"], LEAF)
+    p = plan([A], [H2, H3], ["1.3"], LEAF)
     blocks = servers(nginxconf.render(p, RUN))
     assert sorted(blocks) == ["198.18.1.2", "198.18.1.3"]  # h2 only; h3 (.4, .5) is Caddy's
     assert "198.18.1.4" not in nginxconf.render(p, RUN) and "quic" not in nginxconf.render(p, RUN)
-    only_h3 = nginxconf.render(plan([A], ["h3"], ["1.3"], LEAF), RUN)
+    only_h3 = nginxconf.render(plan([A], [H3], ["1.3"], LEAF), RUN)
     assert servers(only_h3) == {} and only_h3.count("{") == only_h3.count("}")
 
 
@@ -50,7 +51,7 @@ def test_process_and_global_settings():
 
 
 def test_log_format_has_every_field_tab_separated():
-    conf = nginxconf.render(plan([A], ["h2"], ["1.3"], LEAF), RUN)
+    conf = nginxconf.render(plan([A], [H2], ["1.3"], LEAF), RUN)
     line = next(x.strip() for x in conf.splitlines() if x.strip().startswith("log_format"))
     assert line == ("log_format pagebench '$msec\\t$request_time\\t$server_addr\\t$connection\\t"
                     "$connection_requests\\t$server_protocol\\t$ssl_protocol\\t$status\\t$body_bytes_sent\\t"
@@ -65,38 +66,38 @@ def test_each_mode_has_its_exact_server_block(tls: str, protocols: str):
     expected_listen = {"http1.0": "ssl;", "keepalive": "ssl;", "h2": "ssl http2;"}
     for binding in p.bindings:
         block = blocks[binding.ip]
-        assert block[0] == f"listen {binding.ip}:443 {expected_listen[binding.mode]}"
-        assert block[1] == f"listen [{binding.ip6}]:443 {expected_listen[binding.mode]}"
+        assert block[0] == f"listen {binding.ip}:443 {expected_listen[binding.mode.name]}"
+        assert block[1] == f"listen [{binding.ip6}]:443 {expected_listen[binding.mode.name]}"
         assert f"server_name {binding.origin};" in block
         assert protocols in block
         assert f"root /data/sites/a/{binding.origin};" in block
-        assert ("keepalive_timeout 0;" in block) == (binding.mode == "http1.0")
+        assert ("keepalive_timeout 0;" in block) == (binding.mode.name == "http1.0")
         assert 'add_header Cache-Control "$pagebench_cache_control" always;' in block
         assert 'add_header Timing-Allow-Origin "*" always;' in block
         assert 'add_header Access-Control-Allow-Origin "*" always;' in block
-        assert not any("http2" in line for line in block if binding.mode != "h2")
+        assert not any("http2" in line for line in block if binding.mode.name != "h2")
 
 
 def test_cleartext_bindings_listen_on_port_80_without_ssl_and_h2_with_prior_knowledge():
-    p = plan([A], ALL_MODES + ["h3"], ["none", "1.3"], LEAF)
+    p = plan([A], ALL_MODES + [H3], ["none", "1.3"], LEAF)
     assert {(b.tls, b.mode) for b in p.bindings if b.tls == "none"} == {("none", m) for m in ALL_MODES}  # no QUIC
     blocks = servers(nginxconf.render(p, RUN))
     expected_listen = {"http1.0": ";", "keepalive": ";", "h2": " http2;"}
     for binding in (b for b in p.bindings if b.tls == "none"):
         block = blocks[binding.ip]
         assert binding.port == 80
-        assert block[0] == f"listen {binding.ip}:80{expected_listen[binding.mode]}"
-        assert block[1] == f"listen [{binding.ip6}]:80{expected_listen[binding.mode]}"
+        assert block[0] == f"listen {binding.ip}:80{expected_listen[binding.mode.name]}"
+        assert block[1] == f"listen [{binding.ip6}]:80{expected_listen[binding.mode.name]}"
         assert not any(line.startswith("ssl_") for line in block)
         assert "sendfile off;" in block  # nginx's h2 sendfile path corks: a round trip lost (nginxconf)
-        assert ("keepalive_timeout 0;" in block) == (binding.mode == "http1.0")
+        assert ("keepalive_timeout 0;" in block) == (binding.mode.name == "http1.0")
     assert all(b.port == 443 for b in p.bindings if b.tls != "none")
 
 
 def test_site_header_rules_become_locations_with_all_headers():
     custom = site("c", ["www.c.test"], {"/fonts/*.woff": {"Cache-Control": "max-age=31536000, immutable",
                                                           "X-Extra": "1"}})
-    block = servers(nginxconf.render(plan([custom], ["h2"], ["1.3"], LEAF), RUN))["198.18.1.2"]
+    block = servers(nginxconf.render(plan([custom], [H2], ["1.3"], LEAF), RUN))["198.18.1.2"]
     start = block.index('location ~ "^/fonts/[^/]*\\.woff$" {')
     location = block[start + 1:start + 5]
     assert location == [
@@ -109,18 +110,18 @@ def test_site_header_rules_become_locations_with_all_headers():
 
 def test_unsafe_paths_are_refused():
     with pytest.raises(PlanError, match=r"path '/run/a b': must not contain"):
-        nginxconf.render(plan([A], ["h2"], ["1.3"], LEAF), Path("/run/a b"))
+        nginxconf.render(plan([A], [H2], ["1.3"], LEAF), Path("/run/a b"))
     evil = Site(A.manifest, Path("/data/$host"))
     with pytest.raises(PlanError, match="must not contain"):
-        nginxconf.render(plan([evil], ["h2"], ["1.3"], LEAF), RUN)
+        nginxconf.render(plan([evil], [H2], ["1.3"], LEAF), RUN)
 
 
 def test_the_certificate_is_needed_only_to_render():
-    p = plan([A], ["h2"], ["1.3"])
+    p = plan([A], [H2], ["1.3"])
     assert p.leaf is None and p.ip_count == 2
     with pytest.raises(PlanError, match="no certificate"):
         nginxconf.render(p, RUN)
-    assert nginxconf.render(p, RUN, LEAF) == nginxconf.render(plan([A], ["h2"], ["1.3"], LEAF), RUN)
+    assert nginxconf.render(p, RUN, LEAF) == nginxconf.render(plan([A], [H2], ["1.3"], LEAF), RUN)
 
 
 def test_rendering_is_deterministic():

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 from pagebench.core import encodings
+from pagebench.core.encodings import BR, DCZ, GZIP, IDENTITY
+from pagebench.core.modes import H2
 from pagebench.core.servers import nginxconf
 from pagebench.core.servers.plan import plan
 from tests.core.servers.samples import ALL_MODES, DICTIONARIES, LEAF, V1_CSS, A, V, servers, top_lines
@@ -16,16 +18,16 @@ RUN = Path("/run/pagebench/pbx/nginx")
 
 
 def test_identity_bindings_of_one_version_render_as_before():
-    conf = nginxconf.render(plan([A], ALL_MODES, ["1.3"], LEAF, encodings=["identity"]), RUN)
+    conf = nginxconf.render(plan([A], ALL_MODES, ["1.3"], LEAF, encodings=[IDENTITY]), RUN)
     assert "$pb_" not in conf and "try_files" not in conf and "default_type \"\"" not in conf
     assert conf == nginxconf.render(plan([A], ALL_MODES, ["1.3"], LEAF), RUN)
 
 
 def test_negotiated_and_versioned_bindings_render_their_roots_files_and_headers():
-    p = plan([V], ["h2"], ["1.3"], LEAF, encodings=["identity", "br", "dcz"])
+    p = plan([V], [H2], ["1.3"], LEAF, encodings=[IDENTITY, BR, DCZ])
     conf = nginxconf.render(p, RUN)
     blocks = servers(conf)
-    binding = {(b.encoding, b.version, b.origin): b for b in p.bindings}
+    binding = {(b.encoding.name, b.version, b.origin): b for b in p.bindings}
     identity2 = blocks[binding["identity", 2, "www.v.test"].ip]
     assert "root /data/sites/v/v2/www.v.test;" in identity2 and not any("try_files" in x for x in identity2)
     assert 'add_header Cache-Control "$pb_versioned_cache_control" always;' in identity2
@@ -49,7 +51,7 @@ def test_negotiated_and_versioned_bindings_render_their_roots_files_and_headers(
 
 
 def test_sidecar_maps_name_the_original_type_and_the_coding():
-    conf = nginxconf.render(plan([V], ["h2"], ["1.3"], LEAF, encodings=["gzip"]), RUN)
+    conf = nginxconf.render(plan([V], [H2], ["1.3"], LEAF, encodings=[GZIP]), RUN)
 
     def mapped(variable: str, uri: str) -> str | None:
         block = conf[conf.index(f"map $uri {variable} {{"):]

@@ -12,6 +12,8 @@ import pytest
 
 from pagebench.core import modes
 from pagebench.core.measure.bound import Link as BoundLink
+from pagebench.core.encodings import GZIP
+from pagebench.core.modes import H2, H3, HTTP10
 from pagebench.core.profiles import Profile
 from pagebench.core.records import Condition
 from pagebench.core.sites.model import GeneratedSite, Site, SiteManifest
@@ -102,7 +104,7 @@ def test_each_topology_gets_the_modes_it_can_run():
     spec = parse({**BASE, "modes": ["http1.0", "pipelining", "h2", "h3"], "topology": ["direct", "proxy"],
                   "tls": ["1.2", "1.3"]}, "s")
     profile = builtin_profiles()["none"]
-    keys = {(c.mode, c.topology, c.tls) for c in planner.conditions(spec, ["x"], [profile])}
+    keys = {(c.mode.name, c.topology, c.tls) for c in planner.conditions(spec, ["x"], [profile])}
     assert keys == {("http1.0", "direct", "1.2"), ("http1.0", "direct", "1.3"), ("http1.0", "proxy", "1.2"),
                     ("http1.0", "proxy", "1.3"), ("pipelining", "proxy", "1.2"), ("pipelining", "proxy", "1.3"),
                     ("h2", "direct", "1.2"), ("h2", "direct", "1.3"), ("h2", "proxy", "1.2"), ("h2", "proxy", "1.3"),
@@ -113,7 +115,7 @@ def test_cleartext_runs_where_a_browser_can_and_says_what_it_skipped():
     spec = parse({**BASE, "modes": ["http1.0", "keepalive", "pipelining", "h2", "h3"], "topology": ["direct", "proxy"],
                   "tls": ["none", "1.3"]}, "s")
     profile = builtin_profiles()["none"]
-    cleartext = {(c.mode, c.topology) for c in planner.conditions(spec, ["x"], [profile]) if c.tls == "none"}
+    cleartext = {(c.mode.name, c.topology) for c in planner.conditions(spec, ["x"], [profile]) if c.tls == "none"}
     assert cleartext == {("http1.0", "direct"), ("keepalive", "direct"), ("http1.0", "proxy"),
                          ("keepalive", "proxy"), ("pipelining", "proxy"), ("h2", "proxy")}
     assert "tls none: skipped for h2 direct (Chromium speaks HTTP/2 only over TLS (no h2c))" in planner.notes(spec)
@@ -126,7 +128,7 @@ def test_cleartext_runs_where_a_browser_can_and_says_what_it_skipped():
 def test_dcz_is_skipped_in_cleartext_and_said_with_what_cold_loads_get():
     spec = parse({**BASE, "modes": ["keepalive"], "tls": ["none", "1.3"], "encoding": ["identity", "dcz"],
                   "cache": ["cold", "warm"]}, "s")
-    cells = {(c.tls, c.encoding) for c in planner.conditions(spec, ["x"], [NONE])}
+    cells = {(c.tls, c.encoding.name) for c in planner.conditions(spec, ["x"], [NONE])}
     assert cells == {("none", "identity"), ("1.3", "identity"), ("1.3", "dcz")}
     said = planner.notes(spec)
     assert any(note.startswith("encoding dcz: skipped for tls none") for note in said)
@@ -137,14 +139,14 @@ def test_dcz_is_skipped_in_cleartext_and_said_with_what_cold_loads_get():
 
 def test_spdy_is_h2_with_a_note():
     spec = parse({**BASE, "modes": ["spdy", "h2", "keepalive"]}, "s")
-    assert spec.resolved_modes == ["h2", "keepalive"]
+    assert [m.name for m in spec.resolved_modes] == ["h2", "keepalive"]
     assert planner.notes(spec) == [SPDY_NOTE] and "HTTP/2 is its standardised successor" in SPDY_NOTE
 
 
 def test_proxy_defaults_and_origin_modes():
     spec = parse({**BASE, "modes": ["pipelining", "keepalive", "h2"], "topology": "proxy"}, "s")
     assert (spec.proxy_settings.connections, spec.proxy_settings.depth, spec.clients) == (6, 4, 1)
-    assert planner.origin_modes(spec) == ["keepalive", "h2"]  # nginx answers pipelined requests on keep-alive
+    assert [m.name for m in planner.origin_modes(spec)] == ["keepalive", "h2"]  # nginx answers pipelined requests on keep-alive
 
 
 def test_the_proxy_pool_is_cold_unless_asked_warm_and_says_what_warm_cannot_keep():
@@ -196,7 +198,7 @@ def test_the_run_plan_holds_every_load_in_order_and_the_servers_of_the_sites_on_
     spec = plan.spec
     assert list(plan.loads) == planner.loads(spec, planner.conditions(spec, ["a"], [NONE, SLOW]))
     assert [step.planned for step in plan.steps] == list(plan.loads)
-    assert plan.servers.sites == (a,) and plan.servers.modes == ("http1.0", "h2")
+    assert plan.servers.sites == (a,) and plan.servers.modes == (HTTP10, H2)
     assert [step.profile for step in plan.steps] == [(NONE if p.condition.profile == "none" else SLOW)
                                                      for p in plan.loads]
     assert not plan.proxied and plan.overhead is None and not plan.note_encoding_cost
@@ -231,7 +233,7 @@ def test_a_warm_condition_is_primed_once_and_a_later_version_before_every_load()
             assert None not in primes
         for prime in filter(None, primes):
             assert prime.visit.condition == replace(c, version=1)
-            assert prime.dictionaries == (c.encoding == "dcz")
+            assert prime.dictionaries == (c.encoding.name == "dcz")
             assert prime.visit.url == "https://www.a.test/"
         # one persistent profile per condition, named by its key
         assert {step.warm_profile for step in steps} == {hashlib.sha1(c.key.encode()).hexdigest()[:12]}
@@ -255,14 +257,14 @@ def test_direct_visits_resolve_only_the_conditions_origins_and_h3_is_forced_onto
     plan = run_plan({"modes": ["http1.0", "h2", "h3"], "tls": ["none", "1.3"], "repetitions": 1, "warmup": 0},
                     [site()], [SLOW])
     visits = {(s.visit.condition.mode, s.visit.condition.tls): s for s in plan.steps}
-    assert set(visits) == {("http1.0", "none"), ("http1.0", "1.3"), ("h2", "1.3"), ("h3", "1.3")}
+    assert set(visits) == {(HTTP10, "none"), (HTTP10, "1.3"), (H2, "1.3"), (H3, "1.3")}
     for (mode, tls), step in visits.items():
         visit = step.visit
         expected = plan.servers.host_resolver_rules(mode, tls, "a", block_others=True)
         assert visit.resolver_rules == expected and expected.endswith(", MAP * ~NOTFOUND")
         assert not visit.proxied and visit.upstream is None and visit.document_path == "/"
         assert visit.url == ("http://www.a.test/" if tls == "none" else "https://www.a.test/")
-        assert visit.force_quic_on == ("www.a.test:443,cdn.a.test:443" if mode == "h3" else "")
+        assert visit.force_quic_on == ("www.a.test:443,cdn.a.test:443" if mode is H3 else "")
         assert step.bound == BoundLink(80, 5, SLOW.mss, SLOW.initcwnd, SLOW.timestamps, tls=tls != "none")
 
 
@@ -275,7 +277,7 @@ def test_proxied_visits_resolve_nothing_but_the_proxy_and_configure_its_upstream
         c, visit = step.planned.condition, step.visit
         assert visit.proxied and visit.resolver_rules == planner.PROXIED_RULES and visit.force_quic_on == ""
         assert visit.url == "https://www.a.test/"  # the browser's hop to the proxy stays TLS
-        served = plan.servers.addresses(modes.get(c.mode).origin, c.tls, "a")
+        served = plan.servers.addresses(c.mode.origin, c.tls, "a")
         assert visit.upstream == planner.Upstream(c.mode, 3, 2, c.tls == "none", tuple(served.items()), "warm", c.key)
         assert step.bound is None  # the bound models the browser's own connections
 
@@ -313,13 +315,13 @@ def test_the_overhead_prefers_h2_and_loads_the_first_site_cold_both_ways_after_a
                      "tls": ["1.2", "1.3"], "encoding": ["gzip", "identity"], "proxy": {"pool": "warm"}},
                     [site("first"), site("second", origins=("www.b.test",))], [SLOW])
     overhead = plan.overhead
-    assert (overhead.site, overhead.mode, overhead.tls, overhead.profile) == ("first", "h2", "1.2", NONE)
+    assert (overhead.site, overhead.mode.name, overhead.tls, overhead.profile) == ("first", "h2", "1.2", NONE)
     assert [measured for measured, _ in overhead.visits] == [False, False] + [True] * 2 * planner.OVERHEAD_LOADS
     topologies = [visit.condition.topology for _, visit in overhead.visits]
     assert topologies == ["direct", "proxy"] * (planner.OVERHEAD_LOADS + 1)
     direct, proxied = overhead.visits[0][1], overhead.visits[1][1]
-    assert direct.condition == Condition("first", "h2", "direct", "none", "cold", "1.2", "gzip")
-    assert proxied.condition == Condition("first", "h2", "proxy", "none", "cold", "1.2", "gzip")
+    assert direct.condition == Condition("first", H2, "direct", "none", "cold", "1.2", GZIP)
+    assert proxied.condition == Condition("first", H2, "proxy", "none", "cold", "1.2", GZIP)
     assert direct.upstream is None and not direct.proxied
     assert proxied.upstream.pool == "cold"  # even with a warm pool: the cost per request, handshakes included
     assert proxied.upstream.key == proxied.condition.key
@@ -339,7 +341,7 @@ def test_the_overhead_prefers_h2_and_loads_the_first_site_cold_both_ways_after_a
 def test_the_overhead_uses_the_same_origin_mode_and_tls_both_ways(modes_, tls, expected):
     overhead = run_plan({"modes": modes_, "topology": "proxy", "tls": tls}, [site()]).overhead
     direct, proxied = overhead.visits[0][1].condition, overhead.visits[1][1].condition
-    assert (proxied.mode, direct.mode, overhead.tls) == expected
+    assert (proxied.mode.name, direct.mode.name, overhead.tls) == expected
     assert direct.tls == proxied.tls == overhead.tls
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from pagebench.core.measure import metrics
+from pagebench.core.modes import H2, H3, Mode
 from pagebench.core.sites import generate as sitegen
 from pagebench.core.servers.accesslog import ServerLog
 from pagebench.core.certs import Leaf
@@ -128,7 +129,7 @@ def lab() -> Iterator[Lab]:
         gen = sitefiles.write_site(sitegen.generate(sitegen.GenParams(images=4, origins=2, css=1, js=1)), data)
         gen = Site(gen.manifest.model_copy(update={"headers": RULE}), gen.root)
         authority = Authority(data / "tls")
-        server_plan = prepare([seed, gen], ["h2", "h3"], ["1.3"], authority)
+        server_plan = prepare([seed, gen], [H2, H3], ["1.3"], authority)
         with NamespaceBed(Layout(new_prefix(), server_ips=server_plan.ip_count)) as bed, sync_playwright() as pw:
             link = Link(bed, "userspace")
             link.apply(PROFILE)
@@ -143,9 +144,9 @@ def lab() -> Iterator[Lab]:
         shutil.rmtree(data, ignore_errors=True)
 
 
-def setup_for(lab: Lab, site: Site, mode: str = "h3") -> Setup:
+def setup_for(lab: Lab, site: Site, mode: Mode = H3) -> Setup:
     rules = lab.plan.host_resolver_rules(mode, "1.3", site=site.name, block_others=True)
-    if mode != "h3":
+    if mode is not H3:
         return Setup(rules, lab.spki)
     return Setup(rules, lab.spki, force_quic_on=lab.plan.force_quic_on(mode, "1.3", site=site.name))
 
@@ -155,9 +156,9 @@ def one(loaded: RawLoad | list[RawLoad]) -> RawLoad:
     return loaded[0] if isinstance(loaded, list) else loaded
 
 
-def measure(lab: Lab, site: Site, cache: str = "cold", mode: str = "h3", profile: str = "p") -> Measured:
+def measure(lab: Lab, site: Site, cache: str = "cold", mode: Mode = H3, profile: str = "p") -> Measured:
     """One load as the runner makes it: link counters and the server log around it."""
-    server = lab.caddy if mode == "h3" else lab.nginx
+    server = lab.caddy if mode is H3 else lab.nginx
     setup = setup_for(lab, site, mode)
     lab.link.wait_settled()
     before, offset = lab.link.counters(), server.log_offset()
@@ -192,7 +193,7 @@ def test_cold_h3_load_counted_three_ways(lab: Lab):
         assert m.result.connections_browser == 1 == m.link.udp_flows == m.result.connections_link
         assert (m.log.requests, m.log.connections, m.result.connections_server) == (21, 1, 1)
         assert {(r.protocol, r.tls, r.status) for r in m.log.records} == {("HTTP/3.0", "TLSv1.3", 200)}
-        assert {r.server_addr for r in m.log.records} == {lab.plan.address("h3", "1.3", "www.seed000.test",
+        assert {r.server_addr for r in m.log.records} == {lab.plan.address(H3, "1.3", "www.seed000.test",
                                                                            site=lab.seed.name).ip}
 
 
@@ -205,7 +206,7 @@ def test_one_quic_connection_per_origin_and_tcp_for_h2_only(lab: Lab):
     assert m.result.connections_browser == 2 == m.link.udp_flows and m.link.tcp_conns == 0
     assert m.log.connections_by_host() == {"o2.gen.test": 1, "www.gen.test": 1}
     assert m.log.requests == len(m.network)
-    h2 = measure(lab, lab.gen, mode="h2")  # the same site from nginx on its own addresses
+    h2 = measure(lab, lab.gen, mode=H2)  # the same site from nginx on its own addresses
     assert h2.result.ok and not h2.result.flagged, h2.result.flags
     assert {r.protocol for r in h2.network} == {"h2"} and h2.link.udp_flows == 0
     # (Chromium may open a spare TCP connection that carries no request: tcp_conns >= 2)
@@ -285,7 +286,7 @@ def test_cold_ttfb_is_two_round_trips_and_no_handshake_takes_more_than_one(lab: 
 def test_bad_config_is_one_line_and_leaves_nothing(tmp_path: Path):
     site = sitefiles.write_site(sitegen.generate(sitegen.GenParams(images=1)), tmp_path / "data")
     leaf = Leaf(tmp_path / "missing.pem", tmp_path / "missing.key", tmp_path / "missing-chain.pem", "x")
-    bad = plan([site], ["h3"], ["1.3"], leaf)
+    bad = plan([site], [H3], ["1.3"], leaf)
     topology = Layout(new_prefix(), server_ips=1)
     with NamespaceBed(topology) as bed:
         with pytest.raises(ServerError) as error:
@@ -295,8 +296,8 @@ def test_bad_config_is_one_line_and_leaves_nothing(tmp_path: Path):
         assert message.startswith(f"caddy config {bed.state_dir}/caddy/caddy.json: ") and "\n" not in message
         assert "missing.pem" in message
         with pytest.raises(ServerError, match=r"plan needs 2 server IPs, the topology has 1"):
-            CaddyServer(bed, plan([site], ["h2", "h3"], ["1.3"], leaf), bed.state_dir / "caddy")
-        good = plan([site], ["h3"], ["1.3"])
+            CaddyServer(bed, plan([site], [H2, H3], ["1.3"], leaf), bed.state_dir / "caddy")
+        good = plan([site], [H3], ["1.3"])
         with CaddyServer(bed, good, bed.state_dir / "caddy2", authority=Authority(tmp_path / "tls")) as server:
             assert server.running and server.plan.leaf is not None
             pid = server.process.pid
@@ -321,7 +322,7 @@ def encoded() -> Iterator[tuple[NamespaceBed, ServerPlan, Path]]:
     try:
         site = write_versioned_site(data / "enc")
         authority = Authority(data / "tls")
-        server_plan = prepare([site], ["h3"], ["1.3"], authority, encodings=ENCODINGS)
+        server_plan = prepare([site], [H3], ["1.3"], authority, encodings=ENCODINGS)
         with NamespaceBed(Layout(new_prefix(), server_ips=server_plan.ip_count)) as bed:
             with CaddyServer(bed, server_plan, bed.state_dir / "caddy", tcp=True):
                 yield bed, server_plan, authority.ca_path
@@ -332,10 +333,10 @@ def encoded() -> Iterator[tuple[NamespaceBed, ServerPlan, Path]]:
 @pytest.mark.integration
 @needs_root
 def test_each_encoding_is_served_from_its_sidecar_and_revalidates_across_versions(encoded):
-    check_encodings(*encoded[:2], "h3", encoded[2], "--http2")
+    check_encodings(*encoded[:2], H3, encoded[2], "--http2")
 
 
 @pytest.mark.integration
 @needs_root
 def test_dcz_answers_the_delta_for_the_dictionary_offered(encoded):
-    check_deltas(*encoded[:2], "h3", encoded[2], "--http2")
+    check_deltas(*encoded[:2], H3, encoded[2], "--http2")

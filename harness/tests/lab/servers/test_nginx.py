@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pagebench.core.modes import H2, HTTP10, KEEPALIVE, Mode
 from pagebench.core.sites import generate as sitegen
 from pagebench.core.servers.accesslog import ServerLog
 from pagebench.core.certs import Leaf
@@ -37,7 +38,7 @@ def test_unreadable_site_directories_are_named(tmp_path: Path):
     generated = sitegen.generate(sitegen.GenParams(images=1))
     site = sitefiles.write_site(generated, tmp_path / "data")
     leaf = Leaf(tmp_path / "c.pem", tmp_path / "k.pem", tmp_path / "ch.pem", "x")
-    server_plan = plan([site], ["h2"], ["1.3"], leaf)
+    server_plan = plan([site], [H2], ["1.3"], leaf)
     os.chmod(tmp_path / "data" / "sites", 0o700)
     with pytest.raises(ServerError, match=r"sites is not searchable by nginx's workers .*chmod o\+x"):
         nginx.check_readable(server_plan)
@@ -52,7 +53,7 @@ def test_nginx_version():
 
 # Integration: one nginx, three modes x two TLS versions ------------------------------------------
 
-MODES = ("http1.0", "keepalive", "h2")
+MODES = (HTTP10, KEEPALIVE, H2)
 VERSIONS = ("1.2", "1.3")
 RULE = {"/img/0003.png": {"Cache-Control": "max-age=60", "X-Pagebench": "rule"}}
 
@@ -105,7 +106,7 @@ class Transfer:
         return values[0] if values else None
 
 
-def curl(served: Served, mode: str, tls: str, host: str, *paths: str, args: tuple[str, ...] = (),
+def curl(served: Served, mode: Mode, tls: str, host: str, *paths: str, args: tuple[str, ...] = (),
          ipv6: bool = False, check: bool = True) -> tuple[list[Transfer], subprocess.CompletedProcess[str]]:
     """One curl invocation (one process, so it may reuse connections) from the client namespace."""
     binding = served.plan.address(mode, tls, host)
@@ -141,21 +142,21 @@ def logged(served: Served, offset: int, count: int) -> ServerLog:
 @pytest.mark.integration
 @needs_root
 @pytest.mark.parametrize("tls", VERSIONS)
-@pytest.mark.parametrize("mode", MODES)
-def test_protocol_and_tls_version_per_listen(served: Served, mode: str, tls: str):
+@pytest.mark.parametrize("mode", MODES, ids=str)
+def test_protocol_and_tls_version_per_listen(served: Served, mode: Mode, tls: str):
     offset = served.server.log_offset()
     transfers, _ = curl(served, mode, tls, "www.gen.test", "/", "/img/0001.png", args=("--http2",))
-    expected = "2" if mode == "h2" else "1.1"  # keepalive and http1.0 listens refuse h2 in ALPN
+    expected = "2" if mode is H2 else "1.1"  # keepalive and http1.0 listens refuse h2 in ALPN
     assert [t.version for t in transfers] == [expected, expected]
     assert [t.status for t in transfers] == [200, 200]
     log = logged(served, offset, 2)
     assert log.requests == 2
     assert {r.tls for r in log.records} == {f"TLSv{tls}"}
-    assert {r.protocol for r in log.records} == {"HTTP/2.0" if mode == "h2" else "HTTP/1.1"}
+    assert {r.protocol for r in log.records} == {"HTTP/2.0" if mode is H2 else "HTTP/1.1"}
     assert {r.server_addr for r in log.records} == {served.plan.address(mode, tls, "www.gen.test").ip}
     # http1.0: a connection per request; keepalive and h2: one connection for both
-    assert log.connections == (2 if mode == "http1.0" else 1)
-    if mode == "http1.0":
+    assert log.connections == (2 if mode is HTTP10 else 1)
+    if mode is HTTP10:
         assert all(t.header("connection") == "close" for t in transfers)
     else:
         assert all(t.header("connection") != "close" for t in transfers)
@@ -163,19 +164,19 @@ def test_protocol_and_tls_version_per_listen(served: Served, mode: str, tls: str
 
 @pytest.mark.integration
 @needs_root
-@pytest.mark.parametrize("mode", MODES)
-def test_cleartext_listens_speak_plain_http_on_port_80_only(served: Served, mode: str):
+@pytest.mark.parametrize("mode", MODES, ids=str)
+def test_cleartext_listens_speak_plain_http_on_port_80_only(served: Served, mode: Mode):
     offset = served.server.log_offset()
     # h2 with prior knowledge is what the edge proxy speaks (browsers never); curl 7.88 fails
     # its second request on such a connection ("Error in the HTTP2 framing layer"): one path
-    h2 = mode == "h2"
+    h2 = mode is H2
     paths = ("/",) if h2 else ("/", "/img/0001.png")
     transfers, _ = curl(served, mode, "none", "www.gen.test", *paths, args=("--http2-prior-knowledge",) if h2 else ())
     assert [t.version for t in transfers] == (["2"] if h2 else ["1.1", "1.1"])
     assert {t.status for t in transfers} == {200}
     log = logged(served, offset, len(paths))
     assert log.tls_seen() == {"none"} and {r.tls for r in log.records} == {"-"}
-    assert log.connections == (2 if mode == "http1.0" else 1)
+    assert log.connections == (2 if mode is HTTP10 else 1)
     binding = served.plan.address(mode, "none", "www.gen.test")
     tls_attempt = subprocess.run(served.bed.exec_argv(served.bed.layout.client, [
         "curl", "-sS", "--max-time", "5", "--resolve", f"www.gen.test:443:{binding.ip}", "--cacert", str(served.ca),
@@ -187,11 +188,11 @@ def test_cleartext_listens_speak_plain_http_on_port_80_only(served: Served, mode
 @needs_root
 def test_http1_0_opens_a_connection_per_request_on_every_origin(served: Served):
     offset = served.server.log_offset()
-    transfers, _ = curl(served, "http1.0", "1.3", "o2.gen.test", "/img/0002.png", "/img/0002.png", "/img/0002.png")
+    transfers, _ = curl(served, HTTP10, "1.3", "o2.gen.test", "/img/0002.png", "/img/0002.png", "/img/0002.png")
     assert [t.info["num_connects"] for t in transfers] == [1, 1, 1]
     assert logged(served, offset, 3).connections == 3
     offset = served.server.log_offset()
-    transfers, _ = curl(served, "keepalive", "1.3", "o2.gen.test", "/img/0002.png", "/img/0002.png", "/img/0002.png")
+    transfers, _ = curl(served, KEEPALIVE, "1.3", "o2.gen.test", "/img/0002.png", "/img/0002.png", "/img/0002.png")
     assert [t.info["num_connects"] for t in transfers] == [1, 0, 0]
     assert logged(served, offset, 3).connections == 1
 
@@ -200,14 +201,14 @@ def test_http1_0_opens_a_connection_per_request_on_every_origin(served: Served):
 @needs_root
 @pytest.mark.parametrize("tls,wrong", [("1.3", "--tls-max 1.2"), ("1.2", "--tlsv1.3")])
 def test_only_the_configured_tls_version_is_offered(served: Served, tls: str, wrong: str):
-    _, result = curl(served, "keepalive", tls, "www.gen.test", "/", args=tuple(wrong.split()), check=False)
+    _, result = curl(served, KEEPALIVE, tls, "www.gen.test", "/", args=tuple(wrong.split()), check=False)
     assert result.returncode == 35, result.stderr  # TLS handshake failure
 
 
 @pytest.mark.integration
 @needs_root
 def test_headers_html_no_cache_static_max_age_everything_cross_origin(served: Served):
-    html, image, rule = curl(served, "h2", "1.3", "www.gen.test", "/", "/img/0001.png", "/img/0003.png")[0]
+    html, image, rule = curl(served, H2, "1.3", "www.gen.test", "/", "/img/0001.png", "/img/0003.png")[0]
     assert [html.status, image.status, rule.status] == [200, 200, 200]
     assert html.header("cache-control") == "no-cache" and html.header("content-type") == "text/html"
     assert image.header("cache-control") == "max-age=86400" and image.header("content-type") == "image/png"
@@ -221,8 +222,8 @@ def test_headers_html_no_cache_static_max_age_everything_cross_origin(served: Se
 
 @pytest.mark.integration
 @needs_root
-@pytest.mark.parametrize("mode", MODES)
-def test_revalidation_answers_304(served: Served, mode: str):
+@pytest.mark.parametrize("mode", MODES, ids=str)
+def test_revalidation_answers_304(served: Served, mode: Mode):
     (first,), _ = curl(served, mode, "1.2", "www.gen.test", "/")
     etag = first.header("etag")
     offset = served.server.log_offset()
@@ -236,17 +237,17 @@ def test_revalidation_answers_304(served: Served, mode: str):
 @needs_root
 def test_ipv6_listens_too(served: Served):
     offset = served.server.log_offset()
-    (transfer,), _ = curl(served, "h2", "1.3", "o2.gen.test", "/img/0002.png", ipv6=True, args=("--http2",))
+    (transfer,), _ = curl(served, H2, "1.3", "o2.gen.test", "/img/0002.png", ipv6=True, args=("--http2",))
     assert transfer.version == "2" and transfer.status == 200
     (record,) = logged(served, offset, 1).records
-    assert record.server_addr == served.plan.address("h2", "1.3", "o2.gen.test").ip6
+    assert record.server_addr == served.plan.address(H2, "1.3", "o2.gen.test").ip6
 
 
 @pytest.mark.integration
 @needs_root
 @pytest.mark.parametrize("tls", VERSIONS)
 def test_every_connection_is_a_full_handshake(served: Served, tls: str, tmp_path: Path):
-    binding = served.plan.address("keepalive", tls, "www.gen.test")
+    binding = served.plan.address(KEEPALIVE, tls, "www.gen.test")
     session = tmp_path / "session.pem"
     base = ["openssl", "s_client", "-connect", f"{binding.ip}:443", "-servername", "www.gen.test",
             "-CAfile", str(served.ca)]
@@ -270,7 +271,7 @@ def test_every_connection_is_a_full_handshake(served: Served, tls: str, tmp_path
 def test_the_ca_verifies_the_served_leaf_and_refuses_others(served: Served):
     # Without -k: curl verified the chain in every test above; a wrong CA fails.
     other = Authority(served.data / "other-tls").ca_path
-    binding = served.plan.address("h2", "1.3", "www.gen.test")
+    binding = served.plan.address(H2, "1.3", "www.gen.test")
     argv = ["curl", "-sS", "--resolve", f"www.gen.test:443:{binding.ip}", "--cacert", str(other),
             "https://www.gen.test/", "-o", "/dev/null"]
     result = subprocess.run(served.bed.exec_argv(served.bed.layout.client, argv), capture_output=True, text=True)
@@ -284,7 +285,7 @@ def test_the_ca_verifies_the_served_leaf_and_refuses_others(served: Served):
 def test_bad_config_is_one_line_and_leaves_nothing(data_dir: Path):
     site = sitefiles.write_site(sitegen.generate(sitegen.GenParams(images=1)), data_dir)
     leaf = Leaf(data_dir / "missing.pem", data_dir / "missing.key", data_dir / "missing-chain.pem", "x")
-    bad = plan([site], ["h2"], ["1.3"], leaf)
+    bad = plan([site], [H2], ["1.3"], leaf)
     with NamespaceBed(Layout(new_prefix(), server_ips=1)) as bed:
         with pytest.raises(ServerError) as error:
             with NginxServer(bed, bad, bed.state_dir / "nginx"):
@@ -292,14 +293,14 @@ def test_bad_config_is_one_line_and_leaves_nothing(data_dir: Path):
         message = str(error.value)
         assert message.startswith("nginx config ") and "missing.pem" in message and "\n" not in message
         with pytest.raises(ServerError, match=r"plan needs 2 server IPs, the topology has 1"):
-            NginxServer(bed, plan([site], ["h2", "keepalive"], ["1.3"], leaf), bed.state_dir / "nginx")
+            NginxServer(bed, plan([site], [H2, KEEPALIVE], ["1.3"], leaf), bed.state_dir / "nginx")
 
 
 @pytest.mark.integration
 @needs_root
 def test_nothing_outlives_the_server_or_the_testbed(data_dir: Path):
     site = sitefiles.materialize(sitefiles.resolve({"generate": {"images": 1}}), data_dir)
-    server_plan = plan([site], ["h2"], ["1.3"])  # no certificate yet: the server issues it
+    server_plan = plan([site], [H2], ["1.3"])  # no certificate yet: the server issues it
     topology = Layout(new_prefix(), server_ips=1)
     with pytest.raises(RuntimeError, match="boom"):
         with NamespaceBed(topology) as bed:
@@ -325,7 +326,7 @@ def encoded(data_dir: Path) -> Iterator[tuple[NamespaceBed, ServerPlan, Path]]:
         pytest.skip("builds network namespaces: run as root")
     site = write_versioned_site(data_dir / "enc")
     authority = Authority(data_dir / "tls")
-    server_plan = nginx.prepare([site], ["h2"], ["1.3"], authority, encodings=ENCODINGS)
+    server_plan = nginx.prepare([site], [H2], ["1.3"], authority, encodings=ENCODINGS)
     assert server_plan.ip_count == 2 * 5 * 2
     with NamespaceBed(Layout(new_prefix(), server_ips=server_plan.ip_count)) as bed:
         with NginxServer(bed, server_plan, bed.state_dir / "nginx"):
@@ -335,20 +336,20 @@ def encoded(data_dir: Path) -> Iterator[tuple[NamespaceBed, ServerPlan, Path]]:
 @pytest.mark.integration
 @needs_root
 def test_each_encoding_is_served_from_its_sidecar_and_revalidates_across_versions(encoded):
-    check_encodings(*encoded[:2], "h2", encoded[2], "--http2")
+    check_encodings(*encoded[:2], H2, encoded[2], "--http2")
 
 
 @pytest.mark.integration
 @needs_root
 def test_dcz_answers_the_delta_for_the_dictionary_offered(encoded):
-    check_deltas(*encoded[:2], "h2", encoded[2], "--http2")
+    check_deltas(*encoded[:2], H2, encoded[2], "--http2")
 
 
 @pytest.mark.integration
 @needs_root
 def test_identity_bindings_of_a_versioned_site_send_text_no_cache_and_no_vary(encoded):
     bed, server_plan, ca = encoded
-    www = server_plan.address("h2", "1.3", "www.enc.test", version=2)
+    www = server_plan.address(H2, "1.3", "www.enc.test", version=2)
     got = fetch(bed, www, "/css/a.css", ca, {"Accept-Encoding": CHROMIUM_AE})
     assert got.body == V2["www.enc.test/css/a.css"] and got.headers["content-type"] == "text/css"
     assert got.headers["cache-control"] == "no-cache" and "vary" not in got.headers

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from pagebench.core.encodings import BR, DCZ, GZIP, IDENTITY, Encoding
+from pagebench.core.modes import H2, H3, HTTP10, KEEPALIVE, Mode
 from pagebench.core.servers import nginxconf, plan as serverplan, replay
 from pagebench.core import encodings
 from pagebench.core.certs import Leaf
@@ -119,30 +121,30 @@ def site(data_dir: Path) -> sitefiles.Site:
 
 def test_plan_refuses_dcz_versions_and_unknown_query_matching(site):
     with pytest.raises(PlanError, match=r"^site rec: a recorded site is replayed in one version .*not dcz"):
-        serverplan.plan([site], ["h2"], ["1.3"], LEAF, encodings=["identity", "dcz"])
+        serverplan.plan([site], [H2], ["1.3"], LEAF, encodings=[IDENTITY, DCZ])
     versioned = replace(site, manifest=site.manifest.model_copy(update={"versions": 2}))
     with pytest.raises(PlanError, match=r"^site rec: a recorded site is replayed in one version"):
-        serverplan.plan([versioned], ["h2"], ["1.3"], LEAF)
+        serverplan.plan([versioned], [H2], ["1.3"], LEAF)
     with pytest.raises(PlanError, match=r"^query 'fuzzy': must be one of exact, loose$"):
-        serverplan.plan([site], ["h2"], ["1.3"], LEAF, query="fuzzy")
-    assert serverplan.plan([site], ["h2"], ["1.3"], LEAF).query == "exact"
-    assert serverplan.plan([site], ["h2"], ["1.3"], LEAF, query="loose").query == "loose"
+        serverplan.plan([site], [H2], ["1.3"], LEAF, query="fuzzy")
+    assert serverplan.plan([site], [H2], ["1.3"], LEAF).query == "exact"
+    assert serverplan.plan([site], [H2], ["1.3"], LEAF, query="loose").query == "loose"
 
 
 def test_plan_refuses_headers_no_configuration_can_carry(site):
     bad = site.recording.exchanges[0].model_copy(update={"headers": {"X-Split": "a\r\nSet-Cookie: x"}})
     recording = site.recording.model_copy(update={"exchanges": (bad, *site.recording.exchanges[1:])})
     with pytest.raises(PlanError, match=rf"^site rec: https://{WWW}/: header X-Split .* printable ASCII$"):
-        serverplan.plan([replace(site, recording=recording)], ["h2"], ["1.3"], LEAF)
+        serverplan.plan([replace(site, recording=recording)], [H2], ["1.3"], LEAF)
 
 
 def test_replayed_headers_drop_what_the_server_makes_and_add_timing_and_cors(site):
-    identity = Binding("1.3", "h2", "rec", WWW, 0)
+    identity = Binding("1.3", H2, "rec", WWW, 0)
     style = site.recording.exchanges[1]
     assert dict(replay.replay_headers(identity, style)) == {
         "Cache-Control": "max-age=3600", "X-Recorded": 'a "$b" {c} \\d;',
         "Timing-Allow-Origin": "*", "Access-Control-Allow-Origin": "*"}  # no Alt-Svc: QUIC is the mode's
-    br = Binding("1.3", "h2", "rec", WWW, 0, encoding="br")
+    br = Binding("1.3", H2, "rec", WWW, 0, encoding=BR)
     assert dict(replay.replay_headers(br, style))["Vary"] == "Accept-Encoding"
     font = site.recording.exchanges[-1]
     assert dict(replay.replay_headers(br, font)) == {
@@ -150,7 +152,7 @@ def test_replayed_headers_drop_what_the_server_makes_and_add_timing_and_cors(sit
 
 
 def test_nginx_keys_every_target_it_can_and_long_ones_by_prefix_and_length(site):
-    conf = nginxconf.render(serverplan.plan([site], ["h2"], ["1.3"], LEAF), RUN)
+    conf = nginxconf.render(serverplan.plan([site], [H2], ["1.3"], LEAF), RUN)
     assert all(len(line) < 4000 for line in conf.splitlines())
     assert '"rec www.example.com.test/odd%20dir/a+b.js?q=a%20b+c&x=1;y=$z&w={v}|\\"\'\\\\" ' in conf
     assert "${pb_dollar}z" in conf  # the recorded target compared with $request_uri: $ is not a variable
@@ -176,8 +178,8 @@ class Lab:
     nginx: NginxServer
     caddy: CaddyServer
 
-    def server(self, mode: str) -> NginxServer | CaddyServer:
-        return self.caddy if mode == "h3" else self.nginx
+    def server(self, mode: Mode) -> NginxServer | CaddyServer:
+        return self.caddy if mode is H3 else self.nginx
 
 
 @dataclass
@@ -211,13 +213,13 @@ def exact(data_dir: Path, site: sitefiles.Site) -> Iterator[Lab]:
         yield lab
 
 
-def get(lab: Lab, mode: str, tls: str, host: str, targets: list[str], headers: dict[str, str] | None = None,
-        encoding: str = "identity", args: tuple[str, ...] = (), ipv6: bool = False) -> list[Got]:
+def get(lab: Lab, mode: Mode, tls: str, host: str, targets: list[str], headers: dict[str, str] | None = None,
+        encoding: Encoding = IDENTITY, args: tuple[str, ...] = (), ipv6: bool = False) -> list[Got]:
     """GETs in one curl process (it reuses connections where the mode allows), each
     target sent exactly as written, bodies as sent (never decoded)."""
     binding = lab.plan.address(mode, tls, host, encoding=encoding)
-    http = ("--http2-prior-knowledge" if mode == "h2" else "--http1.1") if tls == "none" else \
-        ("--http2" if mode in ("h2", "h3") else "--http1.1")
+    http = ("--http2-prior-knowledge" if mode is H2 else "--http1.1") if tls == "none" else \
+        ("--http2" if mode in (H2, H3) else "--http1.1")
     scheme = "http" if tls == "none" else "https"
     with tempfile.TemporaryDirectory(prefix="pagebench-curl-") as tmp:
         argv = ["curl", "-sS", "--max-time", "20", "--path-as-is", "-g", http, "--cacert", str(lab.ca),
@@ -243,7 +245,7 @@ def get(lab: Lab, mode: str, tls: str, host: str, targets: list[str], headers: d
         return got
 
 
-def logged(lab: Lab, mode: str, offset: int, count: int):
+def logged(lab: Lab, mode: Mode, offset: int, count: int):
     """The server log after the transfers (a server logs when the response is done)."""
     server = lab.server(mode)
     for _ in range(100):
@@ -257,8 +259,8 @@ def logged(lab: Lab, mode: str, offset: int, count: int):
 RECORDED = [(host, target) for host, target, *_ in EXCHANGES]
 #: nginx's conditions (and Caddy's h3 routes over TCP); h2 with prior knowledge: curl 7.88
 #: fails a second request on such a connection, so one target per process there.
-CONDITIONS = [("http1.0", "1.3"), ("keepalive", "1.3"), ("h2", "1.3"), ("h2", "1.2"), ("keepalive", "none"),
-              ("http1.0", "none"), ("h3", "1.3")]
+CONDITIONS = [(HTTP10, "1.3"), (KEEPALIVE, "1.3"), (H2, "1.3"), (H2, "1.2"), (KEEPALIVE, "none"),
+              (HTTP10, "none"), (H3, "1.3")]
 
 
 def check_recorded(got: Got, host: str, negotiated: str = "") -> None:
@@ -304,18 +306,18 @@ def exchange_file(host: str, target: str) -> str:
 
 @pytest.mark.integration
 @needs_root
-@pytest.mark.parametrize("mode,tls", CONDITIONS)
-def test_every_exchange_is_answered_as_recorded_and_logged_as_requested(exact: Lab, mode: str, tls: str):
+@pytest.mark.parametrize("mode,tls", CONDITIONS, ids=str)
+def test_every_exchange_is_answered_as_recorded_and_logged_as_requested(exact: Lab, mode: Mode, tls: str):
     for host in (WWW, CDN):
         targets = [target for h, target in RECORDED if h == host]
         offset = exact.server(mode).log_offset()
         got = get(exact, mode, tls, host, targets)
         for response in got:
             check_recorded(response, host)
-            assert response.version == ("2" if mode in ("h2", "h3") else "1.1")
+            assert response.version == ("2" if mode in (H2, H3) else "1.1")
         log = logged(exact, mode, offset, len(targets))
         assert [(r.host, r.uri, r.status) for r in log.records] == [(host, g.target, g.status) for g in got]
-        if mode == "http1.0":
+        if mode is HTTP10:
             assert log.connections == len(targets)
         else:
             assert log.connections == 1
@@ -325,15 +327,15 @@ def test_every_exchange_is_answered_as_recorded_and_logged_as_requested(exact: L
 @needs_root
 def test_cleartext_h2_answers_with_prior_knowledge(exact: Lab):
     for target in ("/", "/style.css?v=1", ODD, "/old", "/gone.png"):
-        (got,) = get(exact, "h2", "none", WWW, [target])
+        (got,) = get(exact, H2, "none", WWW, [target])
         assert got.version == "2"
         check_recorded(got, WWW)
 
 
 @pytest.mark.integration
 @needs_root
-@pytest.mark.parametrize("mode", ["h2", "h3"])
-def test_unrecorded_requests_are_404_with_the_marker(exact: Lab, mode: str):
+@pytest.mark.parametrize("mode", [H2, H3], ids=str)
+def test_unrecorded_requests_are_404_with_the_marker(exact: Lab, mode: Mode):
     targets = ["/style.css?v=2", "/style.css", "/Style.css?v=1", "/CASE.txt", "/nothing", "/api/items?page=3",
                "/pipe%7Cx.txt?", LONG + "x", LONG[:-1], "//pb-replay/0", "//pb-replay/unrecorded", "/pb-replay/0"]
     offset = exact.server(mode).log_offset()
@@ -349,10 +351,10 @@ def test_unrecorded_requests_are_404_with_the_marker(exact: Lab, mode: str):
 
 @pytest.mark.integration
 @needs_root
-@pytest.mark.parametrize("mode", ["keepalive", "h2", "h3"])
-@pytest.mark.parametrize("encoding", ["gzip", "br"])
-def test_text_is_sent_from_the_sidecar_the_request_allows(exact: Lab, mode: str, encoding: str):
-    token = encodings.get(encoding).token
+@pytest.mark.parametrize("mode", [KEEPALIVE, H2, H3], ids=str)
+@pytest.mark.parametrize("encoding", [GZIP, BR], ids=str)
+def test_text_is_sent_from_the_sidecar_the_request_allows(exact: Lab, mode: Mode, encoding: Encoding):
+    token = encoding.token
     for host in (WWW, CDN):
         targets = [target for h, target in RECORDED if h == host]
         for response in get(exact, mode, "1.3", host, targets, {"Accept-Encoding": AE}, encoding=encoding):
@@ -365,9 +367,9 @@ def test_text_is_sent_from_the_sidecar_the_request_allows(exact: Lab, mode: str,
 
 @pytest.mark.integration
 @needs_root
-@pytest.mark.parametrize("mode,tls", [("http1.0", "1.3"), ("keepalive", "1.2"), ("h2", "1.3"), ("h2", "none"),
-                                      ("h3", "1.3")])
-def test_a_revalidation_is_a_304_logged_for_the_requested_target(exact: Lab, mode: str, tls: str):
+@pytest.mark.parametrize("mode,tls", [(HTTP10, "1.3"), (KEEPALIVE, "1.2"), (H2, "1.3"), (H2, "none"),
+                                      (H3, "1.3")], ids=str)
+def test_a_revalidation_is_a_304_logged_for_the_requested_target(exact: Lab, mode: Mode, tls: str):
     for target in ("/", "/style.css?v=1"):
         (first,) = get(exact, mode, tls, WWW, [target])
         offset = exact.server(mode).log_offset()
@@ -381,8 +383,8 @@ def test_a_revalidation_is_a_304_logged_for_the_requested_target(exact: Lab, mod
 
 @pytest.mark.integration
 @needs_root
-@pytest.mark.parametrize("mode", ["keepalive", "h2", "h3"])
-def test_other_methods_are_answered_as_the_recording_answered_the_get(exact: Lab, mode: str):
+@pytest.mark.parametrize("mode", [KEEPALIVE, H2, H3], ids=str)
+def test_other_methods_are_answered_as_the_recording_answered_the_get(exact: Lab, mode: Mode):
     got = get(exact, mode, "1.3", WWW, ["/api/items?page=2", "/beacon?e=load", "/nothing"], args=("-X", "POST"))
     assert [(g.status, g.body) for g in got[:2]] == [(200, exchange("/api/items?page=2")[3]), (204, b"")]
     assert got[2].status == 404 and got[2].header(UNRECORDED_HEADER) == UNRECORDED_VALUE
@@ -437,7 +439,7 @@ asyncio.run(main(*sys.argv[1:4], json.loads(sys.argv[4])))
 
 
 def get_h3(lab: Lab, host: str, targets: list[str]) -> list[Got]:
-    binding = lab.plan.address("h3", "1.3", host)
+    binding = lab.plan.address(H3, "1.3", host)
     argv = [sys.executable, "-c", H3_CLIENT, binding.ip, host, str(lab.ca), json.dumps(targets)]
     result = subprocess.run(lab.bed.exec_argv(lab.bed.layout.client, argv), capture_output=True, text=True,
                             timeout=60)
@@ -470,7 +472,7 @@ def test_h3_over_quic_answers_as_over_tcp(exact: Lab):
 @pytest.mark.integration
 @needs_root
 def test_ipv6_listens_replay_too(exact: Lab):
-    for mode in ("h2", "h3"):
+    for mode in (H2, H3):
         (got,) = get(exact, mode, "1.3", WWW, [ODD], ipv6=True)
         check_recorded(got, WWW)
 
@@ -485,7 +487,7 @@ def test_loose_matching_answers_an_unrecorded_query_with_the_path_s_first_exchan
     cases = {"/api/items?page=9": page1, "/api/items": page1, "/api/items?page=2": page2, "/style.css?v=7": style,
              "/style.css": style, "/pipe|x.txt?cache=1": exchange(PIPE)[3], "/odd%20dir/a+b.js": exchange(ODD)[3]}
     with serving(data_dir, site, "loose") as lab:
-        for mode in ("keepalive", "h2", "h3"):
+        for mode in (KEEPALIVE, H2, H3):
             got = get(lab, mode, "1.3", WWW, [*cases, "/nothing?x=1", "/Style.css?v=1", "/api/items/?page=1"])
             for response in got[:len(cases)]:
                 assert (response.status, response.body) == (200, cases[response.target]), (mode, response.target)

@@ -12,13 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pagebench.core import encodings
+from pagebench.core.encodings import BR, DCZ, GZIP, ZSTD
+from pagebench.core.modes import Mode
 from pagebench.core.servers.plan import ServerPlan
 from pagebench.core.sites.model import Site, SiteManifest
 from pagebench.lab.netns import NamespaceBed
 
 BASE_MTIME = 1_767_225_600  # 2026-01-01T00:00:00Z: every file of version 1 (the agreed layout)
 DAY = 86_400
-ENCODINGS = ("identity", "gzip", "br", "zstd", "dcz")
+ENCODINGS = encodings.ENCODINGS
 
 
 def _text(seed: str, lines: int) -> bytes:
@@ -51,7 +53,7 @@ def write_versioned_site(root: Path) -> Site:
             mtime = BASE_MTIME + (version * DAY if changed else 0)
             made = {path: body}
             if encodings.is_text(key):
-                made.update({Path(f"{path}{e.suffix}"): encodings.encode(e.name, body) for e in encodings.SIDECARS})
+                made.update({Path(f"{path}{e.suffix}"): e.compress(body) for e in encodings.SIDECARS})
                 if changed:
                     made[Path(f"{path}.{encodings.dictionary_id(V1[key])}.dcz")] = \
                         encodings.dcz_encode(V1[key], body)
@@ -100,12 +102,12 @@ CHROMIUM_AE = "gzip, deflate, br, zstd, dcb, dcz"
 TEXT = {"/css/a.css": "text/css", "/js/b.js": "text/javascript", "/": "text/html"}
 
 
-def check_encodings(bed: NamespaceBed, server_plan: ServerPlan, mode: str, ca: Path, http: str) -> None:
+def check_encodings(bed: NamespaceBed, server_plan: ServerPlan, mode: Mode, ca: Path, http: str) -> None:
     """What both servers must do for each encoding (nginx here, Caddy in test_caddy)."""
     site = server_plan.sites[0]
     for encoding in ENCODINGS:
         www = server_plan.address(mode, "1.3", "www.enc.test", encoding=encoding)
-        token = encodings.get(encodings.get(encoding).fallback or encoding).token
+        token = encoding.plain.token
         for path, mime in TEXT.items():
             body = V1["www.enc.test" + (path if path != "/" else "/index.html")]
             got = fetch(bed, www, path, ca, {"Accept-Encoding": CHROMIUM_AE}, http)
@@ -120,8 +122,8 @@ def check_encodings(bed: NamespaceBed, server_plan: ServerPlan, mode: str, ca: P
             plain = fetch(bed, www, path, ca, {"Accept-Encoding": "identity"}, http)
             assert (plain.status, plain.body, plain.headers["content-type"]) == (200, body, mime), (encoding, path)
             assert "content-encoding" not in plain.headers, (encoding, path)
-            if encoding in ("gzip", "br"):  # a coding the request does not name is never sent
-                other = fetch(bed, www, path, ca, {"Accept-Encoding": "zstd" if encoding != "zstd" else "gzip"}, http)
+            if encoding in (GZIP, BR):  # a coding the request does not name is never sent
+                other = fetch(bed, www, path, ca, {"Accept-Encoding": "zstd"}, http)
                 assert "content-encoding" not in other.headers and other.body == body, (encoding, path)
                 refused = fetch(bed, www, path, ca, {"Accept-Encoding": f"{token};q=0, identity"}, http)
                 assert "content-encoding" not in refused.headers and refused.body == body, (encoding, path)
@@ -145,10 +147,10 @@ def check_encodings(bed: NamespaceBed, server_plan: ServerPlan, mode: str, ca: P
                 assert again.headers["cache-control"] == "no-cache"
 
 
-def check_deltas(bed: NamespaceBed, server_plan: ServerPlan, mode: str, ca: Path, http: str) -> None:
+def check_deltas(bed: NamespaceBed, server_plan: ServerPlan, mode: Mode, ca: Path, http: str) -> None:
     """dcz: the delta for the dictionary offered, zstd for another; dictionaries and Link."""
-    v1 = server_plan.address(mode, "1.3", "www.enc.test", encoding="dcz")
-    v2 = server_plan.address(mode, "1.3", "www.enc.test", encoding="dcz", version=2)
+    v1 = server_plan.address(mode, "1.3", "www.enc.test", encoding=DCZ)
+    v2 = server_plan.address(mode, "1.3", "www.enc.test", encoding=DCZ, version=2)
     for path, key in (("/css/a.css", "www.enc.test/css/a.css"), ("/", "www.enc.test/index.html")):
         offered = {"Accept-Encoding": CHROMIUM_AE, "Available-Dictionary": encodings.available_dictionary(V1[key])}
         delta = fetch(bed, v2, path, ca, offered, http)
@@ -156,7 +158,7 @@ def check_deltas(bed: NamespaceBed, server_plan: ServerPlan, mode: str, ca: Path
         assert delta.headers["vary"] == "Accept-Encoding, Available-Dictionary"
         assert delta.headers["content-type"] == TEXT[path] and delta.headers["cache-control"] == "no-cache"
         assert encodings.decode("dcz", delta.body, V1[key]) == V2[key]
-        assert len(delta.body) < len(encodings.encode("zstd", V2[key]))
+        assert len(delta.body) < len(encodings.ZSTD.compress(V2[key]))
         again = fetch(bed, v2, path, ca, {**offered, "If-None-Match": delta.headers["etag"]}, http)
         assert again.status == 304, path
         wrong = fetch(bed, v2, path, ca, {"Accept-Encoding": CHROMIUM_AE,
@@ -185,8 +187,8 @@ def check_deltas(bed: NamespaceBed, server_plan: ServerPlan, mode: str, ca: Path
                                    "rel=compression-dictionary" for key in V1 if encodings.is_text(key))
     assert "link" not in fetch(bed, v2, "/", ca, http=http).headers  # version 1's page only
     assert "link" not in fetch(bed, v1, "/css/a.css", ca, http=http).headers
-    zstd_v1 = server_plan.address(mode, "1.3", "www.enc.test", encoding="zstd")
+    zstd_v1 = server_plan.address(mode, "1.3", "www.enc.test", encoding=ZSTD)
     assert "link" not in fetch(bed, zstd_v1, "/", ca, http=http).headers
     assert fetch(bed, zstd_v1, "/css/a.css.pbdict", ca, http=http).status == 404
-    o2 = server_plan.address(mode, "1.3", "o2.enc.test", encoding="dcz")
+    o2 = server_plan.address(mode, "1.3", "o2.enc.test", encoding=DCZ)
     assert fetch(bed, o2, "/css/o.css.pbdict", ca, http=http).headers["use-as-dictionary"] == 'match="/css/o.css"'

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from pagebench.core.modes import H2, KEEPALIVE
 from pagebench.core.servers import plan as serverplan
 from pagebench.core.layout import Layout
 from pagebench.core.profiles import make_profile
@@ -149,7 +150,7 @@ def test_interfaces_and_routes_parse_from_ip_json():
 
 def test_both_sides_compare_the_same_plan_and_add_only_missing_addresses():
     site = sitefiles.materialize(sitefiles.resolve("seed000-small-n1"))
-    server_plan = serverplan.plan([site], ["keepalive", "h2"], ["1.3"])
+    server_plan = serverplan.plan([site], [KEEPALIVE, H2], ["1.3"])
     rows = binding_rows(server_plan)
     assert [row[1] for row in rows] == ["keepalive", "h2"] and [row[4] for row in rows] == [0, 1]
     adds = address_commands(server_plan, "eth0", {"198.18.1.2", "2001:2:0:1::2"})

@@ -130,7 +130,7 @@ def test_connections_counted_three_ways_agree_as_in_native_runs(split_run):
         assert link >= browser  # SYNs at the router: one more is an unused preconnect, noted
         if link > browser:
             assert any("carried no request" in note for note in load.notes)
-        if load.condition.mode == "h2":
+        if load.condition.mode.name == "h2":
             assert browser == len(origins)
         else:
             assert browser <= 6 * len(origins) and browser < load.requests
@@ -144,7 +144,7 @@ def test_each_mode_was_served_on_its_own_address_and_given_back_when_the_run_end
     store = Store(split_run["db"])
     expected = {"keepalive": "http/1.1", "h2": "h2"}
     for load in store.loads(run_id):
-        assert {r.resource.protocol for r in store.resources(load.id)} == {expected[load.condition.mode]}
+        assert {r.resource.protocol for r in store.resources(load.id)} == {expected[load.condition.mode.name]}
     assert "198.18.1.2/24" in split_run["during"]["server_addresses"]
     assert "198.18.1.3" not in split_run["during"]["server_addresses"]
     assert not split_run["during"]["client_pids"]  # the harness left no browser behind
