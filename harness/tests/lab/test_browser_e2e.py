@@ -12,7 +12,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -23,6 +23,7 @@ from pagebench.lab import browser
 from pagebench.lab.browser import Driver, Setup, dictionary_links, write_wrapper
 from pagebench.lab.tls import Authority
 from tests.helpers import needs_root
+from tests.lab.handler import QuietHandler
 
 HOST = "www.s.test"
 PAGE = f"https://{HOST}/"
@@ -65,12 +66,11 @@ def test_the_wrapper_adds_our_features_to_playwrights_disable_features():
         shutil.rmtree(work, ignore_errors=True)
 
 
-class _Site(BaseHTTPRequestHandler):
+class _Site(QuietHandler):
     """Version `server.version` of a page and its stylesheet, served as the lab's
     versioned sites are: text `no-cache` with ETags, v1 of a.css as a dictionary at
     a.css.pbdict, a dcz delta when the browser offers that dictionary."""
 
-    protocol_version = "HTTP/1.1"
     server: _Server
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
@@ -94,18 +94,10 @@ class _Site(BaseHTTPRequestHandler):
         else:
             body, headers = b"", {}
         if headers.get("ETag") and self.headers.get("If-None-Match") == headers["ETag"]:
-            self.send_response(304)
-            body = b""
+            status, body = 304, b""
         else:
-            self.send_response(200 if headers else 404)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_args: object) -> None:
-        pass
+            status = 200 if headers else 404
+        self.answer(status, headers, body)
 
 
 class _Server(ThreadingHTTPServer):

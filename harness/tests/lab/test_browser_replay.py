@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -28,6 +28,7 @@ from pagebench.core.records import Condition, RawLoad
 from pagebench.core.spec.model import SpecError, parse
 from pagebench.lab.browser import DETERMINISTIC_START, DETERMINISTIC_START_MS, Driver, Setup, deterministic_script
 from tests.helpers import needs_root
+from tests.lab.handler import QuietHandler
 
 SITE = "https://www.r.test"
 MARK = {UNRECORDED_HEADER: UNRECORDED_VALUE}
@@ -187,10 +188,9 @@ fetch("/report?" + encodeURIComponent(JSON.stringify(seen)));
 </script><img src="/missing.png"><img src="/gone.png"><p>hello</p>"""
 
 
-class _Page(BaseHTTPRequestHandler):
+class _Page(QuietHandler):
     """HTML, the report it sends, a recorded 404 and the replay's unrecorded one."""
 
-    protocol_version = "HTTP/1.1"
     server: _Server
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
@@ -204,15 +204,7 @@ class _Page(BaseHTTPRequestHandler):
             status, body = 404, b"not found"
             if self.path == "/missing.png":
                 headers[UNRECORDED_HEADER] = UNRECORDED_VALUE
-        self.send_response(status)
-        for name, value in headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *_args: object) -> None:
-        pass
+        self.answer(status, headers, body)
 
 
 class _Server(ThreadingHTTPServer):
