@@ -44,7 +44,7 @@ def test_seed000_cold_loads_at_70ms_sit_just_above_their_bound(runs):
     loads = Store(db).loads(base)
     for site in SEED000:
         for mode in ("keepalive", "h2"):
-            mine = [l for l in loads if l.condition.site == site and l.condition.mode == mode]
+            mine = [l for l in loads if l.condition.site == site and l.condition.mode.name == mode]
             assert len(mine) == 20 and all(l.bound_ms for l in mine)
             ratio = statistics.median(l.load_ms / l.bound_ms for l in mine)
             assert 1.0 <= ratio <= 1.5, (site, mode, ratio)  # 1.04-1.22 on a quiet VM
