@@ -13,6 +13,7 @@ from pagebench import yamlfiles
 from pagebench.cli.common import WaitOpt, command, err, machine, out, reported
 from pagebench.cli.linkoptions import BackendOpt, ProfileOpt, ProfilesFileOpt, link_options, profile_from_options
 from pagebench.core.profiles import Profile
+from pagebench.link.plan import check_backend
 
 link_app = typer.Typer(no_args_is_help=True, help="The emulated link: check it, list its profiles.")
 
@@ -34,6 +35,7 @@ def link_check_cmd(
     from pagebench.system.signals import signals_raise
 
     chosen = profile_from_options(profile, profiles_file, knobs)
+    check_backend(backend)
     with reported(interrupted="interrupted; the lab was torn down"), signals_raise(), \
             machine("link check", wait), err.status("link check") as status:
         result = link_check(chosen, backend, seed, step=lambda text: status.update(f"link check: {text}"))

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import brotli
 import zstandard
 
+from pagebench.core.vocabulary import Row
+
 #: RFC 9842 section 5: a dcz body is this magic, the dictionary's SHA-256, a zstd frame.
 DCZ_MAGIC = b"\x5e\x2a\x4d\x18\x20\x00\x00\x00"
 #: What a text resource is (encoded, and versioned); everything else (images, fonts) is
@@ -39,11 +41,11 @@ ZSTD_LEVEL = 19
 
 
 @dataclass(frozen=True, repr=False)
-class Encoding:
+class Encoding(Row):
     """One row of the table below. Past the spec loader and the store's rows, an encoding
     travels as its row (`parse` turns a name into it once)."""
 
-    name: str
+    kind = "encoding"
     #: The Content-Encoding sent ("" for none).
     token: str
     #: The precompressed file's suffix beside the original ("" for none).
@@ -54,12 +56,6 @@ class Encoding:
     #: Delta by dictionary; resources without a dictionary get `fallback`.
     dictionary: bool = False
     fallback: Encoding | None = None
-
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:
-        return f"<encoding {self.name}>"
 
     @property
     def plain(self) -> Encoding:

@@ -22,6 +22,12 @@ NAMESPACE_PATTERN = re.compile(r"^(pb[a-z0-9]{2,12})-(client|router|server)$")
 MAX_SERVER_IPS = 250
 
 
+def unsegmented(dev: str) -> Command:
+    """Segmentation offloads off on `dev`: one skb must be one wire packet, or rate and
+    delay act on 64 KB super-packets (every end of the link, native or split)."""
+    return ("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off")
+
+
 #: A tag marks a group of runs (a test session's are `pbt<id>...`): what fits a prefix.
 TAG_PATTERN = re.compile(r"[a-z0-9]{0,6}")
 
@@ -104,9 +110,7 @@ class Layout:
             ("ip", "-n", c, "link", "add", ep, "type", "veth", "peer", "name", rc, "netns", r),
             ("ip", "-n", s, "link", "add", ep, "type", "veth", "peer", "name", rs, "netns", r),
         ]
-        # One skb must be one wire packet, or rate and delay act on 64 KB super-packets.
-        for ns, dev in ((c, ep), (r, rc), (r, rs), (s, ep)):
-            cmds.append(("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"))
+        cmds += [("ip", "netns", "exec", ns, *unsegmented(dev)) for ns, dev in ((c, ep), (r, rc), (r, rs), (s, ep))]
         cmds += [
             ("ip", "-n", c, "addr", "add", f"{self.client_ip}/24", "dev", ep),
             ("ip", "-n", c, "addr", "add", f"{self.client_ip6}/64", "dev", ep, "nodad"),

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pagebench.core.vocabulary import Row
+
 TOPOLOGIES = ("direct", "proxy")
 TLS_VERSIONS = ("1.2", "1.3")
 #: Cleartext HTTP, no TLS at all: the seeds' era (1994's connections paid no handshake).
@@ -24,10 +26,10 @@ QUIC_TLS = "1.3"
 
 
 @dataclass(frozen=True, repr=False)
-class Mode:
+class Mode(Row):
     """One protocol mode (a row of the table below)."""
 
-    name: str
+    kind = "mode"
     #: One line for help texts and reports.
     summary: str
     #: Where it can run: "direct" (Chromium talks to the origin) and/or "proxy" (through the edge proxy).
@@ -53,12 +55,6 @@ class Mode:
     #: Whose origin bindings serve it (None: its own): pipelining is served by keep-alive's
     #: (nginx answers pipelined requests on persistent HTTP/1.1 connections).
     served_by: Mode | None = None
-
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:
-        return f"<mode {self.name}>"
 
     @property
     def origin(self) -> Mode:

@@ -40,10 +40,10 @@ class ControlSocket:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         while line := await reader.readline():
             try:
-                reply = await self.command(json.loads(line))
+                answer = json.dumps(await self.command(json.loads(line)))
             except Exception as error:  # noqa: BLE001 - every failure goes back to the caller
-                reply = {"ok": False, "error": f"{type(error).__name__}: {error}"}
-            writer.write(json.dumps(reply).encode() + b"\n")
+                answer = json.dumps({"ok": False, "error": f"{type(error).__name__}: {error}"})
+            writer.write(answer.encode() + b"\n")
             await writer.drain()
         writer.close()
 

@@ -97,7 +97,7 @@ class Lease:
         opened); `pooled`: open when it started."""
         records, exchanges = self.upstream.connections, self.upstream.exchanges
         used = {exchange.connection for exchange in exchanges}
-        return {"strategy": self.upstream.strategy.__dict__, "pool": self.pool, "pooled": self.pooled,
+        return {"pool": self.pool, "pooled": self.pooled,
                 "connections": [record.as_dict() for record in records[self.first:]],
                 "reused": [record.as_dict() for record in records[:self.first] if record.serial in used],
                 "exchanges": [exchange.as_dict() for exchange in exchanges]}

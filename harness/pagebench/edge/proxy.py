@@ -29,6 +29,8 @@ from pagebench.system.process import ManagedProcess
 
 BASE_PORT = 18080
 START_TIMEOUT_S = 30.0
+#: An answer takes milliseconds (closing the pool included): silence is a hung proxy.
+CONTROL_TIMEOUT_S = 30.0
 #: SCHED_FIFO for the proxy (`serve.realtime`): below the delay program's 50, which must
 #: preempt it. Where it is refused the proxy runs anyway and the run records that.
 #: $PAGEBENCH_PROXY_RT_PRIORITY overrides it (0: normal scheduling).
@@ -132,6 +134,7 @@ class EdgeProxy:
         try:
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.connect(str(self.socket_path))
+            sock.settimeout(CONTROL_TIMEOUT_S)
         except OSError:
             sock.close()
             return False
@@ -145,6 +148,9 @@ class EdgeProxy:
         try:
             self._control.sendall(json.dumps(message).encode() + b"\n")
             line = self._reader.readline()
+        except TimeoutError:
+            raise self.process.fail(f"the edge proxy did not answer {message.get('cmd')!r} "
+                                    f"within {CONTROL_TIMEOUT_S:.0f} s") from None
         except OSError as error:
             raise self.process.fail(f"the edge proxy closed its control channel ({error.strerror or error})") from None
         if not line:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from pagebench.core.layout import Layout
+from pagebench.core.layout import Layout, unsegmented
 from pagebench.core.profiles import Profile
 from pagebench.core.servers.plan import ServerPlan
 from pagebench.lab.netns import NamespaceBed
@@ -85,8 +85,7 @@ def split(roles: Roles, site_refs: list[Any], server_plan: ServerPlan, backend: 
     with LocalBed(Layout(run_prefix()), roles=("client",)) as bed:
         route = through_router(SERVER_SIDE[0])
         assert route is not None  # IPv4 is required
-        # One skb must be one wire packet, on the client's end too.
-        bed.run(("ethtool", "-K", route.interface, "tso", "off", "gso", "off", "gro", "off"))
+        bed.run(unsegmented(route.interface))  # the client's end of the link
         link = RemoteLink(router, sites, backend, seed)
         with _undo_on_exit(link.reset):
             remote_sites = RemoteSites(sites, site_refs, server_plan)

@@ -20,7 +20,7 @@ from pagebench.system.commands import Bed, LabError, probe_in_throwaway_namespac
 from pagebench.system.process import ManagedProcess
 from pagebench.link import delaystats
 from pagebench.link.counters import EMPTY_HIST, LinkCounters, parse_iptables_save, parse_nfqueue, parse_qdisc_drops, queue_and_loss_drops
-from pagebench.link.plan import BACKENDS, LinkPlan, netem_plan, reset_commands, userspace_plan
+from pagebench.link.plan import LinkPlan, check_backend, netem_plan, reset_commands, userspace_plan
 
 READY_TIMEOUT_S = 5.0
 NETEM_PROBE = ("tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms")
@@ -59,8 +59,7 @@ def netem_available() -> bool:
 
 def choose_backend(requested: str | None) -> str:
     """The backend a run will use, known before anything is built (it is recorded)."""
-    if requested is not None and requested not in BACKENDS:
-        raise LabError(f"--backend: unknown backend {requested!r}; allowed: {', '.join(BACKENDS)}")
+    check_backend(requested)
     has_netem = netem_available()
     if requested == "netem" and not has_netem:
         raise LabError("--backend netem: this kernel has no sch_netem; use --backend userspace")

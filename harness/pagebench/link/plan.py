@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pagebench.core.profiles import FRAME_BYTES, Profile
+from pagebench.core.profiles import FRAME_BYTES, Profile, ProfileError
 from pagebench.core.layout import Command, Layout
 
 BACKENDS = ("netem", "userspace")
@@ -38,6 +38,12 @@ NETEM_LIMIT_PACKETS = 1_000_000
 SPIN_US = 150
 #: Comment tags of the counting rules, read back by `counters.parse_iptables_save`.
 COUNTER_TAGS = ("up", "down", "tcp_conns", "udp_flows")
+
+
+def check_backend(requested: str | None) -> None:
+    """A backend's name refused as bad input before anything is locked, probed or built."""
+    if requested is not None and requested not in BACKENDS:
+        raise ProfileError(f"--backend: unknown backend {requested!r}; allowed: {', '.join(BACKENDS)}")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,12 @@ META_COLUMNS = ("seed", "backend", "git_commit", "host", "kernel", "chromium_ver
 
 metadata = sa.MetaData()
 
+
+def _experiment_fk(table: str) -> sa.ForeignKey:
+    """A row's run: deleting the experiment deletes its rows."""
+    return sa.ForeignKey("experiments.id", name=f"fk_{table}_experiment", ondelete="CASCADE")
+
+
 experiments = sa.Table(
     "experiments", metadata,
     sa.Column("id", sa.Integer, primary_key=True),
@@ -41,9 +47,7 @@ experiments = sa.Table(
 run_status = sa.Table(
     "run_status", metadata,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("experiment_id", sa.Integer,
-              sa.ForeignKey("experiments.id", name="fk_run_status_experiment", ondelete="CASCADE"),
-              nullable=False),
+    sa.Column("experiment_id", sa.Integer, _experiment_fk("run_status"), nullable=False),
     sa.Column("at", sa.Float, nullable=False),
     sa.Column("status", sa.Text, nullable=False),
     sa.Column("reason", sa.Text),  # interrupted: the signal; failed: the one-line error
@@ -57,9 +61,7 @@ run_status = sa.Table(
 conditions = sa.Table(
     "conditions", metadata,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("experiment_id", sa.Integer,
-              sa.ForeignKey("experiments.id", name="fk_conditions_experiment", ondelete="CASCADE"),
-              nullable=False),
+    sa.Column("experiment_id", sa.Integer, _experiment_fk("conditions"), nullable=False),
     sa.Column("key", sa.Text, nullable=False),
     sa.Column("site", sa.Text, nullable=False),
     sa.Column("mode", sa.Text, nullable=False),
@@ -75,9 +77,7 @@ conditions = sa.Table(
 
 planned_loads = sa.Table(
     "planned_loads", metadata,
-    sa.Column("experiment_id", sa.Integer,
-              sa.ForeignKey("experiments.id", name="fk_planned_loads_experiment", ondelete="CASCADE"),
-              primary_key=True),
+    sa.Column("experiment_id", sa.Integer, _experiment_fk("planned_loads"), primary_key=True),
     sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
     sa.Column("condition_id", sa.Integer,
               sa.ForeignKey("conditions.id", name="fk_planned_loads_condition", ondelete="CASCADE"),
@@ -89,9 +89,7 @@ planned_loads = sa.Table(
 loads = sa.Table(
     "loads", metadata,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("experiment_id", sa.Integer,
-              sa.ForeignKey("experiments.id", name="fk_loads_experiment", ondelete="CASCADE"),
-              nullable=False),
+    sa.Column("experiment_id", sa.Integer, _experiment_fk("loads"), nullable=False),
     sa.Column("seq", sa.Integer, nullable=False),
     sa.Column("condition_id", sa.Integer,
               sa.ForeignKey("conditions.id", name="fk_loads_condition", ondelete="CASCADE"),
@@ -159,9 +157,7 @@ resources = sa.Table(
 proxy_overheads = sa.Table(
     "proxy_overheads", metadata,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("experiment_id", sa.Integer,
-              sa.ForeignKey("experiments.id", name="fk_proxy_overheads_experiment", ondelete="CASCADE"),
-              nullable=False),
+    sa.Column("experiment_id", sa.Integer, _experiment_fk("proxy_overheads"), nullable=False),
     sa.Column("measured_at", sa.Float, nullable=False),
     sa.Column("site", sa.Text, nullable=False),
     sa.Column("mode", sa.Text, nullable=False),
@@ -176,9 +172,7 @@ proxy_overheads = sa.Table(
 link_checks = sa.Table(
     "link_checks", metadata,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("experiment_id", sa.Integer,
-              sa.ForeignKey("experiments.id", name="fk_link_checks_experiment", ondelete="CASCADE"),
-              nullable=False),
+    sa.Column("experiment_id", sa.Integer, _experiment_fk("link_checks"), nullable=False),
     sa.Column("profile", sa.Text, nullable=False),
     sa.Column("checked_at", sa.Float, nullable=False),
     sa.Column("backend", sa.Text),

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
@@ -29,6 +30,7 @@ from pagebench.system.owner import Owner
 
 #: The SQLite file of the store unless told (where: `default_path`).
 DEFAULT_FILE = "pagebench.sqlite"
+Row = TypeVar("Row")
 
 
 class UnknownRun(StoreError):
@@ -208,11 +210,8 @@ class Store:
             .join(conditions, conditions.c.id == planned_loads.c.condition_id)
             .order_by(planned_loads.c.seq)
         )
-        with self._db.read() as conn:
-            experiment_id = self._experiment_id(conn, run_id)
-            found = conn.execute(query.where(planned_loads.c.experiment_id == experiment_id)).mappings()
-            return [PlannedLoad(row["seq"], rows.condition_of(row), row["repetition"], bool(row["warmup"]))
-                    for row in found]
+        return self._run_rows(run_id, query, planned_loads.c.experiment_id, lambda row: PlannedLoad(
+            row["seq"], rows.condition_of(row), row["repetition"], bool(row["warmup"])))
 
     def experiment(self, run_id: str) -> RunRow:
         """The run: its experiment, its status as it is now and its loads recorded."""
@@ -230,12 +229,8 @@ class Store:
 
     def conditions(self, run_id: str) -> list[ConditionRow]:
         """The run's conditions, each with its profile's fields."""
-        with self._db.read() as conn:
-            experiment_id = self._experiment_id(conn, run_id)
-            query = (sa.select(conditions).where(conditions.c.experiment_id == experiment_id)
-                     .order_by(conditions.c.id))
-            return [ConditionRow(rows.condition_of(row), row["profile_fields"])
-                    for row in conn.execute(query).mappings()]
+        return self._run_rows(run_id, sa.select(conditions).order_by(conditions.c.id), conditions.c.experiment_id,
+                              lambda row: ConditionRow(rows.condition_of(row), row["profile_fields"]))
 
     def loads(self, run_id: str, include_warmup: bool = False) -> list[LoadRow]:
         """The run's loads in seq order (then client), warm-ups only when asked."""
@@ -246,10 +241,7 @@ class Store:
         )
         if not include_warmup:
             query = query.where(sa.not_(loads.c.warmup))
-        with self._db.read() as conn:
-            experiment_id = self._experiment_id(conn, run_id)
-            found = conn.execute(query.where(loads.c.experiment_id == experiment_id)).mappings()
-            return [rows.load_of(row) for row in found]
+        return self._run_rows(run_id, query, loads.c.experiment_id, rows.load_of)
 
     def resources(self, load_id: int) -> list[ResourceRow]:
         """One load's resources in request order."""
@@ -262,26 +254,24 @@ class Store:
         loads' order."""
         query = (sa.select(resources).join(loads, loads.c.id == resources.c.load_id)
                  .order_by(loads.c.seq, loads.c.client, resources.c.position))
-        with self._db.read() as conn:
-            experiment_id = self._experiment_id(conn, run_id)
-            found = conn.execute(query.where(loads.c.experiment_id == experiment_id)).mappings()
-            return [rows.resource_of(row) for row in found]
+        return self._run_rows(run_id, query, loads.c.experiment_id, rows.resource_of)
 
     def link_checks(self, run_id: str) -> list[LinkCheckRow]:
-        with self._db.read() as conn:
-            experiment_id = self._experiment_id(conn, run_id)
-            found = conn.execute(sa.select(link_checks).where(link_checks.c.experiment_id == experiment_id)
-                                 .order_by(link_checks.c.id)).mappings()
-            return [rows.link_check_of(row) for row in found]
+        return self._run_rows(run_id, sa.select(link_checks).order_by(link_checks.c.id),
+                              link_checks.c.experiment_id, rows.link_check_of)
 
     def proxy_overheads(self, run_id: str) -> list[ProxyOverheadRow]:
-        with self._db.read() as conn:
-            experiment_id = self._experiment_id(conn, run_id)
-            found = conn.execute(sa.select(proxy_overheads).where(proxy_overheads.c.experiment_id == experiment_id)
-                                 .order_by(proxy_overheads.c.id)).mappings()
-            return [rows.proxy_overhead_of(row) for row in found]
+        return self._run_rows(run_id, sa.select(proxy_overheads).order_by(proxy_overheads.c.id),
+                              proxy_overheads.c.experiment_id, rows.proxy_overhead_of)
 
     # -- helpers -----------------------------------------------------------------------
+
+    def _run_rows(self, run_id: str, query: sa.Select, experiment_id: sa.ColumnElement[int],
+                  row_of: Callable[[Any], Row]) -> list[Row]:
+        """One run's rows of `query` (`experiment_id`: its column naming the run), each as `row_of` makes it."""
+        with self._db.read() as conn:
+            found = conn.execute(query.where(experiment_id == self._experiment_id(conn, run_id))).mappings()
+            return [row_of(row) for row in found]
 
     def _run_ids(self) -> list[str]:
         with self._db.read() as conn:

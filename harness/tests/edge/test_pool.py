@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -96,6 +97,7 @@ def test_a_lease_tells_opened_from_reused():
     assert [c["serial"] for c in stats["connections"]] == [new.serial]
     assert [c["serial"] for c in stats["reused"]] == [old[0].serial]  # old[1] carried nothing of this load
     assert (stats["pool"], stats["pooled"], len(stats["exchanges"])) == ("warm", 2, 2)
+    assert json.loads(json.dumps(stats)) == stats  # they cross the control socket as JSON
 
 
 # Real connections ----------------------------------------------------------------------

@@ -21,7 +21,7 @@ from pagebench.lab import browser
 from pagebench.lab.browser import Driver, Setup, write_wrapper
 from pagebench.lab.tls import Authority
 from tests.helpers import needs_root, readable_dir
-from tests.lab.pageserver import Handler, serving
+from tests.lab.handler import QuietHandler, serving
 
 pytestmark = needs_root
 
@@ -54,7 +54,7 @@ def test_the_wrapper_adds_our_features_to_playwrights_disable_features():
         assert _wrapper_argv(work, "--disable-features=") == [f"--disable-features={feature}"]
 
 
-class _Site(Handler):
+class _Site(QuietHandler):
     """Version `server.version` of a page and its stylesheet, served as the lab's
     versioned sites are: text `no-cache` with ETags, v1 of a.css as a dictionary at
     a.css.pbdict, a dcz delta when the browser offers that dictionary."""
@@ -82,9 +82,10 @@ class _Site(Handler):
         else:
             body, headers = b"", {}
         if headers.get("ETag") and self.headers.get("If-None-Match") == headers["ETag"]:
-            self.answer(304, headers, b"")
+            status, body = 304, b""
         else:
-            self.answer(200 if headers else 404, headers, body)
+            status = 200 if headers else 404
+        self.answer(status, headers, body)
 
 
 class _Server(ThreadingHTTPServer):

@@ -20,7 +20,7 @@ from pagebench.core.sites.recording import UNRECORDED_HEADER, UNRECORDED_VALUE
 from pagebench.core.records import Condition
 from pagebench.lab.browser import DETERMINISTIC_START_MS, Driver, Setup
 from tests.helpers import needs_root, readable_dir
-from tests.lab.pageserver import Handler, serving
+from tests.lab.handler import QuietHandler, serving
 from tests.lab.replayed import recording_of
 
 pytestmark = needs_root
@@ -38,7 +38,7 @@ fetch("/report?" + encodeURIComponent(JSON.stringify(seen)));
 </script><img src="/missing.png"><img src="/gone.png"><p>hello</p>"""
 
 
-class _Page(Handler):
+class _Page(QuietHandler):
     """HTML, the report it sends, a recorded 404 and the replay's unrecorded one."""
 
     server: _Server

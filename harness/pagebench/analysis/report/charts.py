@@ -180,6 +180,15 @@ def _linear(domain_low: float, domain_high: float, range_low: float, range_high:
     return lambda value: range_low + (value - domain_low) / span * (range_high - range_low)
 
 
+def _from_zero(high: float, left: float, right: float, top: float, bottom: float, label: str,
+               count: int = 6) -> tuple[Scale, list[str]]:
+    """A horizontal axis from 0 to `high` (rounded up to a nice tick) across [left, right] at
+    `bottom`, its grid up to `top`: the scale and the axis's parts, for a chart of rows."""
+    start, stop, ticks = axis(0.0, high, count)
+    scale = _linear(start, stop, left, right)
+    return scale, _x_axis(left, right, bottom, ticks, scale, label, top)
+
+
 def _label_column(labels: Sequence[str], limit: int = 44, size: float = FONT) -> tuple[list[str], float]:
     """The labels clipped to `limit` characters, and the width of a column that holds them."""
     shown = [clip(label, limit) for label in labels]
@@ -193,11 +202,9 @@ def strip_plot(strips: Sequence[Strip], axis_label: str, width: float = WIDTH) -
     labels, left = _label_column([s.label for s in strips])
     right = width - 80
     values = [v for s in strips for v in (*s.values, *s.excluded, s.high or 0.0)]
-    low, high, ticks = axis(0.0, max(values, default=1.0))
-    scale = _linear(low, high, left, right)
     top = 8
     bottom = top + row * len(strips)
-    parts = _x_axis(left, right, bottom, ticks, scale, axis_label, top)
+    scale, parts = _from_zero(max(values, default=1.0), left, right, top, bottom, axis_label)
     for i, (strip, label) in enumerate(zip(strips, labels)):
         y = top + row * i + row / 2
         if i % 2:
@@ -282,11 +289,10 @@ def grouped_bars(groups: Sequence[BarGroup], names: Sequence[str], colours: Sequ
     group_height = bar * len(names) + gap
     labels, left = _label_column([g.label for g in groups])
     right = width - 50
-    low, high, ticks = axis(0.0, max((v for g in groups for v in g.values if v is not None), default=1.0))
-    scale = _linear(low, high, left, right)
     top = 6
     bottom = top + group_height * len(groups)
-    parts = _x_axis(left, right, bottom, ticks, scale, axis_label, top)
+    scale, parts = _from_zero(max((v for g in groups for v in g.values if v is not None), default=1.0),
+                              left, right, top, bottom, axis_label)
     for i, (group, label) in enumerate(zip(groups, labels)):
         y0 = top + group_height * i + gap / 2
         parts.append(_text(left - 8, y0 + bar * len(names) / 2 + 4, label, "end"))
@@ -310,11 +316,9 @@ def waterfall(spans: Sequence[Span], colours: Sequence[str], events: dict[str, f
     left += 6
     right = width - 16
     stops = [v for s in spans for v in (s.start, s.response_start, s.end) if v is not None]
-    low, high, ticks = axis(0.0, max([*stops, *events.values()], default=1.0), 8)
-    scale = _linear(low, high, left, right)
     top = 12 + 13 * len(events)
     bottom = top + row * len(spans) + 4
-    parts = _x_axis(left, right, bottom, ticks, scale, axis_label, top)
+    scale, parts = _from_zero(max([*stops, *events.values()], default=1.0), left, right, top, bottom, axis_label, 8)
     for i, (span, label) in enumerate(zip(spans, labels)):
         y = top + row * i + 2
         colour = "#999" if span.lane is None else colours[span.lane % len(colours)]

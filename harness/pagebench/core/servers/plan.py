@@ -38,7 +38,7 @@ from pagebench.core.modes import Mode
 from pagebench.core.servers.binding import QUIC_PORT, Binding, PlanError
 from pagebench.core.servers.replay import check_replayable
 from pagebench.core.sites.model import Site
-from pagebench.core.sites.recording import QUERY_MATCHING
+from pagebench.core.sites.recording import check_query_matching
 
 
 @dataclass(frozen=True)
@@ -149,8 +149,10 @@ def plan(sites: Sequence[Site], modes: Iterable[Mode], tls_versions: Iterable[st
     names = [site.name for site in sites]
     if len(set(names)) != len(names):
         raise PlanError(f"sites: {sorted({n for n in names if names.count(n) > 1})[0]} is listed twice")
-    if query not in QUERY_MATCHING:
-        raise PlanError(f"query {query!r}: must be one of {', '.join(QUERY_MATCHING)}")
+    try:
+        check_query_matching(query)
+    except ValueError as error:
+        raise PlanError(f"query {error}") from None
     for site in sites:
         if site.recording is not None and (any(e.dictionary for e in encoding_rows) or site.manifest.versions > 1):
             plain = [e.name for e in encodings_table.ENCODINGS if not e.dictionary]

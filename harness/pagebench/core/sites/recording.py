@@ -20,9 +20,10 @@ browser partitions by site) and shows where each origin came from.
 from __future__ import annotations
 
 import re
+from typing import Annotated
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pagebench.core.certs import PERMITTED_DOMAIN, check_hostname
 
@@ -44,15 +45,39 @@ _FILE = re.compile(rf"^{BODIES_DIR}/[0-9]{{4,6}}(\.[a-z0-9]{{1,8}})?$")
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
+def check_query_matching(value: str) -> str:
+    """`value` if it names a way of query matching; else a one-line ValueError listing them."""
+    if value not in QUERY_MATCHING:
+        raise ValueError(f"{value!r}: must be one of {', '.join(QUERY_MATCHING)}")
+    return value
+
+
+def _matching(pattern: re.Pattern[str], rule: str) -> AfterValidator:
+    """A string `pattern` matches; else a one-line ValueError quoting it, saying `rule`."""
+
+    def check(value: str) -> str:
+        if not pattern.match(value):
+            raise ValueError(f"{value!r}: {rule}")
+        return value
+
+    return AfterValidator(check)
+
+
+#: Path and query, exactly as requested: "/css?family=Roboto".
+Target = Annotated[str, _matching(_TARGET, "must start with / and be printable ASCII without spaces")]
+#: A body, relative to its host's content directory.
+BodyFile = Annotated[str, _matching(_FILE, f"must be {BODIES_DIR}/<number>[.<extension>]")]
+
+
 class Exchange(BaseModel):
     """One recorded request and its response, hosts already mapped into the lab."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     host: str  # lab host
-    target: str  # path and query, exactly as requested: "/css?family=Roboto"
+    target: Target
     status: int = Field(ge=200, le=599)
-    file: str | None = None  # the body, relative to the host's content directory
+    file: BodyFile | None = None
     content_type: str | None = None
     #: Response headers replayed as recorded (hosts mapped): caching, CORS, Link, ...;
     #: never those the servers make (Content-Length, Content-Encoding, ETag,
@@ -66,20 +91,6 @@ class Exchange(BaseModel):
     @classmethod
     def _host(cls, value: str) -> str:
         return check_hostname(value)
-
-    @field_validator("target")
-    @classmethod
-    def _target(cls, value: str) -> str:
-        if not _TARGET.match(value):
-            raise ValueError(f"{value!r}: must start with / and be printable ASCII without spaces")
-        return value
-
-    @field_validator("file")
-    @classmethod
-    def _file(cls, value: str | None) -> str | None:
-        if value is not None and not _FILE.match(value):
-            raise ValueError(f"{value!r}: must be {BODIES_DIR}/<number>[.<extension>]")
-        return value
 
     @model_validator(mode="after")
     def _status(self) -> Exchange:

@@ -28,9 +28,11 @@ run's plan are `plan.py`'s). Pure: the caller reads the file.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator,
+                      model_validator)
 
 from pagebench.core import encodings, modes
 from pagebench.core.encodings import Encoding
@@ -38,13 +40,29 @@ from pagebench.core.errors import BAD_INPUT, PagebenchError
 from pagebench.core.messages import shown
 from pagebench.core.modes import Mode
 from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
-from pagebench.core.sites.recording import QUERY_MATCHING
+from pagebench.core.sites.recording import QUERY_MATCHING, check_query_matching
 
 
 class SpecError(PagebenchError, ValueError):
     """One line: the file, the field, what is allowed."""
 
     exit_code = BAD_INPUT
+
+
+def _names_of(parse: Callable[[str], object]) -> AfterValidator:
+    """A list of a table's names: each one its `parse` knows (whose error names the first
+    that is not). The spec keeps the names; `Experiment.resolved_*` are the rows."""
+
+    def known(names: list[str]) -> list[str]:
+        for name in names:
+            parse(name)
+        return names
+
+    return AfterValidator(known)
+
+
+ModeNames = Annotated[list[str], _names_of(modes.parse)]
+EncodingNames = Annotated[list[str], _names_of(encodings.parse)]
 
 
 class Timeouts(BaseModel):
@@ -76,14 +94,14 @@ class Experiment(BaseModel):
 
     name: str = Field("experiment", min_length=1)
     sites: list[str | dict[str, Any]] = Field(min_length=1)
-    modes: list[str] = Field(min_length=1)
+    modes: ModeNames = Field(min_length=1)
     topology: Literal["direct", "proxy"] | list[Literal["direct", "proxy"]] = "direct"
     proxy: ProxySettings | None = None
     clients: int = Field(1, ge=1, le=32)
     profiles: list[str | dict[str, Any]] = Field(default_factory=lambda: ["none"], min_length=1)
     cache: list[Literal["cold", "warm"]] = Field(default_factory=lambda: ["cold"], min_length=1)
     tls: list[Literal["none", "1.2", "1.3"]] = Field(default_factory=lambda: ["1.3"], min_length=1)
-    encoding: list[str] = Field(default_factory=lambda: [encodings.IDENTITY.name], min_length=1)
+    encoding: EncodingNames = Field(default_factory=lambda: [encodings.IDENTITY.name], min_length=1)
     version: list[int] = Field(default_factory=lambda: [1], min_length=1)
     repetitions: int = Field(10, ge=1, le=100_000)
     warmup: int = Field(1, ge=0, le=1000)
@@ -91,16 +109,9 @@ class Experiment(BaseModel):
     timeouts: Timeouts = Timeouts()
     backend: Literal["netem", "userspace"] | None = None
     #: How a recorded site's servers match a request's query (`Recording.lookup`).
-    replay_query: str = QUERY_MATCHING[0]
+    replay_query: Annotated[str, AfterValidator(check_query_matching)] = QUERY_MATCHING[0]
     #: Every page gets a fixed Date start and a seeded Math.random (`browser.deterministic_script`).
     deterministic: StrictBool = False
-
-    @field_validator("replay_query")
-    @classmethod
-    def _query_matching(cls, value: str) -> str:
-        if value not in QUERY_MATCHING:
-            raise ValueError(f"{value!r}: must be one of {', '.join(QUERY_MATCHING)}")
-        return value
 
     @field_validator("version", mode="before")
     @classmethod
@@ -109,20 +120,6 @@ class Experiment(BaseModel):
         if isinstance(value, list) and any(isinstance(v, int) and not isinstance(v, bool) and v < 1 for v in value):
             raise ValueError("a site's versions are numbered from 1")
         return value
-
-    @field_validator("encoding")
-    @classmethod
-    def _known_encodings(cls, names: list[str]) -> list[str]:
-        for name in names:
-            encodings.parse(name)
-        return names
-
-    @field_validator("modes")
-    @classmethod
-    def _known_modes(cls, names: list[str]) -> list[str]:
-        for name in names:
-            modes.parse(name)
-        return names
 
     @model_validator(mode="after")
     def _coherent(self) -> Experiment:

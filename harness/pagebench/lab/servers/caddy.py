@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
 from pagebench.core.servers import caddyconf
 from pagebench.core.servers.accesslog import AccessRecord, parse_caddy_log
 from pagebench.core.servers.plan import ServerPlan
-from pagebench.lab.servers.nginx import OriginServer, ServerError, with_certificate
+from pagebench.lab.servers.nginx import OriginServer, ServerError, version_in, with_certificate
 from pagebench.lab.tls import Authority
 from pagebench.system import places
 from pagebench.system.commands import Bed, run
@@ -57,10 +56,7 @@ def ready(text: str) -> bool:
 def caddy_version(caddy: str = CADDY) -> str:
     """e.g. '2.11.9' (bootstrap stamps its build with the release it pinned)."""
     result = run((caddy, "version"))
-    match = re.search(r"v?(\d+\.\d+\.\d+\S*)", result.stdout + result.stderr)
-    if not match:
-        raise ServerError(f"`{caddy} version`: no version in {(result.stdout + result.stderr).strip()!r}")
-    return match.group(1)
+    return version_in(result.stdout + result.stderr, r"v?(\d+\.\d+\.\d+\S*)", (caddy, "version"))
 
 
 class CaddyServer(OriginServer):
@@ -76,17 +72,11 @@ class CaddyServer(OriginServer):
 
     def __init__(self, bed: Bed, plan: ServerPlan, rundir: Path, caddy: str = CADDY,
                  timeout: float = 10.0, authority: Authority | None = None, tcp: bool = False) -> None:
-        if plan.ip_count > bed.layout.server_ips:
-            raise ServerError(f"plan needs {plan.ip_count} server IPs, the topology has "
-                              f"{bed.layout.server_ips}: Layout(prefix, server_ips={plan.ip_count})")
-        self.bed, self.plan, self.rundir = bed, plan, Path(rundir)
-        self.authority = authority
-        self.caddy, self.timeout = caddy, timeout
+        super().__init__(bed, plan, rundir, timeout, authority)
+        self.caddy = caddy
         self.tcp = tcp  # also h1/h2 on TCP, the same routes: for checks with curl (`caddyconf.render`)
         self.conf_path = self.rundir / "caddy.json"
-        self.access_log = self.rundir / "access.log"
         self.stderr_path = self.rundir / "stderr.log"
-        self.process: ManagedProcess | None = None
 
     def argv(self) -> list[str]:
         base = [self.caddy, "run", "--config", str(self.conf_path)]

@@ -64,13 +64,19 @@ def check_readable(server_plan: ServerPlan) -> None:
                                       f"(user nobody): chmod o+x {directory}")
 
 
+def version_in(output: str, pattern: str, command: Sequence[str]) -> str:
+    """The version `pattern`'s group finds in a server's `command` output, or a ServerError
+    quoting what it said instead (nginx and Caddy print theirs differently)."""
+    match = re.search(pattern, output)
+    if not match:
+        raise ServerError(f"`{' '.join(command)}`: no version in {output.strip()!r}")
+    return match.group(1)
+
+
 def nginx_version(nginx: str = NGINX) -> str:
     """e.g. '1.22.1'."""
     result = run((nginx, "-v"))
-    match = re.search(r"nginx/(\S+)", result.stderr + result.stdout)
-    if not match:
-        raise ServerError(f"`{nginx} -v`: no version in {(result.stderr + result.stdout).strip()!r}")
-    return match.group(1)
+    return version_in(result.stderr + result.stdout, r"nginx/(\S+)", (nginx, "-v"))
 
 
 def _emerg(text: str) -> str | None:
@@ -84,11 +90,18 @@ def _emerg(text: str) -> str | None:
 
 
 class OriginServer:
-    """What nginx's server and Caddy's (`caddy`) share: the process, stopped on exit, and
-    its access log read back per load (where it ends now, and the requests logged after)."""
+    """What nginx's server and Caddy's (`caddy`) share: a plan that fits the bed, a run
+    directory, the process, stopped on exit, and its access log read back per load (where
+    it ends now, and the requests logged after)."""
 
-    access_log: Path
-    process: ManagedProcess | None
+    def __init__(self, bed: Bed, plan: ServerPlan, rundir: Path, timeout: float, authority: Authority | None) -> None:
+        if plan.ip_count > bed.layout.server_ips:
+            raise ServerError(f"plan needs {plan.ip_count} server IPs, the topology has "
+                              f"{bed.layout.server_ips}: Layout(prefix, server_ips={plan.ip_count})")
+        self.bed, self.plan, self.rundir = bed, plan, Path(rundir)
+        self.authority, self.timeout = authority, timeout
+        self.access_log = self.rundir / "access.log"
+        self.process: ManagedProcess | None = None
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -146,17 +159,11 @@ class NginxServer(OriginServer):
 
     def __init__(self, bed: Bed, plan: ServerPlan, rundir: Path, nginx: str = NGINX,
                  timeout: float = 10.0, authority: Authority | None = None) -> None:
-        if plan.ip_count > bed.layout.server_ips:
-            raise ServerError(f"plan needs {plan.ip_count} server IPs, the topology has "
-                              f"{bed.layout.server_ips}: Layout(prefix, server_ips={plan.ip_count})")
-        self.bed, self.plan, self.rundir = bed, plan, Path(rundir)
-        self.authority = authority
-        self.nginx, self.timeout = nginx, timeout
+        super().__init__(bed, plan, rundir, timeout, authority)
+        self.nginx = nginx
         self.conf_path = self.rundir / "nginx.conf"
-        self.access_log = self.rundir / "access.log"
         self.error_log = self.rundir / "error.log"
         self.pid_path = self.rundir / "nginx.pid"
-        self.process: ManagedProcess | None = None
 
     def argv(self, *extra: str) -> list[str]:
         base = [self.nginx, "-p", str(self.rundir), "-c", str(self.conf_path), "-e", "stderr", *extra]

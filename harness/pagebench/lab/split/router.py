@@ -13,14 +13,12 @@ import dataclasses
 import re
 from typing import Any
 
-from pagebench.lab.split.control import Routes
-from pagebench.lab.split.local import LocalBed, LocalLayout
-from pagebench.lab.split.local import interface_with
+from pagebench.lab.split.local import LocalBed, LocalLayout, interface_with
+from pagebench.lab.split.role import Role, route
 from pagebench.link.emulator import Link
 from pagebench.lab.split.endpoint import PROC_SYS, set_sysctl
 from pagebench.core.profiles import make_profile
-from pagebench.system.commands import LabError
-from pagebench.core.layout import Layout
+from pagebench.core.layout import Layout, unsegmented
 from pagebench.system.places import run_prefix
 
 #: The tables the link's rule sets replace, with their built-in chains (both families).
@@ -43,9 +41,9 @@ def restore_document(saved: str) -> str:
     return "".join(parts)
 
 
-class RouterService:
-    """Context manager: checks the namespace can route, finds the two link interfaces by
-    the router's addresses, and restores everything on exit. `routes()` are its endpoints."""
+class RouterService(Role):
+    """Checks the namespace can route, finds the two link interfaces by the router's
+    addresses, and restores everything on exit."""
 
     def __init__(self, client_if: str | None = None, server_if: str | None = None) -> None:
         self.layout = LocalLayout(
@@ -57,23 +55,16 @@ class RouterService:
         self.link: Link | None = None
         self.saved: dict[str, str] = {}
 
-    def __enter__(self) -> RouterService:
+    def set_up(self) -> None:
         for name in FORWARDING:
             if (PROC_SYS / name.replace(".", "/")).exists():
                 set_sysctl(name, "1", "the router")
-        self.bed.__enter__()
-        try:
-            for dev in (self.layout.router_client_if, self.layout.router_server_if):
-                # One skb must be one wire packet, or rate and delay act on 64 KB super-packets.
-                self.bed.run(("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"))
-            self.saved = {tool: self.bed.run((f"{tool}-save",)).stdout for tool in ("iptables", "ip6tables")}
-        except BaseException:
-            self.bed.close()
-            raise
-        return self
+        for dev in (self.layout.router_client_if, self.layout.router_server_if):
+            self.bed.run(unsegmented(dev))
+        self.saved = {tool: self.bed.run((f"{tool}-save",)).stdout for tool in ("iptables", "ip6tables")}
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def tear_down(self) -> None:
+        self.reset()
 
     def reset(self) -> None:
         if self.link is not None:
@@ -81,30 +72,25 @@ class RouterService:
         for tool, saved in self.saved.items():
             self.bed.run((f"{tool}-restore",), input=restore_document(saved), check=False)
 
-    def close(self) -> None:
-        try:
-            self.reset()
-        finally:
-            self.bed.close()
-
     # Endpoints
 
     def _link(self) -> Link:
-        if self.link is None:
-            raise LabError("no link yet: POST /link/open first")
-        return self.link
+        return self.needs(self.link, "link", "POST /link/open")
 
+    @route("GET /health")
     def health(self, _: dict[str, Any]) -> dict[str, Any]:
         return {"role": "router", "client_if": self.layout.router_client_if,
                 "server_if": self.layout.router_server_if,
                 "backend": self.link.backend if self.link else None}
 
+    @route("POST /link/open")
     def open(self, args: dict[str, Any]) -> dict[str, Any]:
         """A link with the run's backend (as recorded; None: this kernel's best) and seed."""
         self.reset()
         self.link = Link(self.bed, args.get("backend"), int(args.get("seed", 1)), endpoints=False)
         return {"backend": self.link.backend}
 
+    @route("POST /link/apply")
     def apply(self, args: dict[str, Any]) -> dict[str, Any]:
         profile = make_profile(args["profile"], "control: profile")
         link = self._link()
@@ -112,24 +98,16 @@ class RouterService:
         return {"backend": link.backend, "profile": profile.name, "notes": link.plan.notes if link.plan else [],
                 "scheduling": link.scheduling}
 
+    @route("GET /link/counters")
     def counters(self, _: dict[str, Any]) -> dict[str, Any]:
         return {"counters": dataclasses.asdict(self._link().counters())}
 
+    @route("POST /link/wait_settled")
     def wait_settled(self, args: dict[str, Any]) -> dict[str, Any]:
         self._link().wait_settled(float(args.get("timeout", 2.0)))
         return {}
 
+    @route("POST /link/reset")
     def reset_link(self, _: dict[str, Any]) -> dict[str, Any]:
         self.reset()
         return {}
-
-    def routes(self) -> Routes:
-        return {
-            "GET /health": self.health,
-            "POST /link/open": self.open,
-            "POST /link/apply": self.apply,
-            "GET /link/counters": self.counters,
-            "POST /link/wait_settled": self.wait_settled,
-            "POST /link/reset": self.reset_link,
-        }
-

@@ -16,16 +16,15 @@ from typing import Any
 
 from pagebench.core import encodings, modes
 from pagebench.core.servers import plan as serverplan
-from pagebench.core.layout import MAX_SERVER_IPS, Layout
+from pagebench.core.layout import MAX_SERVER_IPS, Layout, unsegmented
 from pagebench.core.profiles import make_profile
 from pagebench.lab import sites as sitefiles, tls
 from pagebench.lab.servers.nginx import nginx_version
 from pagebench.lab.servers.origins import OriginServers
-from pagebench.lab.split.control import Routes
 from pagebench.lab.split.endpoint import CLIENT_SIDE, apply_here
 from pagebench.lab.split.local import LocalBed, addresses, interface_in
+from pagebench.lab.split.role import Role, route
 from pagebench.link.check import serve_probe
-from pagebench.system.commands import LabError
 from pagebench.system.process import ManagedProcess
 from pagebench.system.places import run_prefix
 
@@ -45,8 +44,8 @@ def address_commands(server_plan: serverplan.ServerPlan, dev: str, present: set[
     return cmds
 
 
-class SitesService:
-    """Context manager: origin servers, probe server and added addresses are gone on exit."""
+class SitesService(Role):
+    """Origin servers, probe server and added addresses are gone on exit."""
 
     def __init__(self, interface: str | None = None) -> None:
         self.interface = interface_in(SERVER_NETWORK, interface)
@@ -55,22 +54,12 @@ class SitesService:
         self.added: list[tuple[str, ...]] = []
         self.probe: ManagedProcess | None = None
 
-    def __enter__(self) -> SitesService:
-        self.bed.__enter__()
-        try:
-            # One skb must be one wire packet, on the server's end too.
-            self.bed.run(("ethtool", "-K", self.interface, "tso", "off", "gso", "off", "gro", "off"))
-        except BaseException:
-            self.bed.close()
-            raise
-        return self
+    def set_up(self) -> None:
+        self.bed.run(unsegmented(self.interface))  # the server's end of the link
 
-    def __exit__(self, *exc: object) -> None:
-        try:
-            self._stop_probe()
-            self._stop_sites()
-        finally:
-            self.bed.close()
+    def tear_down(self) -> None:
+        self._stop_probe()
+        self._stop_sites()
 
     def _stop_sites(self) -> None:
         if self.origins is not None:
@@ -86,16 +75,16 @@ class SitesService:
             self.probe = None
 
     def _origins(self) -> OriginServers:
-        if self.origins is None:
-            raise LabError("no sites served yet: POST /sites/start first")
-        return self.origins
+        return self.needs(self.origins, "sites served", "POST /sites/start")
 
     # Endpoints
 
+    @route("GET /health")
     def health(self, _: dict[str, Any]) -> dict[str, Any]:
         return {"role": "sites", "interface": self.interface, "serving": self.origins is not None,
                 "alive": self.origins is not None and self.origins.alive()}
 
+    @route("POST /sites/start")
     def start(self, args: dict[str, Any]) -> dict[str, Any]:
         """Serve these sites (spec references) under these modes and TLS versions."""
         self._stop_sites()
@@ -119,22 +108,27 @@ class SitesService:
         self.origins = origins
         return {"bindings": serverplan.binding_rows(server_plan), "spki": tls.spki_list(), "nginx_version": nginx_version()}
 
+    @route("POST /sites/stop")
     def stop(self, _: dict[str, Any]) -> dict[str, Any]:
         self._stop_sites()
         return {}
 
+    @route("GET /sites/log/offset")
     def log_offset(self, _: dict[str, Any]) -> dict[str, Any]:
         return {"offset": list(self._origins().log_offset())}
 
+    @route("GET /sites/log")
     def log(self, args: dict[str, Any]) -> dict[str, Any]:
         nginx, caddy = self._origins().log_since((int(args.get("nginx", 0)), int(args.get("caddy", 0))))
         return {"nginx": nginx, "caddy": caddy}
 
+    @route("POST /endpoint/apply")
     def endpoint(self, args: dict[str, Any]) -> dict[str, Any]:
         """The server side's TCP knobs for a profile (the harness sets the client's)."""
         apply_here(make_profile(args["profile"], "control: profile"), CLIENT_SIDE)
         return {}
 
+    @route("POST /probe/start")
     def probe_start(self, args: dict[str, Any]) -> dict[str, Any]:
         """The link check's probe server on one of the served addresses (nothing else: the
         arguments become a command line)."""
@@ -148,18 +142,7 @@ class SitesService:
         self.probe = serve_probe(self.bed, host, port)
         return {}
 
+    @route("POST /probe/stop")
     def probe_stop(self, _: dict[str, Any]) -> dict[str, Any]:
         self._stop_probe()
         return {}
-
-    def routes(self) -> Routes:
-        return {
-            "GET /health": self.health,
-            "POST /sites/start": self.start,
-            "POST /sites/stop": self.stop,
-            "GET /sites/log/offset": self.log_offset,
-            "GET /sites/log": self.log,
-            "POST /endpoint/apply": self.endpoint,
-            "POST /probe/start": self.probe_start,
-            "POST /probe/stop": self.probe_stop,
-        }

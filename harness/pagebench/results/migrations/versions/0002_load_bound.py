@@ -8,19 +8,12 @@ Nullable: loads recorded before this revision have no bound.
 """
 
 import sqlalchemy as sa
-from alembic import op
+
+from pagebench.results.migrations.columns import added_columns
 
 revision = "0002"
 down_revision = "0001"
 branch_labels = None
 depends_on = None
 
-
-def upgrade() -> None:
-    with op.batch_alter_table("loads") as batch:
-        batch.add_column(sa.Column("bound_ms", sa.Float))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("loads") as batch:
-        batch.drop_column("bound_ms")
+upgrade, downgrade = added_columns({"loads": [sa.Column("bound_ms", sa.Float)]})

@@ -10,19 +10,12 @@ measured before this revision do not say.
 """
 
 import sqlalchemy as sa
-from alembic import op
+
+from pagebench.results.migrations.columns import added_columns
 
 revision = "0004"
 down_revision = "0003"
 branch_labels = None
 depends_on = None
 
-
-def upgrade() -> None:
-    with op.batch_alter_table("proxy_overheads") as batch:
-        batch.add_column(sa.Column("scheduling", sa.Text))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("proxy_overheads") as batch:
-        batch.drop_column("scheduling")
+upgrade, downgrade = added_columns({"proxy_overheads": [sa.Column("scheduling", sa.Text)]})

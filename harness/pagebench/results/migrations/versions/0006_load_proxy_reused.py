@@ -11,19 +11,12 @@ edge-proxy topology and in loads stored before this revision (every one of them 
 """
 
 import sqlalchemy as sa
-from alembic import op
+
+from pagebench.results.migrations.columns import added_columns
 
 revision = "0006"
 down_revision = "0005"
 branch_labels = None
 depends_on = None
 
-
-def upgrade() -> None:
-    with op.batch_alter_table("loads") as batch:
-        batch.add_column(sa.Column("connections_proxy_reused", sa.Integer))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("loads") as batch:
-        batch.drop_column("connections_proxy_reused")
+upgrade, downgrade = added_columns({"loads": [sa.Column("connections_proxy_reused", sa.Integer)]})

@@ -15,31 +15,23 @@ revision read back as they were: identity, version 1, no encoding, no dictionary
 """
 
 import sqlalchemy as sa
-from alembic import op
+
+from pagebench.results.migrations.columns import added_columns
 
 revision = "0007"
 down_revision = "0006"
 branch_labels = None
 depends_on = None
 
-
-def upgrade() -> None:
-    with op.batch_alter_table("conditions") as batch:
-        batch.add_column(sa.Column("encoding", sa.Text, nullable=False, server_default="identity"))
-        batch.add_column(sa.Column("version", sa.Integer, nullable=False, server_default="1"))
-    with op.batch_alter_table("resources") as batch:
-        batch.add_column(sa.Column("encoded_bytes", sa.BigInteger))
-        batch.add_column(sa.Column("content_encoding", sa.Text, nullable=False, server_default=""))
-        batch.add_column(sa.Column("dictionary_offered", sa.Boolean, nullable=False, server_default=sa.false()))
-        batch.add_column(sa.Column("dictionary_used", sa.Boolean, nullable=False, server_default=sa.false()))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("resources") as batch:
-        batch.drop_column("dictionary_used")
-        batch.drop_column("dictionary_offered")
-        batch.drop_column("content_encoding")
-        batch.drop_column("encoded_bytes")
-    with op.batch_alter_table("conditions") as batch:
-        batch.drop_column("version")
-        batch.drop_column("encoding")
+upgrade, downgrade = added_columns({
+    "conditions": [
+        sa.Column("encoding", sa.Text, nullable=False, server_default="identity"),
+        sa.Column("version", sa.Integer, nullable=False, server_default="1"),
+    ],
+    "resources": [
+        sa.Column("encoded_bytes", sa.BigInteger),
+        sa.Column("content_encoding", sa.Text, nullable=False, server_default=""),
+        sa.Column("dictionary_offered", sa.Boolean, nullable=False, server_default=sa.false()),
+        sa.Column("dictionary_used", sa.Boolean, nullable=False, server_default=sa.false()),
+    ],
+})

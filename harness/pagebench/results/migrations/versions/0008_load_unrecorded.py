@@ -12,19 +12,12 @@ replayed and for loads stored before this revision.
 """
 
 import sqlalchemy as sa
-from alembic import op
+
+from pagebench.results.migrations.columns import added_columns
 
 revision = "0008"
 down_revision = "0007"
 branch_labels = None
 depends_on = None
 
-
-def upgrade() -> None:
-    with op.batch_alter_table("loads") as batch:
-        batch.add_column(sa.Column("unrecorded", sa.Integer))
-
-
-def downgrade() -> None:
-    with op.batch_alter_table("loads") as batch:
-        batch.drop_column("unrecorded")
+upgrade, downgrade = added_columns({"loads": [sa.Column("unrecorded", sa.Integer)]})

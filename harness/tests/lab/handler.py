@@ -1,5 +1,6 @@
-"""A small HTTP(S) server in a thread of the test, for the browser's tests that need no
-lab: Chromium loads what a `Handler` answers, through a host MAP to 127.0.0.1."""
+"""The browser tests' little origins (no lab: Chromium reaches them through a host MAP to
+127.0.0.1) answer through one quiet handler, a whole response in one call and no line
+per request drowning the test's output; `serving` runs one in a thread of the test."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
-class Handler(BaseHTTPRequestHandler):
-    """Answers over HTTP/1.1 (`answer`), and writes no log line per request: the tests
-    read what they need from their server."""
-
+class QuietHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def answer(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        """`status` with `headers`, a Content-Length and `body`."""
         self.send_response(status)
         for name, value in headers.items():
             self.send_header(name, value)
@@ -24,7 +23,7 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def log_message(self, *_args: object) -> None:
-        """No access log on the test's stderr."""
+        """No access log on the test's stderr: the tests read what they need from their server."""
 
 
 @contextmanager
