@@ -1,6 +1,6 @@
 """`pagebench link`: bad link options and profile files get one line naming the field and
-what is allowed, and leave nothing behind (a bad backend is named once the command has
-the root it needs: `test_link_e2e.py`)."""
+what is allowed, and leave nothing behind: all refused before the command needs root or
+the machine lock."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tests.helpers import nothing_left, pagebench
         (["--rtt", "10", "--jitter", "8"], "jitter_ms must be <= rtt_ms / 2"),
         (["--congctl", "vegas"], "congctl: must be one of cubic, reno, bbr"),
         (["--profile", "nope"], "--profile: unknown profile 'nope'; known:"),
+        (["--backend", "bogus"], "error: --backend: unknown backend 'bogus'; allowed: netem, userspace"),
     ],
 )
 def test_bad_link_options_fail_with_one_line(args, needle, tmp_path: Path):
