@@ -21,11 +21,12 @@ import subprocess
 import sys
 import time
 
-from pagebench.core.layout import Layout, new_prefix
+from pagebench.core.layout import Layout
 from pagebench.core.profiles import make_profile
 from pagebench.lab.netns import NamespaceBed
 from pagebench.link.check import serve_probe
 from pagebench.link.emulator import Link
+from pagebench.system.places import run_prefix
 
 PORT = "7100"
 SECONDS, WARM_S = 10.0, 3.0
@@ -57,7 +58,7 @@ def handshake_ms(bed: NamespaceBed, host: str) -> tuple[float, float]:
 
 def main() -> None:
     print(f"host: {platform.node()}, kernel {platform.release()}, {os.cpu_count()} cores\n")
-    with NamespaceBed(Layout(new_prefix(), server_ips=2)) as bed:
+    with NamespaceBed(Layout(run_prefix(), server_ips=2)) as bed:
         link = Link(bed)
         serve_probe(bed, "::", int(PORT))
         hosts = (bed.layout.server_addresses[0], bed.layout.server_addresses6[1])

@@ -2,20 +2,23 @@
 hand, the session's tag and what it left behind, the timing slack and a throwaway
 PostgreSQL database.
 
-Imported once per session (as `tests.helpers`): the session tag is chosen here, and
-PAGEBENCH_TAG set here is inherited by every CLI the tests start."""
+Imported once per session (as `tests.helpers`): the session tag is chosen here. Tests
+take it from the `session_tag` fixture; a pagebench child is given it explicitly in its
+environment (`tagged()`, which `pagebench()` uses). Nothing here changes `os.environ`."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,7 @@ from pagebench.lab import netns
 from pagebench.link.counters import LinkCounters
 from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
+from pagebench.system.places import TAG_ENV
 
 HARNESS = Path(__file__).resolve().parents[1]
 #: The checkout the tests run from: its compose file, dashboards, bootstrap and Dockerfiles.
@@ -36,10 +40,53 @@ REPO = HARNESS.parent
 
 # The session ------------------------------------------------------------------------
 
+#: This session's tag: the labs it builds, in this process (`new_prefix(session_tag)`) or in
+#: a pagebench it starts (`tagged()`), are `pb<tag><hex>`, and so is all `leftovers()` sees.
 SESSION_TAG = "t" + secrets.token_hex(2)
-os.environ["PAGEBENCH_TAG"] = SESSION_TAG  # inherited by the CLIs the tests start
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="builds network namespaces: run as root")
+#: For tests that build namespaces or run the lab's servers (conftest's `root` fixture
+#: fails, naming what to run, where the session is not root).
+needs_root = pytest.mark.usefixtures("root")
+
+
+def program(name: str, package: str) -> str:
+    """The path of a program the test command installs (Debian `package`); a test that
+    needs it fails, saying how to get it, where it is missing (it never skips)."""
+    found = shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed: run `sudo harness/bootstrap test` (it installs {package})")
+    return found
+
+
+@functools.cache
+def compose_command() -> list[str]:
+    """`docker compose` where the machine has it, else the Compose v2 the test command
+    builds beside this Python (`.venv/bin/docker-compose`)."""
+    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:
+        return ["docker", "compose"]
+    built = Path(sys.prefix) / "bin" / "docker-compose"
+    if built.exists():
+        return [str(built)]
+    pytest.fail("no Docker Compose v2: run `sudo harness/bootstrap test`, which builds it")
+
+
+def is_e2e(path: Path) -> bool:
+    """A test file of real parts (`test_<module>_e2e.py`), not a unit test file."""
+    return path.name.endswith("_e2e.py")
+
+
+def tagged(env: Mapping[str, str] | None = None, tag: str = SESSION_TAG) -> dict[str, str]:
+    """The environment of a pagebench child of this session: this process's, the
+    session's tag (or `tag`, a group of its own) and `env`."""
+    return {**os.environ, TAG_ENV: tag, **(env or {})}
+
+
+def sigint_default() -> None:
+    """A child's `preexec_fn` for a test that stops it with SIGINT: a suite started in the
+    background (`nohup ... &`, a CI runner) runs with SIGINT ignored, and its children
+    inherit that; Python then installs no KeyboardInterrupt handler and the signal is
+    lost. Ctrl-C is what such a test means, so the child gets the default back."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def ours(name: str) -> bool:
@@ -89,9 +136,11 @@ def readable_dir() -> Iterator[Path]:
 # The CLI ------------------------------------------------------------------------------
 
 
-def pagebench(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+def pagebench(*args: str, timeout: float = 900, env: Mapping[str, str] | None = None
+              ) -> subprocess.CompletedProcess[str]:
+    """The CLI, finished: `python -m pagebench ARGS` with the session's tag."""
     return subprocess.run([sys.executable, "-m", "pagebench", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=HARNESS)
+                          timeout=timeout, cwd=HARNESS, env=tagged(env))
 
 
 def write_spec(tmp_path: Path, **fields) -> Path:

@@ -10,7 +10,6 @@ RFC 5180) and exist only inside the run's own namespaces.
 
 from __future__ import annotations
 
-import os
 import re
 import secrets
 from dataclasses import dataclass
@@ -29,10 +28,15 @@ def unsegmented(dev: str) -> Command:
     return ("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off")
 
 
-def new_prefix(tag: str | None = None) -> str:
-    """A fresh run prefix such as `pb3fa9c1`. A tag (argument, or `PAGEBENCH_TAG` in the
-    environment) marks a group of runs: a test session's namespaces are `pbt<id>...`."""
-    tag = os.environ.get("PAGEBENCH_TAG", "") if tag is None else tag
+#: A tag marks a group of runs (a test session's are `pbt<id>...`): what fits a prefix.
+TAG_PATTERN = re.compile(r"[a-z0-9]{0,6}")
+
+
+def new_prefix(tag: str = "") -> str:
+    """A fresh run prefix such as `pb3fa9c1`, or `pb<tag>3fa9c1`: the tag (the caller's;
+    `system.places.run_prefix` passes the lab's `PAGEBENCH_TAG`) marks a group of runs."""
+    if not TAG_PATTERN.fullmatch(tag):
+        raise ValueError(f"tag {tag!r}: at most 6 lower-case letters or digits")
     return f"pb{tag}{secrets.token_hex(3)}"
 
 

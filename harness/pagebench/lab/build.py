@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from pagebench.core.layout import Layout, new_prefix, unsegmented
+from pagebench.core.layout import Layout, unsegmented
 from pagebench.core.profiles import Profile
 from pagebench.core.servers.plan import ServerPlan
 from pagebench.lab.netns import NamespaceBed
@@ -23,6 +23,7 @@ from pagebench.lab.split.remote import RemoteLink, RemoteSites, health
 from pagebench.lab.split.remote import measure as split_measure
 from pagebench.link.check import Step, measure
 from pagebench.link.emulator import Link, LinkControl
+from pagebench.system.places import run_prefix
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class Lab:
 @contextmanager
 def native(server_plan: ServerPlan, backend: str | None, seed: int) -> Iterator[Lab]:
     """Namespaces, link and origin servers built here; all gone on exit."""
-    layout = Layout(new_prefix(), server_ips=server_plan.ip_count)
+    layout = Layout(run_prefix(), server_ips=server_plan.ip_count)
     with NamespaceBed(layout) as bed:
         link = Link(bed, backend, seed)
         with OriginServers(bed, server_plan, bed.state_dir) as origins:
@@ -81,7 +82,7 @@ def split(roles: Roles, site_refs: list[Any], server_plan: ServerPlan, backend: 
     router, sites = Client(roles.router, "router"), Client(roles.sites, "sites")
     health(router, "router")
     health(sites, "sites")
-    with LocalBed(Layout(new_prefix()), roles=("client",)) as bed:
+    with LocalBed(Layout(run_prefix()), roles=("client",)) as bed:
         route = through_router(SERVER_SIDE[0])
         assert route is not None  # IPv4 is required
         bed.run(unsegmented(route.interface))  # the client's end of the link
@@ -99,7 +100,7 @@ def link_check(
     step: Step = lambda _: None,
 ) -> dict[str, object]:
     """Build a throwaway native lab, apply the profile, measure, tear down."""
-    with NamespaceBed(Layout(prefix or new_prefix())) as bed:
+    with NamespaceBed(Layout(prefix or run_prefix())) as bed:
         step("building the lab")
         link = Link(bed, backend, seed)
         link.apply(profile)

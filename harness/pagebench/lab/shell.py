@@ -10,13 +10,14 @@ from collections.abc import Sequence
 
 from pagebench.core.modes import Mode
 from pagebench.core.servers import plan as serverplan
-from pagebench.core.layout import Layout, new_prefix
+from pagebench.core.layout import Layout
 from pagebench.core.profiles import Profile
 from pagebench.core.sites.model import GeneratedSite, Site
 from pagebench.lab import sites as sitefiles, tls
 from pagebench.lab.netns import NamespaceBed
 from pagebench.lab.servers.origins import OriginServers
 from pagebench.link.emulator import Link
+from pagebench.system.places import run_prefix
 
 
 def lab_environment(server_plan: serverplan.ServerPlan, site_list: list[Site], mode: Mode, tls_version: str,
@@ -47,7 +48,7 @@ def run_shell(command: Sequence[str], site_list: list[GeneratedSite | Site], mod
     """Run `command` in the lab; returns its exit status. The lab is gone afterwards."""
     materialized = [sitefiles.materialize(site) for site in site_list]
     server_plan = serverplan.plan(materialized, [mode], [tls_version])
-    with NamespaceBed(Layout(new_prefix(), server_ips=server_plan.ip_count)) as bed:
+    with NamespaceBed(Layout(run_prefix(), server_ips=server_plan.ip_count)) as bed:
         link = Link(bed, backend)
         link.apply(profile)
         with OriginServers(bed, server_plan, bed.state_dir):

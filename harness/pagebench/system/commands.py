@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pagebench.core.errors import PagebenchError
-from pagebench.core.layout import Command, Layout, new_prefix
+from pagebench.core.layout import Command, Layout
+from pagebench.system.places import run_prefix
 
 if TYPE_CHECKING:
     from pagebench.system.process import ManagedProcess
@@ -58,7 +59,7 @@ def run(cmd: Sequence[str], input: str | None = None, check: bool = True) -> sub
 def probe_in_throwaway_namespace(*commands: Sequence[str]) -> bool:
     """Do these commands succeed in a fresh namespace? (What the kernel offers, without
     touching anything real; the namespace is removed whatever happens.)"""
-    ns = f"{new_prefix()}-probe"
+    ns = f"{run_prefix()}-probe"
     if run(("ip", "netns", "add", ns), check=False).returncode != 0:
         return False
     try:

@@ -2,7 +2,8 @@
 where a source file happens to sit: the checkout an editable install runs from (what
 `harness/bootstrap` installs), the machine's data directory, and programs installed
 beside the Python that runs pagebench (a virtualenv's `bin/`, where the bootstrap builds
-Caddy). A package installed from a wheel has no checkout; it still finds all of these."""
+Caddy). A package installed from a wheel has no checkout; it still finds all of these.
+And the names a run's lab goes by on this machine: its prefix, with the group's tag."""
 
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+from pagebench.core.layout import new_prefix
+
 DATA_DIR_ENV = "PAGEBENCH_DATA_DIR"
 DEFAULT_DATA_DIR = Path("/var/lib/pagebench")
+TAG_ENV = "PAGEBENCH_TAG"
 
 
 @cache
@@ -52,3 +56,15 @@ def program(name: str) -> Path | None:
         return beside
     found = shutil.which(name)
     return Path(found) if found else None
+
+
+def run_prefix() -> str:
+    """A fresh prefix for a lab's namespaces and state directory (`pb<hex>`), carrying
+    `$PAGEBENCH_TAG` when set (`pb<tag><hex>`): the runs of a group, such as a test
+    session, carry its tag so the group finds what it left. The one place pagebench reads
+    the variable; the core's `new_prefix` is given the tag."""
+    tag = os.environ.get(TAG_ENV, "")
+    try:
+        return new_prefix(tag)
+    except ValueError as error:
+        raise ValueError(f"{TAG_ENV}: {error}") from None

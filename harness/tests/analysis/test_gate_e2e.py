@@ -16,7 +16,7 @@ from pagebench.results.store import Store
 
 from tests.helpers import needs_root, nothing_left, pagebench, run_id_of, write_spec
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 SEED000 = ["seed000-small-n20", "seed000-large-n20"]
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from tests.helpers import needs_root, pagebench
 
+pytestmark = needs_root
 
-@needs_root
+
 def test_doctor_reports_every_requirement():
     result = pagebench("doctor")
     for name in ("root / CAP_NET_ADMIN", "ip:", "tc:", "iptables:", "ethtool:", "sch_netem", "NFQUEUE",
@@ -14,7 +15,6 @@ def test_doctor_reports_every_requirement():
     assert result.returncode == 0, result.stdout
 
 
-@needs_root
 def test_cleanup_with_nothing_to_do():
     result = pagebench("cleanup")
     assert result.returncode == 0

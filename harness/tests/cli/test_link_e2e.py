@@ -1,30 +1,32 @@
-"""`pagebench link check` in a real lab: a backend the kernel lacks is refused, and
-`--json` keeps its contract."""
+"""`pagebench link check` as root, in a real lab: a backend the kernel lacks is refused,
+and `--json` keeps its contract (bad options: `test_link.py`)."""
 
 from __future__ import annotations
 
 import json
 
-import pytest
-
+from pagebench.link.emulator import choose_backend, netem_available
 from tests.helpers import DELAY_SLACK_MS, RATE_FLOOR, needs_root, nothing_left, pagebench
 
+pytestmark = needs_root
 
-@needs_root
+
 def test_netem_backend_refused_where_the_kernel_lacks_it():
-    from pagebench.link.emulator import netem_available
-
+    """Where the kernel lacks sch_netem, asking for it is one line and the default is the
+    userspace program; where it has it, the backend asked for and the default are netem
+    (what a check then reports: the JSON contract's test). The kernel decides which of the
+    two this machine shows, and each is checked."""
     if netem_available():
-        pytest.skip("this kernel has sch_netem")
-    result = pagebench("link", "check", "--rtt", "10", "--backend", "netem")
-    assert result.returncode == 1
-    assert result.stderr.strip().splitlines() == [
-        "error: --backend netem: this kernel has no sch_netem; use --backend userspace"]
+        assert choose_backend("netem") == choose_backend(None) == "netem"
+    else:
+        assert choose_backend(None) == "userspace"
+        result = pagebench("link", "check", "--rtt", "10", "--backend", "netem")
+        assert result.returncode == 1
+        assert result.stderr.strip().splitlines() == [
+            "error: --backend netem: this kernel has no sch_netem; use --backend userspace"]
     assert nothing_left()
 
 
-@needs_root
-@pytest.mark.integration
 def test_link_check_json_contract_and_accuracy():
     """The contract, the verdict rule, and what holds whatever the host does (the delay never
     short, the rate never above the payload ceiling).
@@ -33,6 +35,7 @@ def test_link_check_json_contract_and_accuracy():
     result = pagebench("link", "check", "--rtt", "30", "--down", "20", "--up", "8", "--json")
     data = json.loads(result.stdout)
     assert {"backend", "configured", "measured", "lateness_us", "drops", "valid", "problems"} <= set(data)
+    assert data["backend"] == ("netem" if netem_available() else "userspace")  # the default: the kernel's best
     assert data["configured"]["rtt_ms"] == 30 and data["configured"]["down_mbit"] == 20
     measured = data["measured"]
     assert set(measured["rtt_ms"]) >= {"median", "p95"}

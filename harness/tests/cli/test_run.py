@@ -1,4 +1,4 @@
-"""`pagebench run` and `reproduce`: a bad spec or seed is one line and starts nothing."""
+"""`pagebench run` and `reproduce`: a bad spec, seed or store is one line and starts nothing."""
 
 from __future__ import annotations
 
@@ -44,3 +44,30 @@ def test_unreadable_spec(tmp_path):
     result = pagebench("run", str(missing))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [f"error: {missing}: cannot read: No such file or directory"]
+
+
+def test_bad_encoding_input_is_one_line(tmp_path):
+    versioned = {"generate": {"images": 2, "origins": 2, "css": 2, "js": 2, "html_bytes": 30000,
+                              "versions": [0.01], "changed": 0.5}}  # two versions
+    cases = [
+        (dict(encoding=["identity", "lzma"]), "encoding: unknown encoding 'lzma'"),
+        (dict(sites=[versioned], version=[3]), "version: 3: site"),
+        (dict(sites=[{"generate": {"images": 1}}], encoding=["dcz"]), "encoding: dcz needs a site with versions"),
+    ]
+    for fields, expected in cases:
+        spec = write_spec(tmp_path, **{"name": "bad", "sites": ["seed000-small-n1"], "modes": ["h2"], **fields})
+        result = pagebench("run", str(spec), "--db", f"sqlite:///{tmp_path}/bad.sqlite")
+        assert result.returncode != 0
+        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
+        assert len(lines) == 1 and expected in lines[0], result.stderr
+
+
+def test_an_unreachable_database_is_one_line_and_starts_nothing(tmp_path):
+    spec = write_spec(tmp_path, name="nodb", sites=["seed000-small-n1"], modes=["h2"])
+    url = f"postgresql://bench:secret@/results?host={tmp_path}"  # no server listens there
+    result = pagebench("run", str(spec), "--db", url)
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: --db: cannot connect to postgresql://bench:***@/results") and "secret" not in line
+    assert "No such file or directory" in line
+    assert nothing_left()

@@ -23,6 +23,15 @@ def test_prefixes_are_unique_and_valid():
         Layout("pbabc", server_ips=0)
 
 
+@pytest.mark.parametrize("tag", ["T", "a-b", "abcdefg", "t\n"])
+def test_a_tag_is_what_fits_a_prefix(tag: str):
+    """Up to six lower-case letters or digits: the prefix must still name namespaces."""
+    with pytest.raises(ValueError, match=r"at most 6 lower-case letters or digits"):
+        new_prefix(tag)
+    assert NAMESPACE_PATTERN.match(f"{new_prefix('abc123')}-client")
+    assert NAMESPACE_PATTERN.match(f"{new_prefix()}-server") and len(new_prefix()) == len("pb") + 6
+
+
 def test_build_commands_are_exact():
     cmds = Layout("pbx1", server_ips=2).build_commands()
     assert cmds[:3] == [("ip", "netns", "add", f"pbx1-{role}") for role in ("client", "router", "server")]

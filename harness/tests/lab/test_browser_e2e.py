@@ -1,41 +1,34 @@
-"""The browser driver: the dictionaries a page announces, read from its Link header
-(pure); and real Chromium priming a profile with them, then loading a later version of
-the page over a delta (dcz) from a small HTTPS server here, with the lab's private CA."""
+"""The browser driver in real Chromium: the wrapper's arguments, and priming a profile
+with the dictionaries a page announces, then loading a later version of the page over a
+delta (dcz) from a small HTTPS server here, with the lab's private CA (what a Link
+header announces: `test_browser.py`)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import ssl
 import subprocess
-import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import sync_playwright
 
 from pagebench.core import encodings
 from pagebench.core.measure.metrics import resources
 from pagebench.lab import browser
-from pagebench.lab.browser import Driver, Setup, dictionary_links, write_wrapper
+from pagebench.lab.browser import Driver, Setup, write_wrapper
 from pagebench.lab.tls import Authority
-from tests.helpers import needs_root
-from tests.lab.handler import QuietHandler
+from tests.helpers import needs_root, readable_dir
+from tests.lab.handler import QuietHandler, serving
+
+pytestmark = needs_root
 
 HOST = "www.s.test"
 PAGE = f"https://{HOST}/"
 CSS = {1: b"body { color: rgb(1, 2, 3); }\n" * 40, 2: b"body { color: rgb(1, 2, 3); }\n" * 39 + b"p { margin: 0 }\n"}
 HTML = b'<!doctype html><link rel="stylesheet" href="/a.css"><p>hello</p>'
-
-
-def test_dictionary_links_reads_every_announced_dictionary():
-    headers = {"LINK": '<https://www.s.test/a.css.pbdict>; rel="compression-dictionary", '
-                       '</b.js.pbdict>; rel=compression-dictionary\n<https://www.s.test/x.css>; rel=preload; as=style'}
-    assert dictionary_links(headers, PAGE) == ["https://www.s.test/a.css.pbdict", "https://www.s.test/b.js.pbdict"]
-    assert dictionary_links({"content-type": "text/html"}, PAGE) == []
 
 
 def _wrapper_argv(work: Path, *args: str) -> list[str]:
@@ -52,18 +45,13 @@ def _wrapper_argv(work: Path, *args: str) -> list[str]:
     return subprocess.run([str(wrapper), *args], check=True, capture_output=True, text=True).stdout.splitlines()
 
 
-@needs_root
 def test_the_wrapper_adds_our_features_to_playwrights_disable_features():
-    work = Path(tempfile.mkdtemp(prefix="pagebench-test-"))
-    os.chmod(work, 0o755)
     feature = "CompressionDictionaryTransportRequireKnownRootCert"
-    try:
+    with readable_dir() as work:
         assert _wrapper_argv(work, "--a", "--disable-features=X,Y", "--b c") == [
             "--a", f"--disable-features=X,Y,{feature}", "--b c"]
         assert _wrapper_argv(work, "--a") == ["--a", f"--disable-features={feature}"]
         assert _wrapper_argv(work, "--disable-features=") == [f"--disable-features={feature}"]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 class _Site(QuietHandler):
@@ -106,36 +94,34 @@ class _Server(ThreadingHTTPServer):
     seen: list[tuple[str, dict[str, str]]]
 
 
-@pytest.fixture
-def lab() -> Iterator[tuple[_Server, Setup, Driver]]:
-    from playwright.sync_api import sync_playwright
-
-    work = Path(tempfile.mkdtemp(prefix="pagebench-test-"))
-    os.chmod(work, 0o755)  # Chromium runs as nobody
-    try:
+@pytest.fixture(scope="module")
+def served() -> Iterator[tuple[_Server, Setup, Driver]]:
+    """The HTTPS server and one browser driver for the module (each test primes profiles
+    of its own names)."""
+    with readable_dir() as work:  # Chromium runs as nobody
         authority = Authority(work / "tls")
         leaf = authority.leaf([HOST])
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(leaf.chain_path, leaf.key_path)
         server = _Server(("127.0.0.1", 0), _Site)
-        server.seen = []
         server.socket = context.wrap_socket(server.socket, server_side=True)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        setup = Setup(f"MAP {HOST}:443 127.0.0.1:{server.server_address[1]}, MAP * ~NOTFOUND", authority.spki_list())
-        with sync_playwright() as pw:
+        with serving(server) as port, sync_playwright() as pw:
+            setup = Setup(f"MAP {HOST}:443 127.0.0.1:{port}, MAP * ~NOTFOUND", authority.spki_list())
             driver = Driver(pw, work / "browser", None)
             try:
                 yield server, setup, driver
             finally:
                 driver.close()
-                server.shutdown()
-                server.server_close()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
 
 
-@needs_root
+@pytest.fixture
+def lab(served: tuple[_Server, Setup, Driver]) -> tuple[_Server, Setup, Driver]:
+    """The module's server as a test starts it: version 1, nothing seen, no delay."""
+    server = served[0]
+    server.version, server.dictionary_delay_s, server.seen = 1, 0.0, []
+    return served
+
+
 def test_a_primed_profile_gets_the_later_version_as_a_delta(lab):
     """Priming waits for the announced dictionary (fetched after `load`); the warm load
     of version 2 offers it and receives a.css as dcz; the record says both."""
@@ -153,7 +139,6 @@ def test_a_primed_profile_gets_the_later_version_as_a_delta(lab):
     assert sent["available-dictionary"] == encodings.available_dictionary(CSS[1]) and "dcz" in sent["accept-encoding"]
 
 
-@needs_root
 def test_priming_without_an_announced_dictionary_says_so(lab):
     server, setup, driver = lab
     primed = driver.prime(setup, "q", f"https://{HOST}/a.css", 20.0, dictionaries=True)
@@ -161,7 +146,6 @@ def test_priming_without_an_announced_dictionary_says_so(lab):
     assert driver.prime(setup, "q", PAGE, 20.0).error is None  # other callers: no waiting, no error
 
 
-@needs_root
 def test_priming_sees_a_dictionary_that_comes_after_the_pages_last_call(lab):
     """A dictionary answered late (here after the page metrics were read) still counts:
     the recorder's waits let sync Playwright deliver CDP events, which a time.sleep() did

@@ -19,9 +19,9 @@ from pagebench.lab.netns import STATE_ROOT, NamespaceBed, cleanup, existing_name
 from pagebench.link.check import serve_probe
 from pagebench.system.commands import run
 from pagebench.system.process import ManagedProcess
-from tests.helpers import HARNESS, SESSION_TAG, leftovers, needs_root, nothing_left, probe
+from tests.helpers import HARNESS, leftovers, needs_root, nothing_left, probe, tagged
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 
 
 def _gone(prefix: str) -> bool:
@@ -73,9 +73,9 @@ def test_processes_started_behind_our_back_are_killed(layout: Layout):
     assert _gone(layout.prefix)
 
 
-def test_a_failing_test_leaves_nothing(tmp_path: Path):
+def test_a_failing_test_leaves_nothing(tmp_path: Path, session_tag: str):
     """Run a test that builds a lab and fails, in its own pytest, then look for leftovers."""
-    prefix = new_prefix()
+    prefix = new_prefix(session_tag)
     test_file = tmp_path / "test_fails.py"
     test_file.write_text(textwrap.dedent(f"""
         from pagebench.core.layout import Layout
@@ -107,13 +107,14 @@ def _wait_for_lab(tag_prefix: str, timeout: float = 30) -> str:
 
 
 def _start_link_check(tag: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "PAGEBENCH_TAG": tag}
+    """A link check of a group of its own (`tag`): its lab is found by the prefix."""
     return subprocess.Popen([sys.executable, "-m", "pagebench", "link", "check", "--rtt", "20", "--json"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=HARNESS)
+                            env=tagged(tag=tag), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=HARNESS)
 
 
-def test_sigterm_mid_check_tears_down():
-    tag = SESSION_TAG + "s"
+def test_sigterm_mid_check_tears_down(session_tag: str):
+    tag = session_tag + "s"
     proc = _start_link_check(tag)
     prefix = _wait_for_lab(f"pb{tag}")
     time.sleep(1.0)  # mid-measurement: probes and the delay program are running
@@ -125,8 +126,8 @@ def test_sigterm_mid_check_tears_down():
     assert not leftovers()["processes"]
 
 
-def test_kill9_leaves_a_lab_that_cleanup_removes_and_live_labs_are_kept(layout: Layout):
-    tag = SESSION_TAG + "k"
+def test_kill9_leaves_a_lab_that_cleanup_removes_and_live_labs_are_kept(layout: Layout, session_tag: str):
+    tag = session_tag + "k"
     proc = _start_link_check(tag)
     prefix = _wait_for_lab(f"pb{tag}")
     proc.kill()

@@ -1,13 +1,13 @@
 """Sites on disk: generated sites written once, world-readable, with every version, its
 sidecars, deltas and fixed mtimes; site directories read and given their sidecars; what a
-spec names resolved without writing, by its kind."""
+spec names resolved without writing, by its kind. A site directory that cannot be
+written (a read-only mount): `test_sites_e2e.py`."""
 
 from __future__ import annotations
 
 import json
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -178,23 +178,3 @@ def test_materialize_adds_missing_and_stale_sidecars_to_a_site_directory(tmp_pat
     sitefiles.materialize(site)
     assert _decode_file(css.with_name("a.css.gz")) == b"body { margin: 1px; }\n"
     assert not list(root.rglob("*.dcz")) and not list(root.rglob(".*.tmp"))
-
-
-def test_materialize_names_a_site_directory_it_cannot_write(tmp_path: Path):
-    root = tmp_path / "ro"
-    (root / "www.mine.test").mkdir(parents=True)
-    (root / "img.mine.test").mkdir()
-    (root / "site.yaml").write_text(yaml.safe_dump(GOOD))
-    (root / "www.mine.test" / "index.html").write_bytes(b"<!DOCTYPE html><p>hi</p>\n")
-    site = sitefiles.load_site(root)
-    mounted = subprocess.run(["mount", "--bind", "-o", "ro", str(root), str(root)], capture_output=True)
-    if mounted.returncode:
-        pytest.skip(f"cannot make a read-only bind mount here: {mounted.stderr.decode().strip()}")
-    try:
-        with pytest.raises(SiteError) as error:
-            sitefiles.materialize(site)
-    finally:
-        subprocess.run(["umount", str(root)], check=True)
-    message = str(error.value)
-    assert message.startswith(f"{root / 'www.mine.test'}: cannot write the precompressed index.html.gz")
-    assert "Read-only file system" in message and "\n" not in message

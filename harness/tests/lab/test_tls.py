@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
-import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -20,6 +19,7 @@ from cryptography.x509.verification import PolicyBuilder, Store, VerificationErr
 from pagebench.core import certs
 from pagebench.lab import tls
 from pagebench.system import places
+from tests.helpers import program
 
 NOW = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -160,9 +160,9 @@ def test_default_directory_follows_the_environment(tmp_path: Path, monkeypatch: 
 
 
 def test_keys_never_go_inside_the_repository():
-    repo = places.checkout()
-    if repo is None or not (repo / ".git").exists():
-        pytest.skip("not installed from a git checkout")
+    repo = places.checkout()  # the test command installs pagebench editable from its checkout
+    assert repo is not None and (repo / ".git").exists(), \
+        "pagebench is not installed from a git checkout: run `sudo harness/bootstrap test` in one"
     with pytest.raises(ValueError, match="inside the repository"):
         tls.Authority(repo / "results" / "tls")
 
@@ -196,14 +196,13 @@ def test_name_constraints_reject_a_certificate_for_a_real_site(authority: tls.Au
     rogue.verify_directly_issued_by(_load(authority.ca_path))  # the signature itself is fine...
     with pytest.raises(VerificationError):  # ...but the CA may not vouch for example.com
         _verifier(_load(authority.ca_path), "example.com").verify(rogue, [])
-    if shutil.which("openssl") is None:
-        return
+    openssl = program("openssl", "openssl")
     path = tmp_path / "rogue.pem"
     path.write_bytes(tls.pem(rogue))
-    result = subprocess.run(["openssl", "verify", "-CAfile", str(authority.ca_path), str(path)],
+    result = subprocess.run([openssl, "verify", "-CAfile", str(authority.ca_path), str(path)],
                             capture_output=True, text=True)
     assert result.returncode != 0
     assert "permitted subtree violation" in result.stdout + result.stderr
-    good = subprocess.run(["openssl", "verify", "-CAfile", str(authority.ca_path),
+    good = subprocess.run([openssl, "verify", "-CAfile", str(authority.ca_path),
                            str(authority.leaf(["www.a.test"]).cert_path)], capture_output=True, text=True)
     assert good.returncode == 0, good.stdout + good.stderr

@@ -26,13 +26,14 @@ from pagebench.system.commands import LabError, run
 from pagebench.system.process import ManagedProcess
 from tests.helpers import DELAY_SLACK_MS, RATE_FLOOR, needs_root, probe
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 PORT = "7100"
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[tuple[NamespaceBed, Link]]:
-    with NamespaceBed(Layout(new_prefix(), server_ips=2)) as bed:
+def lab(session_tag: str) -> Iterator[tuple[NamespaceBed, Link]]:
+    """A lab with the link this kernel gets by default (netem where it has sch_netem)."""
+    with NamespaceBed(Layout(new_prefix(session_tag), server_ips=2)) as bed:
         link = Link(bed)
         serve_probe(bed, "::", int(PORT))
         yield bed, link
@@ -154,10 +155,19 @@ def test_mss_clamp_and_endpoint_tcp_knobs(lab):
     assert mss <= 536 - 12  # 536 minus the timestamp option
 
 
-def test_userspace_link_fails_closed(lab):
+def test_userspace_link_fails_closed(lab, session_tag: str):
+    """The userspace delay program dies: the link is down, never undelayed. On the module's
+    lab where its link is userspace; else (a kernel with netem) on a userspace lab of its own."""
     bed, link = lab
-    if link.backend != "userspace":
-        pytest.skip("fail-closed concerns the userspace delay program")
+    if link.backend == "userspace":
+        check_fails_closed(bed, link)
+        return
+    with NamespaceBed(Layout(new_prefix(session_tag), server_ips=2)) as own:
+        serve_probe(own, "::", int(PORT))
+        check_fails_closed(own, Link(own, "userspace"))
+
+
+def check_fails_closed(bed: NamespaceBed, link: Link) -> None:
     link.apply(make_profile({"name": "f", "rtt_ms": 2}))
     assert link.delay is not None
     os.kill(link.delay.pid, signal.SIGKILL)
@@ -296,11 +306,9 @@ def test_without_rwnd_the_same_link_goes_faster(lab):
 
 
 def test_the_clamp_alone_as_the_netem_backend_runs_it(lab):
-    """The netem backend's program (`--no-delay-queues`) and rule, here next to the
-    userspace delay (this kernel may have no netem): the same window / RTT."""
+    """The netem backend's program (`--no-delay-queues`) and rule, next to whichever
+    delay this kernel's link has (userspace where it has no netem): the same window / RTT."""
     bed, link = lab
-    if link.backend == "netem":
-        pytest.skip("the netem backend runs it in test_rwnd_clamps_one_connection_to_window_over_rtt")
     topo = bed.layout
     link.apply(make_profile({"name": "d", "rtt_ms": RWND_RTT_MS}))
     plan = netem_plan(topo, make_profile({"name": "w", "rwnd_bytes": RWND}), DELAY_PROGRAM,

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,10 @@ from pagebench.yamlfiles import spec_document
 REPO = Path(__file__).resolve().parents[3]
 WORKFLOW = REPO / ".github" / "workflows" / "pageload.yml"
 EXPERIMENT = REPO / "experiments" / "ci.yaml"
-VENV_BIN = REPO / ".venv" / "bin"
-INSTALL_HINT = "run `sudo harness/bootstrap test` (it installs actionlint into .venv/bin and shellcheck)"
+#: Beside the Python that runs the tests: the test command's `.venv/bin` (wherever the
+#: checkout is, a worktree of it included), where it installs actionlint and pagebench.
+VENV_BIN = Path(sys.prefix) / "bin"
+INSTALL_HINT = "run `sudo harness/bootstrap test` (it installs actionlint into .venv/bin, and shellcheck)"
 
 
 def pinned_actionlint_version() -> str:

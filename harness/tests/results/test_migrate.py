@@ -1,5 +1,6 @@
 """The schema's history: bundled with the package, equal at its head to the tables, run on
-open, and refusing a database written by a newer pagebench."""
+open, and refusing a database written by a newer pagebench; on SQLite here, on PostgreSQL
+in `test_migrate_e2e.py`."""
 
 from __future__ import annotations
 

@@ -1,25 +1,22 @@
 """Integration, end to end through the CLI with the results in PostgreSQL (the session's
 throwaway server): run, report, compare, export, and kill -9 then resume, as
-test_runner.py does with SQLite. What the commands print must agree with the stored rows."""
+`tests/runner` does with SQLite. What the commands print must agree with the stored rows."""
 
 from __future__ import annotations
 
 import csv
 import json
-import signal
 import statistics
-import subprocess
-import sys
-import time
 
 import pytest
 
 from pagebench.analysis.summary import of_run
 from pagebench.results.store import Store
 
-from tests.helpers import HARNESS, drop_database, fresh_database, needs_root, nothing_left, pagebench, run_id_of, write_spec
+from tests.helpers import drop_database, fresh_database, needs_root, nothing_left, pagebench, run_id_of, write_spec
+from tests.runner.runs import assert_killed_reads_as_interrupted, assert_resumed_exactly_the_plan, kill_cleanup_resume
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 
 
 @pytest.fixture(scope="module")
@@ -101,49 +98,12 @@ def test_export_csv_agrees_with_the_stored_rows(pg_run, tmp_path):
 
 
 def test_kill9_then_cleanup_and_resume_completes_exactly_the_plan(postgres_url, tmp_path):
+    """What `tests/runner` checks of a run killed with SIGKILL (`runs.kill_cleanup_resume`),
+    with the store in PostgreSQL."""
     url = fresh_database(postgres_url, "e2e_resume")
-    spec = write_spec(tmp_path, name="resume", sites=["seed000-small-n2"], modes=["keepalive", "h2"],
-                      profiles=[{"name": "r10", "rtt_ms": 10}], repetitions=6, warmup=0,
-                      timeouts={"link_check": False})
-    proc = subprocess.Popen([sys.executable, "-m", "pagebench", "run", str(spec), "--db", url],
-                            cwd=HARNESS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    store, run = Store(url), None
     try:
-        deadline = time.monotonic() + 300
-        while run is None and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.5)
-            runs = store.runs()
-            if runs and len(store.done_seqs(runs[0].run_id)) >= 3:
-                run = runs[0].run_id
-        assert run is not None, "the run never recorded 3 loads"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        done_before = store.done_seqs(run)
-        assert 3 <= len(done_before) < 12 and store.experiment(run).status == "interrupted"
-        assert pagebench("cleanup").returncode == 0
-        assert nothing_left()
-        result = pagebench("run", "--resume", run, "--db", url)
-        assert result.returncode == 0, result.stderr[-2000:]
-        loads = store.loads(run, include_warmup=True)
-        assert sorted(l.seq for l in loads) == list(range(12))  # each planned load exactly once
-        assert {l.seq for l in loads} >= done_before
-        assert all(l.ok for l in loads)
-        assert store.experiment(run).status == "complete"
+        killed = kill_cleanup_resume(tmp_path, url)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        store.close()
         drop_database(postgres_url, "e2e_resume")
-    assert nothing_left()
-
-
-def test_an_unreachable_database_is_one_line_and_starts_nothing(tmp_path):
-    spec = write_spec(tmp_path, name="nodb", sites=["seed000-small-n1"], modes=["h2"])
-    url = f"postgresql://bench:secret@/results?host={tmp_path}"  # no server listens there
-    result = pagebench("run", str(spec), "--db", url)
-    assert result.returncode == 2
-    [line] = result.stderr.strip().splitlines()
-    assert line.startswith("error: --db: cannot connect to postgresql://bench:***@/results") and "secret" not in line
-    assert "No such file or directory" in line
-    assert nothing_left()
+    assert_killed_reads_as_interrupted(killed)
+    assert_resumed_exactly_the_plan(killed)

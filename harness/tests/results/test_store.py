@@ -1,6 +1,7 @@
 """The results store: append-only writes, typed reads, round trips, where it is unless
-told. Behaviour is tested on SQLite and on PostgreSQL (the session's throwaway server),
-each test on a database of its own; so are shards writing one run from separate processes."""
+told; shards writing one run from separate processes. Each test on a database of its own:
+SQLite here; `test_store_e2e.py` runs the same tests on PostgreSQL (the session's
+throwaway server), and what only PostgreSQL has."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ import json
 import re
 import subprocess
 import sys
-import time
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -24,12 +23,8 @@ from pagebench.results.migrate import alembic_config
 from pagebench.results.rows import RunRow
 from pagebench.results.store import Store, UnknownRun, default_path
 from pagebench.system import places
-from tests.helpers import HARNESS, META, PROFILES, SPEC, admin, drop_database, fake_load, fresh_database, make_plan
-
-@pytest.fixture
-def store(url):
-    with Store(url) as opened:
-        yield opened
+from tests.helpers import HARNESS, META, PROFILES, SPEC, fake_load, make_plan
+from tests.results.shards import SHARD_PLAN, SHARDS, shard_attempts
 
 
 def test_the_default_store_is_in_the_checkouts_results_else_the_data_directory(monkeypatch, tmp_path):
@@ -279,80 +274,10 @@ def test_status_runs_and_link_checks(store):
     assert store.link_checks("b") == []
 
 
-def test_a_postgresql_url_without_a_driver_uses_psycopg(postgres_url):
-    url = fresh_database(postgres_url, "plain_url")
-    plain = url.replace("postgresql+psycopg://", "postgresql://")
-    try:
-        with Store(plain) as store:
-            assert store.engine.dialect.driver == "psycopg" and store.url == plain
-            store.create_experiment("r1", SPEC, META, make_plan(), PROFILES)
-        with Store(url) as store:
-            assert [run.run_id for run in store.runs()] == ["r1"]
-    finally:
-        drop_database(postgres_url, "plain_url")
-
-
-def test_a_server_whose_encoding_is_not_utf8_works(postgres_url):
-    """A cluster initialised with SQL_ASCII (what `initdb` gives under a C locale) hands
-    text over as bytes unless the client says which encoding it speaks."""
-    admin(postgres_url, 'DROP DATABASE IF EXISTS "ascii_store" WITH (FORCE)',
-           "CREATE DATABASE ascii_store ENCODING 'SQL_ASCII' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0")
-    url = postgres_url.replace("@/postgres?", "@/ascii_store?")
-    try:
-        with Store(url) as store:
-            store.create_experiment("r1", SPEC | {"notes": "é, 日本"}, META, make_plan(), PROFILES)
-            assert store.experiment("r1").spec["notes"] == "é, 日本"
-            assert [run.run_id for run in store.runs()] == ["r1"]
-    finally:
-        drop_database(postgres_url, "ascii_store")
-
-
 # -- shards: separate processes writing one run at once -------------------------------
 
-SHARDS = 3
-SHARD_PLAN = make_plan(reps=11)  # 4 warm-ups + 44 loads
-CONTESTED = range(9)  # every shard records these, at the same moment, in the same order
-
-
-def shard_attempts(index: int) -> list[PlannedLoad]:
-    """Shard `index`'s loads: the contested ones, its own slice, then the first three of
-    the next shard's slice again (late duplicates, racing or not)."""
-    def own(i: int) -> list[PlannedLoad]:
-        return [p for p in SHARD_PLAN if p.seq not in CONTESTED and p.seq % SHARDS == i]
-    return [SHARD_PLAN[seq] for seq in CONTESTED] + own(index) + own((index + 1) % SHARDS)[:3]
-
-
-def _barrier(workdir: Path, phase: str, index: int) -> None:
-    (workdir / f"{phase}.{index}").touch()
-    deadline = time.monotonic() + 60
-    while len(list(workdir.glob(f"{phase}.*"))) < SHARDS:
-        assert time.monotonic() < deadline, f"shards never all reached {phase!r}"
-        time.sleep(0.001)
-
-
-def shard_main(url: str, index_text: str, workdir_text: str) -> None:
-    """One shard (run in its own process): open the store and create the run together with
-    the others, then record its loads; prints which seqs it recorded and which were refused."""
-    index, workdir = int(index_text), Path(workdir_text)
-    _barrier(workdir, "started", index)
-    store = Store(url)  # the shards migrate the empty database at once
-    _barrier(workdir, "opened", index)
-    store.create_experiment("shared", SPEC, META, SHARD_PLAN, PROFILES, exist_ok=True)
-    _barrier(workdir, "created", index)
-    recorded, refused = [], []
-    for planned in shard_attempts(index):
-        try:
-            store.record_loads("shared", planned, [fake_load(planned)], started_at=float(index))
-            recorded.append(planned.seq)
-        except StoreError as error:
-            assert "is already recorded" in str(error), error
-            refused.append(planned.seq)
-    store.close()
-    print(json.dumps({"recorded": recorded, "refused": refused}))
-
-
 def test_concurrent_shards_record_each_planned_load_once(url, tmp_path):
-    code = "import sys; from tests.results.test_store import shard_main; shard_main(*sys.argv[1:])"
+    code = "import sys; from tests.results.shards import shard_main; shard_main(*sys.argv[1:])"
     shards = [subprocess.Popen([sys.executable, "-c", code, url, str(i), str(tmp_path)], cwd=HARNESS,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
               for i in range(SHARDS)]

@@ -18,7 +18,7 @@ from pagebench.results.store import Store
 
 from tests.helpers import needs_root, pagebench, run_id_of, write_spec
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 
 #: Two CSS, two JS, a 30 KB page and two images over two origins; version 2 edits 1 % of
 #: the bytes of half the text files (the page always among them).
@@ -132,17 +132,3 @@ def test_a_cold_dcz_load_falls_back_to_zstd(runs):
         text = [r for r in _network(store, load) if r.resource_type in ("document", "stylesheet", "script")]
         assert text and {r.content_encoding for r in text} == {"zstd"}
         assert not any(r.dictionary_offered for r in text)
-
-
-def test_bad_encoding_input_is_one_line(tmp_path):
-    cases = [
-        (dict(encoding=["identity", "lzma"]), "encoding: unknown encoding 'lzma'"),
-        (dict(sites=[SITE], version=[3]), "version: 3: site"),
-        (dict(sites=[{"generate": {"images": 1}}], encoding=["dcz"]), "encoding: dcz needs a site with versions"),
-    ]
-    for fields, expected in cases:
-        spec = write_spec(tmp_path, **{"name": "bad", "sites": ["seed000-small-n1"], "modes": ["h2"], **fields})
-        result = pagebench("run", str(spec), "--db", f"sqlite:///{tmp_path}/bad.sqlite")
-        assert result.returncode != 0
-        lines = [line for line in result.stderr.strip().splitlines() if line.strip()]
-        assert len(lines) == 1 and expected in lines[0], result.stderr

@@ -5,38 +5,32 @@ before the fault, none duplicated or half-written), what the machine holds after
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
 from pagebench.results.store import Store
 from tests.conftest import Postgres
-from tests.helpers import HARNESS, SESSION_TAG, fresh_database, drop_database, needs_root, nothing_left, pagebench, \
-    write_spec
+from tests.helpers import fresh_database, drop_database, needs_root, nothing_left, pagebench, write_spec
+from tests.runner import runs
+from tests.runner.runs import PLANNED, SPEC, KilledRun, Stored, assert_killed_reads_as_interrupted, start_run, \
+    wait_for_loads
 
-pytestmark = [pytest.mark.integration, needs_root]
-
-#: 12 loads of about a second each: the fault lands after the third.
-SPEC = dict(name="faults", sites=["seed000-small-n2"], modes=["keepalive", "h2"],
-            profiles=[{"name": "r10", "rtt_ms": 10}], repetitions=6, warmup=0, timeouts={"link_check": False})
-PLANNED = 12
-
+pytestmark = needs_root
 
 RUNS: list[subprocess.Popen[str]] = []
 
 
 def start(spec: Path, db: str) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "pagebench", "run", str(spec), "--db", db], cwd=HARNESS,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """`pagebench run` as from a terminal (`runs.start_run`), stopped after the test if it is not."""
+    proc = start_run(spec, db)
     RUNS.append(proc)
     return proc
 
@@ -62,28 +56,6 @@ def finish(proc: subprocess.Popen[str], timeout: float = 180) -> str:
         raise AssertionError(f"the run did not end: {proc.communicate()[1][-1500:]}") from None
 
 
-def wait_for_loads(db: str, count: int, proc: subprocess.Popen[str], timeout: float = 240) -> str:
-    """The run's id once it has recorded `count` loads."""
-    deadline = time.monotonic() + timeout
-    engine = sa.create_engine(db)  # read-only queries: no migration, no write lock on the runner's store
-    try:
-        while time.monotonic() < deadline:
-            assert proc.poll() is None, proc.communicate()[1][-2000:]
-            try:
-                with engine.connect() as conn:
-                    found = conn.execute(sa.text(
-                        "SELECT e.run_id, count(DISTINCT l.seq) FROM experiments e "
-                        "LEFT JOIN loads l ON l.experiment_id = e.id GROUP BY e.run_id")).first()
-            except sa.exc.SQLAlchemyError:  # not created yet
-                found = None
-            if found is not None and found[1] >= count:
-                return str(found[0])
-            time.sleep(0.2)
-    finally:
-        engine.dispose()
-    raise AssertionError(f"the run never recorded {count} loads")
-
-
 def pids(pattern: str) -> list[int]:
     found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True).stdout.split()
     return [int(pid) for pid in found]
@@ -104,12 +76,11 @@ def one_line_error(stderr: str) -> str:
     return last
 
 
-def stored(db: str, run: str) -> tuple[list[int], dict]:
-    with Store(db) as store:
-        loads = store.loads(run, include_warmup=True)
-        for load in loads:  # no half-written load: every one has its resources
-            assert len(store.resources(load.id)) == load.requests
-        return [load.seq for load in loads], store.experiment(run)
+def stored(db: str, run: str) -> tuple[list[int], Stored]:
+    """The run's seqs and how its store reads it; no load half-written (each has its resources)."""
+    found = runs.stored(db, run)
+    assert found.half_written == [], found.half_written
+    return found.seqs, found
 
 
 def resumed(db: str, run: str, done_before: list[int]) -> None:
@@ -140,41 +111,41 @@ def fault_then_resume(tmp_path: Path, inject: Callable[[], None], expect: str, d
     return run, error
 
 
-def test_killing_the_delay_program_fails_the_run_and_resume_completes_it(tmp_path):
-    fault_then_resume(tmp_path, lambda: kill(f"pagebench-delay.*pb{SESSION_TAG}"),
+def test_killing_the_delay_program_fails_the_run_and_resume_completes_it(tmp_path, session_tag):
+    fault_then_resume(tmp_path, lambda: kill(f"pagebench-delay.*pb{session_tag}"),
                       "pagebench-delay exited with status -9: the link is down")
 
 
-def test_killing_nginx_fails_the_run_and_resume_completes_it(tmp_path):
-    fault_then_resume(tmp_path, lambda: kill(f"nginx: master process .*pb{SESSION_TAG}"),
+def test_killing_nginx_fails_the_run_and_resume_completes_it(tmp_path, session_tag):
+    fault_then_resume(tmp_path, lambda: kill(f"nginx: master process .*pb{session_tag}"),
                       "nginx exited with status -9: the sites are down")
 
 
-def test_killing_caddy_fails_an_h3_run_and_resume_completes_it(tmp_path):
-    fault_then_resume(tmp_path, lambda: kill(f"caddy run --config /run/pagebench/pb{SESSION_TAG}"),
+def test_killing_caddy_fails_an_h3_run_and_resume_completes_it(tmp_path, session_tag):
+    fault_then_resume(tmp_path, lambda: kill(f"caddy run --config /run/pagebench/pb{session_tag}"),
                       "caddy exited with status -9: the sites are down", spec={**SPEC, "modes": ["h3", "h2"]})
 
 
-def test_killing_the_edge_proxy_fails_a_proxy_run_and_resume_completes_it(tmp_path):
-    fault_then_resume(tmp_path, lambda: kill(f"pagebench.edge.serve .*pb{SESSION_TAG}"),
+def test_killing_the_edge_proxy_fails_a_proxy_run_and_resume_completes_it(tmp_path, session_tag):
+    fault_then_resume(tmp_path, lambda: kill(f"pagebench.edge.serve .*pb{session_tag}"),
                       "the edge proxy", spec={**SPEC, "topology": "proxy", "modes": ["keepalive", "pipelining"]})
 
 
-def browser_pid() -> int:
+def browser_pid(tag: str) -> int:
     """The browser process of the run's client namespace (the one without --type=)."""
     namespaces = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-    client = next(ns for ns in namespaces if ns.startswith(f"pb{SESSION_TAG}") and ns.endswith("-client"))
+    client = next(ns for ns in namespaces if ns.startswith(f"pb{tag}") and ns.endswith("-client"))
     for pid in subprocess.run(["ip", "netns", "pids", client], capture_output=True, text=True).stdout.split():
         try:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # it ended between the listing and the read (a renderer, a utility process)
         if argv and argv[0].endswith(b"chromium-headless-shell") and not any(a.startswith(b"--type=") for a in argv):
             return int(pid)
     raise AssertionError("no browser process in the client namespace")
 
 
-def test_killing_the_browser_costs_the_load_in_flight_and_the_run_goes_on(tmp_path):
+def test_killing_the_browser_costs_the_load_in_flight_and_the_run_goes_on(tmp_path, session_tag):
     """Usually Playwright sees the browser go: the load in flight fails and the next load
     launches a new browser. Now and then it does not, and the call waits for an answer
     that never comes: the load's deadline (its timeout + LOAD_GRACE_S) then fails the run
@@ -182,7 +153,7 @@ def test_killing_the_browser_costs_the_load_in_flight_and_the_run_goes_on(tmp_pa
     db = f"sqlite:///{tmp_path}/b.sqlite"
     proc = start(write_spec(tmp_path, **{**SPEC, "timeouts": {"link_check": False, "load_s": 10}}), db)
     run = wait_for_loads(db, 3, proc)
-    subprocess.run(["kill", "-9", str(browser_pid())], check=True)
+    subprocess.run(["kill", "-9", str(browser_pid(session_tag))], check=True)
     stderr = finish(proc, 240)
     assert "Traceback" not in stderr, stderr[-2000:]
     if proc.returncode == 1:
@@ -215,22 +186,14 @@ def test_a_signal_interrupts_the_run_which_says_so_and_resumes(tmp_path, sig):
     resumed(db, run, seqs)
 
 
-def test_sigkill_leaves_a_run_that_reads_as_interrupted_and_resumes(tmp_path):
-    db = f"sqlite:///{tmp_path}/k.sqlite"
-    proc = start(write_spec(tmp_path, **SPEC), db)
-    run = wait_for_loads(db, 3, proc)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    seqs, experiment = stored(db, run)
-    assert experiment.status == "interrupted" and "is gone" in experiment.reason
-    report = pagebench("report", run, "--db", db)
-    assert report.returncode == 0 and "interrupted" in report.stdout
-    assert pagebench("cleanup").returncode == 0 and nothing_left()
-    resumed(db, run, seqs)
+def test_sigkill_leaves_a_run_that_reads_as_interrupted(killed_run: KilledRun):
+    """The session's killed run (`runs.kill_cleanup_resume`): its resume is
+    `test_run_e2e.py`'s (the same run, made once)."""
+    assert_killed_reads_as_interrupted(killed_run)
 
 
-def test_a_postgresql_restart_under_a_run_costs_a_pause_not_a_load(tmp_path, postgres: Postgres):
-    name = f"faults_{SESSION_TAG}"
+def test_a_postgresql_restart_under_a_run_costs_a_pause_not_a_load(tmp_path, postgres: Postgres, session_tag):
+    name = f"faults_{session_tag}"
     db = fresh_database(postgres.url, name)
     try:
         proc = start(write_spec(tmp_path, **SPEC), db)
@@ -246,9 +209,9 @@ def test_a_postgresql_restart_under_a_run_costs_a_pause_not_a_load(tmp_path, pos
 
 
 @contextmanager
-def tmpfs(size: str) -> Iterator[Path]:
-    """A small filesystem of our own, unmounted whatever happens."""
-    where = Path(tempfile.mkdtemp(prefix=f"pb{SESSION_TAG}-fs-"))
+def tmpfs(size: str, tag: str) -> Iterator[Path]:
+    """A small filesystem of our own (named with the session's tag), unmounted whatever happens."""
+    where = Path(tempfile.mkdtemp(prefix=f"pb{tag}-fs-"))
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], check=True)
     try:
         yield where
@@ -257,18 +220,20 @@ def tmpfs(size: str) -> Iterator[Path]:
         where.rmdir()
 
 
-def test_a_full_filesystem_fails_the_run_keeping_what_was_recorded(tmp_path):
-    with tmpfs("3m") as fs:
+def test_a_full_filesystem_fails_the_run_keeping_what_was_recorded(tmp_path, session_tag):
+    with tmpfs("3m", session_tag) as fs:
         db = f"sqlite:///{fs}/results.sqlite"
         filler = fs / "filler"
 
         def fill_up() -> None:
+            """Write until the filesystem is full: ENOSPC is the end wanted, any other error is not."""
             fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
             try:
                 while True:
                     os.write(fd, b"\0" * 4096)
-            except OSError:
-                pass
+            except OSError as error:
+                if error.errno != errno.ENOSPC:
+                    raise
             finally:
                 os.close(fd)
 
@@ -288,11 +253,11 @@ def test_a_full_filesystem_fails_the_run_keeping_what_was_recorded(tmp_path):
         resumed(db, run, seqs)
 
 
-def test_a_read_only_results_directory_starts_nothing_and_loses_nothing(tmp_path):
+def test_a_read_only_results_directory_starts_nothing_and_loses_nothing(tmp_path, session_tag):
     """A read-only filesystem cannot be remounted so while the run has its store open (the
     kernel refuses: busy), so the run is stopped first, then its store is made read-only:
     resuming it, and starting a new run, is then one line and starts no lab."""
-    with tmpfs("64m") as fs:
+    with tmpfs("64m", session_tag) as fs:
         db = f"sqlite:///{fs}/results.sqlite"
         proc = start(write_spec(tmp_path, **SPEC), db)
         run = wait_for_loads(db, 3, proc)

@@ -9,7 +9,7 @@ from pagebench.results.store import Store
 
 from tests.helpers import needs_root, pagebench, run_id_of, write_spec
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,9 @@ from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
 from tests.helpers import HARNESS, needs_root, pagebench, readable_dir, run_id_of, write_spec
+from tests.lab.record.standin import recorded_stand_in
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 
 FIXTURE = HARNESS / "tests" / "fixtures" / "modern.har.gz"
 PROFILE = {"name": "t20", "rtt_ms": 20, "down_mbit": 20, "up_mbit": 20}
@@ -110,12 +111,11 @@ def test_a_request_the_recording_lacks_is_a_counted_404(imported, readable, tmp_
     assert any("not in the recording" in flag and url in flag for flag in load.flags), load.flags
 
 
-def test_a_recorded_page_replays_with_the_originals_requests_and_origins(readable, tmp_path):
-    """`modern` recorded from a stand-in internet (`test_record`) and replayed beside the
-    built-in itself, cold h2: the same requests per load over the same origins (renamed)."""
-    from tests.lab.record.test_recorder import recorded_stand_in
-
-    recorded = recorded_stand_in(readable / "modern-shop")
+def test_a_recorded_page_replays_with_the_originals_requests_and_origins(readable, tmp_path, session_tag):
+    """`modern` recorded from a stand-in internet (`tests/lab/record/standin.py`) and replayed
+    beside the built-in itself, cold h2: the same requests per load over the same origins
+    (renamed)."""
+    recorded = recorded_stand_in(readable / "modern-shop", session_tag)
     db = f"sqlite:///{tmp_path}/rec.sqlite"
     spec = write_spec(tmp_path, name="recorded", sites=["modern", str(recorded)], modes=["h2"], profiles=[PROFILE],
                       repetitions=2, warmup=0)

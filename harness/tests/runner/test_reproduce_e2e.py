@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from html import escape
 
-import pytest
-
 from pagebench.analysis.reproduce import claims, verdicts as reproduce
 from pagebench.analysis.reproduce.scenarios import ERA, TODAY
 from pagebench.results.store import Store
 
 from tests.helpers import needs_root, nothing_left, pagebench
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 
 
 def test_reproduce_000_quick_answers_every_seed_000_claim_in_both_variants(tmp_path):

@@ -4,21 +4,20 @@ real SQLite. What the issue promises of every load is asserted on real loads."""
 from __future__ import annotations
 
 import json
-import signal
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
-from tests.helpers import DELAY_SLACK_MS, HARNESS, needs_root, nothing_left, pagebench, run_id_of, write_spec
+from tests.helpers import DELAY_SLACK_MS, HARNESS, needs_root, nothing_left, pagebench, run_id_of, tagged, write_spec
+from tests.runner.runs import KilledRun, assert_resumed_exactly_the_plan
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 
 
 @pytest.fixture(scope="module")
@@ -159,37 +158,10 @@ def test_the_lab_gives_tls12_its_two_round_trip_handshake_without_false_start(rt
     assert nothing_left()
 
 
-def test_kill9_then_cleanup_and_resume_completes_exactly_the_plan(tmp_path):
-    spec = write_spec(tmp_path, name="resume", sites=["seed000-small-n2"], modes=["keepalive", "h2"],
-                      profiles=[{"name": "r10", "rtt_ms": 10}], repetitions=6, warmup=0,
-                      timeouts={"link_check": False})
-    db = f"sqlite:///{tmp_path}/r.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "pagebench", "run", str(spec), "--db", db],
-                            cwd=HARNESS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
-    store, run = None, None
-    while time.monotonic() < deadline:
-        time.sleep(0.5)
-        if Path(f"{tmp_path}/r.sqlite").exists():
-            store = Store(db)
-            runs = store.runs()
-            if runs and len(store.done_seqs(runs[0].run_id)) >= 3:
-                run = runs[0].run_id
-                break
-    assert run is not None and store is not None, "the run never recorded 3 loads"
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    done_before = store.done_seqs(run)
-    assert 3 <= len(done_before) < 12
-    assert pagebench("cleanup").returncode == 0
-    assert nothing_left()
-    result = pagebench("run", "--resume", run, "--db", db)
-    assert result.returncode == 0, result.stderr[-2000:]
-    loads = Store(db).loads(run, include_warmup=True)
-    assert sorted(l.seq for l in loads) == list(range(12))  # each planned load exactly once
-    assert {l.seq for l in loads} >= done_before
-    assert Store(db).experiment(run).status == "complete"
-    assert nothing_left()
+def test_kill9_then_cleanup_and_resume_completes_exactly_the_plan(killed_run: KilledRun):
+    """The session's killed run (`runs.kill_cleanup_resume`; how it reads once killed is
+    the fault matrix's test, on the same run)."""
+    assert_resumed_exactly_the_plan(killed_run)
 
 
 def test_shell_runs_a_command_in_the_lab_and_returns_its_status():
@@ -232,23 +204,21 @@ while True:
 """
 
 
-def test_cleartext_loads_carry_no_tls_on_the_link_and_count_connections_three_ways(tmp_path):
+def test_cleartext_loads_carry_no_tls_on_the_link_and_count_connections_three_ways(tmp_path, session_tag):
     """`tls: none`: HTTP/1.x straight from the browser, every strategy from the edge proxy
     (h2 with prior knowledge); the link's bytes hold HTTP, never a TLS record."""
-    from tests.helpers import SESSION_TAG
-
     spec = write_spec(tmp_path, name="cleartext", sites=["seed000-small-n4"], modes=["http1.0", "keepalive", "h2"],
                       topology=["direct", "proxy"], profiles=[{"name": "t20", "rtt_ms": 20}], tls=["none"],
                       repetitions=2, warmup=0, timeouts={"link_check": False})
     db = f"sqlite:///{tmp_path}/clear.sqlite"
     run = subprocess.Popen([sys.executable, "-m", "pagebench", "run", str(spec), "--db", db], cwd=HARNESS,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=tagged())
     sniffer = None
     try:
         deadline = time.monotonic() + 60
         while sniffer is None and time.monotonic() < deadline and run.poll() is None:
             names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
-            router = next((n for n in names if n.startswith(f"pb{SESSION_TAG}") and n.endswith("-router")), None)
+            router = next((n for n in names if n.startswith(f"pb{session_tag}") and n.endswith("-router")), None)
             if router is None:
                 time.sleep(0.05)
                 continue

@@ -18,7 +18,8 @@ from pagebench.lab.split.role import Role, route
 from pagebench.link.emulator import Link
 from pagebench.lab.split.endpoint import PROC_SYS, set_sysctl
 from pagebench.core.profiles import make_profile
-from pagebench.core.layout import Layout, new_prefix, unsegmented
+from pagebench.core.layout import Layout, unsegmented
+from pagebench.system.places import run_prefix
 
 #: The tables the link's rule sets replace, with their built-in chains (both families).
 TABLES = {
@@ -46,7 +47,7 @@ class RouterService(Role):
 
     def __init__(self, client_if: str | None = None, server_if: str | None = None) -> None:
         self.layout = LocalLayout(
-            new_prefix(),
+            run_prefix(),
             router_client_if=interface_with(Layout.router_client_ip, client_if),
             router_server_if=interface_with(Layout.router_server_ip, server_if),
         )

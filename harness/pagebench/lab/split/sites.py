@@ -16,7 +16,7 @@ from typing import Any
 
 from pagebench.core import encodings, modes
 from pagebench.core.servers import plan as serverplan
-from pagebench.core.layout import MAX_SERVER_IPS, Layout, new_prefix, unsegmented
+from pagebench.core.layout import MAX_SERVER_IPS, Layout, unsegmented
 from pagebench.core.profiles import make_profile
 from pagebench.lab import sites as sitefiles, tls
 from pagebench.lab.servers.nginx import nginx_version
@@ -26,6 +26,7 @@ from pagebench.lab.split.local import LocalBed, addresses, interface_in
 from pagebench.lab.split.role import Role, route
 from pagebench.link.check import serve_probe
 from pagebench.system.process import ManagedProcess
+from pagebench.system.places import run_prefix
 
 SERVER_NETWORK = "198.18.1.0/24"
 
@@ -48,7 +49,7 @@ class SitesService(Role):
 
     def __init__(self, interface: str | None = None) -> None:
         self.interface = interface_in(SERVER_NETWORK, interface)
-        self.bed = LocalBed(Layout(new_prefix(), server_ips=MAX_SERVER_IPS), roles=("server",))
+        self.bed = LocalBed(Layout(run_prefix(), server_ips=MAX_SERVER_IPS), roles=("server",))
         self.origins: OriginServers | None = None
         self.added: list[tuple[str, ...]] = []
         self.probe: ManagedProcess | None = None

@@ -3,7 +3,6 @@ for bad parameters, valid JavaScript."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from pagebench.core.sites.builtin import builtin
 from pagebench.core.sites.generate import GenParams, generate, parse_generate
 from pagebench.core.sites.model import SiteError
 from tests.core.sites.decoders import check_media
+from tests.helpers import program
 
 
 def test_generated_site_is_named_from_its_parameters_and_deterministic():
@@ -50,13 +50,13 @@ def test_generate_rejects_bad_parameters_in_one_line():
     assert parse_generate({"images": 4}) == GenParams(images=4)
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_generated_scripts_are_valid_javascript(tmp_path: Path):
     site = generate(GenParams(images=1, js=1, late=1, html_bytes=20_000, versions=(0.1,), changed=1))
     scripts = {**{p: b for p, b in builtin("modern").files.items() if p.endswith(".js")},
                **{f"v2/{p}": b for p, b in site.version(2).items() if p.endswith(".js")}}
     assert any(site.version(2)[p] != site.files[p] for p in site.files if p.endswith(".js"))
+    node = program("node", "nodejs")
     for path, body in scripts.items():
         (tmp_path / "check.js").write_bytes(body)
-        result = subprocess.run(["node", "--check", str(tmp_path / "check.js")], capture_output=True, text=True)
+        result = subprocess.run([node, "--check", str(tmp_path / "check.js")], capture_output=True, text=True)
         assert result.returncode == 0, (path, result.stderr)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 
 from pagebench.core.sites import text as versions
 from pagebench.core.sites.text import edit, editable
+from tests.helpers import program
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 7, 92, 1000, 17_545])
@@ -48,13 +48,13 @@ def test_css_and_js_are_exactly_n_bytes_and_compress_like_code(n: int):
         assert 0.25 <= len(gzip.compress(versions.js_text("c", n), 9)) / n <= 0.45
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 def test_js_text_and_its_edits_are_valid_javascript(tmp_path: Path):
     body = versions.js_text("node", 30_000)
     edited = edit(body, 0.1, "scattered", "n", code=True).body
+    node = program("node", "nodejs")
     for name, text in (("v1.js", body), ("v2.js", edited)):
         (tmp_path / name).write_bytes(text)
-        result = subprocess.run(["node", "--check", str(tmp_path / name)], capture_output=True, text=True)
+        result = subprocess.run([node, "--check", str(tmp_path / name)], capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
 
 

@@ -6,7 +6,6 @@ starts where none answers; Compose v2 built where `docker compose` is missing)."
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
@@ -16,14 +15,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import REPO, SESSION_TAG, needs_root
+from tests.helpers import REPO, compose_command, needs_root
 from pagebench.core.modes import H2, KEEPALIVE
 from pagebench.runner.environment import environment
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 
 PROJECT_PREFIX = "pbcompose"
-PROJECT = f"{PROJECT_PREFIX}{SESSION_TAG}"  # this session's; others' are left alone unless stale
 COMPOSE_FILE = REPO / "docker-compose.yml"
 LAB = ["db", "router", "sites"]
 SPEC = {"name": "compose-test", "seed": 7, "sites": ["seed000-small-n2"], "modes": [KEEPALIVE.name, H2.name],
@@ -42,17 +40,6 @@ loads = [asdict(load) | {"origins": sorted({r.resource.origin for r in store.res
 print(json.dumps({"run": run, "experiment": asdict(store.experiment(run)), "loads": loads,
                   "link_checks": [asdict(check) for check in store.link_checks(run)]}, default=str))
 """
-
-
-@functools.cache
-def compose_command() -> list[str]:
-    """`docker compose` where the machine has it, else the Compose the test command built."""
-    if subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0:
-        return ["docker", "compose"]
-    built = REPO / ".venv" / "bin" / "docker-compose"
-    if built.exists():
-        return [str(built)]
-    pytest.fail("no Docker Compose v2: run `harness/bootstrap test`, which builds it")
 
 
 def compose(project: str, *args: str, files: tuple[Path, ...] = (COMPOSE_FILE,), timeout: float = 1800,
@@ -97,9 +84,21 @@ def remove_project(project: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Iterator[dict]:
+def engine() -> None:
+    """A Docker engine that answers (and Compose v2): the test command provides both."""
     if subprocess.run(["docker", "info"], capture_output=True).returncode != 0:
-        pytest.fail("no Docker engine answers: run `harness/bootstrap test`, which starts one")
+        pytest.fail("no Docker engine answers: run `sudo harness/bootstrap test`, which starts one")
+    compose_command()
+
+
+@pytest.fixture(scope="module")
+def project(session_tag: str) -> str:
+    """This session's Compose project; others' are left alone unless stale."""
+    return f"{PROJECT_PREFIX}{session_tag}"
+
+
+@pytest.fixture(scope="module")
+def lab(engine: None, project: str, tmp_path_factory) -> Iterator[dict]:
     for stale in stale_projects():  # a killed earlier run is cleaned up by the next one
         remove_project(stale)
     base = subprocess.run([str(REPO / "harness" / "docker" / "base-image")], capture_output=True, text=True)
@@ -112,32 +111,32 @@ def lab(tmp_path_factory) -> Iterator[dict]:
     files = (COMPOSE_FILE, override)
     result: dict = {"files": files}
     try:
-        built = compose(PROJECT, "build", "db", "harness", files=files, timeout=2400)  # router, sites: harness's image
+        built = compose(project, "build", "db", "harness", files=files, timeout=2400)  # router, sites: harness's image
         assert built.returncode == 0, built.stderr[-3000:]
         # No Grafana password set: everything but Grafana's start must work without one.
-        result["ps_before"] = compose(PROJECT, "ps", files=files)
-        up = compose(PROJECT, "up", "--detach", "--wait", *LAB, files=files, timeout=300)
+        result["ps_before"] = compose(project, "ps", files=files)
+        up = compose(project, "up", "--detach", "--wait", *LAB, files=files, timeout=300)
         assert up.returncode == 0, up.stderr[-3000:]
         # Attached to the harness alone: returns when it exits, the lab staying up.
-        result["harness"] = compose(PROJECT, "up", "--no-deps", "harness", files=files,
+        result["harness"] = compose(project, "up", "--no-deps", "harness", files=files,
                                     env={"PAGEBENCH_SPEC": "test-spec/spec.yaml"}, timeout=900)
-        exited = compose(PROJECT, "ps", "--all", "--format", "json", "harness", files=files)
+        exited = compose(project, "ps", "--all", "--format", "json", "harness", files=files)
         result["harness_exit"] = json.loads(exited.stdout.strip().splitlines()[-1])["ExitCode"]
-        read = compose(PROJECT, "run", "--rm", "--no-deps", "--entrypoint", "python", "harness", "-c", READ_STORE,
+        read = compose(project, "run", "--rm", "--no-deps", "--entrypoint", "python", "harness", "-c", READ_STORE,
                        files=files, timeout=300)
         assert read.returncode == 0, read.stderr[-3000:]
         result["store"] = json.loads(read.stdout.strip().splitlines()[-1])
-        result["bad_specs"] = {name: compose(PROJECT, "run", "--rm", "--no-deps", "harness", files=files,
+        result["bad_specs"] = {name: compose(project, "run", "--rm", "--no-deps", "harness", files=files,
                                              env={"PAGEBENCH_SPEC": f"test-spec/{name}"}, timeout=300)
                                for name in ("missing.yaml", "invalid.yaml")}
-        result["ps_after_bad_spec"] = compose(PROJECT, "ps", "--format", "json", *LAB, files=files)
-        result["logs"] = compose(PROJECT, "logs", "--no-color", "router", files=files)
-        result["image"] = compose(PROJECT, "run", "--rm", "--no-deps", "--entrypoint", "python", "harness", "-c",
+        result["ps_after_bad_spec"] = compose(project, "ps", "--format", "json", *LAB, files=files)
+        result["logs"] = compose(project, "logs", "--no-color", "router", files=files)
+        result["image"] = compose(project, "run", "--rm", "--no-deps", "--entrypoint", "python", "harness", "-c",
                                   "import json; from pagebench.runner.environment import environment; "
                                   "print(json.dumps(environment()))", files=files, timeout=300)
     finally:
-        result["down"] = compose(PROJECT, "down", "-v", "--remove-orphans", "--timeout", "10", files=files)
-        result["left"] = project_objects(PROJECT)
+        result["down"] = compose(project, "down", "-v", "--remove-orphans", "--timeout", "10", files=files)
+        result["left"] = project_objects(project)
         subprocess.run(["sync"])  # the images' gigabytes written back now, not during the next tests' timings
     yield result
 
@@ -203,10 +202,10 @@ def test_down_leaves_nothing_of_the_project(lab):
     assert lab["left"] == {"containers": [], "networks": [], "volumes": []}
 
 
-def test_a_killed_runs_leftovers_are_removed_by_the_next():
+def test_a_killed_runs_leftovers_are_removed_by_the_next(engine: None, session_tag: str):
     """What a test killed halfway leaves (a container, a network, a volume of its project)
     is found by its label and removed."""
-    stale = f"{PROJECT_PREFIX}killed{SESSION_TAG}"
+    stale = f"{PROJECT_PREFIX}killed{session_tag}"
     label = f"com.docker.compose.project={stale}"
     docker("network", "create", "--label", label, f"{stale}_control")
     docker("volume", "create", "--label", label, f"{stale}_pgdata")

@@ -148,8 +148,8 @@ def test_interfaces_and_routes_parse_from_ip_json():
     assert route == Route("198.18.0.2", "eth0", "198.18.1.1", "198.18.1.253")
 
 
-def test_both_sides_compare_the_same_plan_and_add_only_missing_addresses():
-    site = sitefiles.materialize(sitefiles.resolve("seed000-small-n1"))
+def test_both_sides_compare_the_same_plan_and_add_only_missing_addresses(tmp_path):
+    site = sitefiles.materialize(sitefiles.resolve("seed000-small-n1"), tmp_path)  # not the machine's data directory
     server_plan = serverplan.plan([site], [KEEPALIVE, H2], ["1.3"])
     rows = binding_rows(server_plan)
     assert [row[1] for row in rows] == ["keepalive", "h2"] and [row[4] for row in rows] == [0, 1]

@@ -19,9 +19,9 @@ from pagebench.system.commands import run
 from pagebench.system.process import ManagedProcess
 from pagebench.core.layout import Layout, new_prefix
 
-from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, SESSION_TAG, needs_root
+from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, needs_root, tagged
 
-pytestmark = [pytest.mark.integration, needs_root]
+pytestmark = needs_root
 # The compose file's own control addresses and commands (test_compose checks they agree).
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
 ROUTER_LISTEN = COMPOSE["services"]["router"]["command"][-1]
@@ -49,7 +49,8 @@ def control_network(topology: Layout) -> list[tuple[str, ...]]:
 
 def start_role(bed: NamespaceBed, ns: str, role: str, *args: str) -> ManagedProcess:
     argv = bed.exec_argv(ns, [sys.executable, "-m", "pagebench", "serve", role, *args])
-    process = ManagedProcess(f"the {role} role", argv, bed.state_dir / f"{role}.log", bed=bed, cwd=HARNESS)
+    process = ManagedProcess(f"the {role} role", argv, bed.state_dir / f"{role}.log", bed=bed, cwd=HARNESS,
+                             env=tagged())
     process.start(lambda: "listening on" in process.output(), 30)
     return process
 
@@ -66,7 +67,7 @@ def text(*cmd: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def split_run(tmp_path_factory) -> Iterator[dict]:
+def split_run(tmp_path_factory, session_tag: str) -> Iterator[dict]:
     tmp = tmp_path_factory.mktemp("split")
     spec = tmp / "spec.yaml"
     spec.write_text(yaml.safe_dump({
@@ -74,7 +75,7 @@ def split_run(tmp_path_factory) -> Iterator[dict]:
         "profiles": [{"name": "r40", "rtt_ms": 40, "down_mbit": 50, "up_mbit": 50}], "cache": ["cold"], "repetitions": 2, "warmup": 1, "seed": 2,
     }))
     db = f"sqlite:///{tmp}/split.sqlite"
-    topology = Layout(new_prefix(), server_ips=1)  # the sites role adds the plan's other addresses
+    topology = Layout(new_prefix(session_tag), server_ips=1)  # the sites role adds the plan's other addresses
     with NamespaceBed(topology) as bed:
         for cmd in control_network(topology):
             bed.run(cmd)
@@ -83,7 +84,7 @@ def split_run(tmp_path_factory) -> Iterator[dict]:
         harness = subprocess.run(
             bed.exec_argv(topology.client, [sys.executable, "-m", "pagebench", "run", str(spec), "--db", db,
                                             "--router", ROUTER_URL, "--sites", SITES_URL]),
-            capture_output=True, text=True, timeout=900, cwd=HARNESS)
+            capture_output=True, text=True, timeout=900, cwd=HARNESS, env=tagged())
         during = {"server_addresses": text("ip", "-n", topology.server, "-4", "addr", "show"),
                   "client_pids": text("ip", "netns", "pids", topology.client).split()}
         stopped = {"router": stop_role(router), "sites": stop_role(sites)}
@@ -93,7 +94,7 @@ def split_run(tmp_path_factory) -> Iterator[dict]:
             "router_pids": text("ip", "netns", "pids", topology.router).split(),
             "server_pids": text("ip", "netns", "pids", topology.server).split(),
             "server_addresses": text("ip", "-n", topology.server, "addr", "show"),
-            "state": sorted(p.name for p in STATE_ROOT.iterdir() if p.name.startswith(f"pb{SESSION_TAG}")
+            "state": sorted(p.name for p in STATE_ROOT.iterdir() if p.name.startswith(f"pb{session_tag}")
                             and p.name != topology.prefix),
         }
         yield {"harness": harness, "db": db, "during": during, "after": after, "stopped": stopped,
@@ -175,8 +176,8 @@ sites.post("/probe/start", {"host": "198.18.1.2", "port": 5201})
 """
 
 
-def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing():
-    topology = Layout(new_prefix(), server_ips=1)
+def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing(session_tag: str):
+    topology = Layout(new_prefix(session_tag), server_ips=1)
     with NamespaceBed(topology) as bed:
         for cmd in control_network(topology):
             bed.run(cmd)
