@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -25,6 +26,8 @@ from pagebench.core.errors import PagebenchError
 _PG_CONNECT_TIMEOUT_S = 10  # an unreachable server is an error in seconds, not minutes
 #: How long a write waits for a PostgreSQL server that went away (a restart) to come back.
 _PG_RECONNECT_S = 60
+#: How long a SQLite writer waits for another's lock before the store says it is locked.
+SQLITE_BUSY_S = 30.0
 
 T = TypeVar("T")
 
@@ -52,7 +55,18 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None  # we emit BEGIN ourselves (see _sqlite_begin)
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA journal_mode=WAL")
+    # Two processes turning a new file to WAL at once can deadlock on its lock, and SQLite
+    # then answers "database is locked" at once, without its busy timeout: try again (the
+    # other's switch ends in milliseconds; after it the pragma changes nothing).
+    deadline = time.monotonic() + SQLITE_BUSY_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            break
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
     cursor.close()
 
 
@@ -96,7 +110,7 @@ class Database:
             if os.statvfs(directory).f_flag & os.ST_RDONLY:
                 raise StoreError(f"{self.shown}: {directory} is on a read-only filesystem; the store "
                                  "writes there, and SQLite's journal too even to read it")
-        engine = sa.create_engine(url, json_serializer=dumps, connect_args={"timeout": 30})
+        engine = sa.create_engine(url, json_serializer=dumps, connect_args={"timeout": SQLITE_BUSY_S})
         sa.event.listen(engine, "connect", _sqlite_pragmas)
         sa.event.listen(engine, "begin", _sqlite_begin)
         return engine
