@@ -3,6 +3,10 @@ failure one line; a write retried while a PostgreSQL server is away."""
 
 from __future__ import annotations
 
+import multiprocessing
+import sqlite3
+from typing import Any
+
 import pytest
 
 from pagebench.results import database
@@ -59,3 +63,32 @@ def test_a_write_is_retried_while_the_server_is_away(monkeypatch):
 
     with pytest.raises(StoreError, match="server closed"):
         Database.retrying(lost)
+
+
+def _switch_and_write(path: str, barrier: Any, answers: Any) -> None:
+    connection = sqlite3.connect(path, timeout=30)  # the store's busy timeout
+    barrier.wait()
+    try:
+        database._sqlite_pragmas(connection, None)  # what every new store connection runs
+        connection.execute("BEGIN IMMEDIATE")
+        connection.execute("CREATE TABLE IF NOT EXISTS shard (x)")
+        connection.execute("COMMIT")
+        answers.put("ok")
+    except sqlite3.OperationalError as error:
+        answers.put(str(error))
+
+
+def test_shards_opening_a_new_sqlite_file_at_once_all_get_it(tmp_path):
+    """Two connections turning a new file to WAL at once deadlock, and SQLite answers
+    "database is locked" at once, past its busy timeout (1 trial in 8 here before the
+    store retried the switch): a run's shards open one new store together."""
+    context = multiprocessing.get_context("fork")
+    for trial in range(60):
+        barrier, answers = context.Barrier(3), context.Queue()
+        shards = [context.Process(target=_switch_and_write, args=(str(tmp_path / f"t{trial}.sqlite"), barrier, answers))
+                  for _ in range(3)]
+        for shard in shards:
+            shard.start()
+        for shard in shards:
+            shard.join(60)
+        assert [answers.get(timeout=5) for _ in shards] == ["ok"] * 3, trial
