@@ -1,18 +1,24 @@
 """Compare a candidate run with a baseline, condition by condition: the CI regression gate.
 
 Pure: two runs' summaries in (`summary.Summary`), verdicts out. A condition regressed
-when its candidate loads are slower with statistical significance (Mann-Whitney U,
-Holm-corrected across conditions so a big matrix does not cry wolf) AND its median grew
-beyond the threshold with confidence: the one-sided lower bound of the ratio of medians
-(bootstrap, at 1 - alpha) is above 1 + threshold. A point estimate just past the
-threshold is not enough: on a shared VM a rerun of the same code can land one round
+when its candidate loads are slower with statistical significance (Mann-Whitney U, exact
+at small n, Holm-corrected across conditions so a big matrix does not cry wolf) AND its
+median grew beyond the threshold with confidence: the one-sided lower bound of the ratio
+of medians (bootstrap, at 1 - alpha) is above 1 + threshold. A point estimate just past
+the threshold is not enough: on a shared VM a rerun of the same code can land one round
 trip slower in half its loads. A condition also regresses when its median breaks an
 absolute budget. Flagged, failed and warm-up loads never count.
+
+Every tested verdict also says the smallest slowdown its loads could have shown
+(`Verdict.detectable`, see `_detectable`); where none could (too few loads for the exact
+test among this many conditions), the verdict is "can't tell", not "ok". Whether the two
+runs may be compared at all (same Chromium, kernel, link, conditions) is `comparable`'s.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -130,10 +136,25 @@ class Verdict:
     delta: float | None = None
     budget: float | None = None
     reasons: tuple[str, ...] = ()
+    #: The smallest slowdown these loads could have shown as a regression (a fraction,
+    #: `_detectable`); inf: none at all could; None: not tested.
+    detectable: float | None = None
 
     @property
     def name(self) -> str:
         return label(self.condition)
+
+    @property
+    def resolution(self) -> str | None:
+        """What its n could tell: '5 loads each: slowdowns under 9.3% cannot be told'."""
+        if self.detectable is None:
+            return None
+        n = (f"{len(self.base)} loads each" if len(self.base) == len(self.candidate)
+             else f"{len(self.base)}/{len(self.candidate)} loads")
+        if math.isinf(self.detectable):
+            return f"{n}: no slowdown can be told"
+        shown = f"{self.detectable:.0%}" if self.detectable >= 0.1 else f"{self.detectable:.1%}"
+        return f"{n}: slowdowns under {shown} cannot be told"
 
 
 @dataclass(frozen=True)
@@ -178,15 +199,36 @@ def _tested(verdict: Verdict, alpha: float) -> Verdict:
     if verdict.base_median:
         interval = stats.ratio_ci(verdict.candidate, verdict.base, level=1 - 2 * alpha)
         low, high = interval.low, interval.high
-    return replace(verdict, ratio=ratio, ratio_low=low, ratio_high=high,
-                   p=stats.mann_whitney(verdict.candidate, verdict.base).p,
-                   delta=stats.cliffs_delta(verdict.candidate, verdict.base))
+    test = stats.mann_whitney(verdict.candidate, verdict.base)
+    return replace(verdict, ratio=ratio, ratio_low=low, ratio_high=high, p=test.p, delta=test.delta)
 
 
-def _judged(verdict: Verdict, p_holm: float, threshold: float, alpha: float) -> Verdict:
-    """A tested verdict after the Holm correction: regression, improvement or ok."""
-    verdict = replace(verdict, p_holm=p_holm)
+def _detectable(verdict: Verdict, threshold: float, alpha: float, tested: int) -> float | None:
+    """The smallest slowdown s (a fraction) these loads could have shown as a regression:
+    had the candidate's loads been, with the spread they measured, 1 + s times the base's
+    median, both tests of the gate pass only above s. The rank test (exact p at this n)
+    needs s above `stats.detectable_slowdown` at alpha / `tested` (Holm asks that of a
+    lone regression among the tested conditions); the ratio's lower bound, which scales
+    with the candidate's median, needs (1 + s) * ratio_low / ratio > 1 + threshold.
+    inf: no slowdown at all; None: no ratio (a zero median)."""
+    if verdict.ratio is None or not verdict.ratio_low or verdict.ratio_low <= 0:
+        return None
+    rank = stats.detectable_slowdown(verdict.candidate, verdict.base, alpha / tested)
+    if rank is None:
+        return math.inf
+    return max(rank, (1 + threshold) * verdict.ratio / verdict.ratio_low - 1)
+
+
+def _judged(verdict: Verdict, p_holm: float, threshold: float, alpha: float, tested: int) -> Verdict:
+    """A tested verdict after the Holm correction: regression, improvement, ok, or can't
+    tell when no slowdown could have shown at its n."""
+    verdict = replace(verdict, p_holm=p_holm, detectable=_detectable(verdict, threshold, alpha, tested))
     if p_holm >= alpha or verdict.ratio_low is None or verdict.ratio_high is None or verdict.ratio is None:
+        if verdict.detectable is not None and math.isinf(verdict.detectable):
+            smallest = stats.smallest_p(len(verdict.candidate), len(verdict.base))
+            return replace(verdict, status=Status.CANT_TELL, reasons=verdict.reasons + (
+                f"{verdict.resolution}: the exact test's smallest p at this n, {smallest:.2g}, is not below "
+                f"alpha {alpha:g}" + (f" / {tested} conditions (Holm)" if tested > 1 else ""),))
         return verdict
     if verdict.ratio_low > 1 + threshold:
         return replace(verdict, status=Status.REGRESSION, reasons=verdict.reasons + (
@@ -237,14 +279,14 @@ def compare(base_run: Summary, candidate_run: Summary, metric: str = "load_ms", 
         verdicts.append(verdict)
     tested = [i for i, v in enumerate(verdicts) if v.p is not None]
     for i, adjusted in zip(tested, holm([verdicts[i].p for i in tested if verdicts[i].p is not None])):
-        verdicts[i] = _judged(verdicts[i], adjusted, threshold, alpha)
+        verdicts[i] = _judged(verdicts[i], adjusted, threshold, alpha, len(tested))
     return Comparison(metric, threshold, alpha, tuple(_budgeted(v, metric, budgets) for v in verdicts))
 
 
 # Rendering ---------------------------------------------------------------------------
 
 COLUMNS = ("condition", "n base/cand", "base median", "cand median", "change (bounds)", "p (Holm)",
-           "Cliff's δ", "budget", "verdict")
+           "Cliff's δ", "resolution", "budget", "verdict")
 
 
 def rows(comparison: Comparison) -> list[list[str]]:
@@ -260,7 +302,7 @@ def rows(comparison: Comparison) -> list[list[str]]:
         verdict = str(v.status) + (f": {'; '.join(v.reasons)}" if v.reasons and v.status is not Status.OK else "")
         out.append([v.name, f"{len(v.base)}/{len(v.candidate)}", num(v.base_median, ".0f"),
                     num(v.candidate_median, ".0f"), change, num(v.p_holm, ".2g"),
-                    num(v.delta, "+.2f"), num(v.budget, "g"), verdict])
+                    num(v.delta, "+.2f"), v.resolution or "—", num(v.budget, "g"), verdict])
     return out
 
 
@@ -285,7 +327,7 @@ def junit(comparison: Comparison) -> str:
         if v.status is Status.REGRESSION:
             body = f"<failure message={quoteattr('; '.join(v.reasons))}>{escape(' | '.join(row))}</failure>"
         elif v.status in UNTESTED:
-            body = f"<skipped message={quoteattr(str(v.status))}/>"
+            body = f"<skipped message={quoteattr('; '.join((str(v.status), *v.reasons)))}/>"
         cases.append(f'  <testcase classname="pagebench.compare" name={quoteattr(v.name)}>{body}</testcase>')
     failures = len(comparison.regressions)
     skipped = sum(v.status in UNTESTED for v in comparison.verdicts)

@@ -1,22 +1,36 @@
-"""Statistics for comparing conditions and runs. Pure: numbers in, numbers out.
+"""Statistics for comparing conditions and runs, on scipy's. Pure: numbers in, numbers out.
 
 Page-load times are skewed and sometimes bimodal (a straggler waits one more round
-trip), so everything here is rank- or resampling-based: medians with bootstrap
-confidence intervals, the Mann-Whitney U test, Cliff's delta. Resampling is seeded:
+trip), so everything here is rank- or resampling-based: medians with percentile-bootstrap
+confidence intervals (`scipy.stats.bootstrap`), the Mann-Whitney U test
+(`scipy.stats.mannwhitneyu`, exact at the small n a CI gate runs) with Cliff's delta, and what
+a test at a given n could have seen at all (`detectable_slowdown`). Resampling is seeded:
 the same loads always give the same interval.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats as sp
 
 #: Bootstrap resamples: the 95 % interval's ends move by < 1 % of the spread between seeds.
 RESAMPLES = 4000
 SEED = 20260
+#: Up to this many loads on the larger side, and no ties, the p of Mann-Whitney is exact
+#: (scipy's exact distribution of U); above, the normal approximation, which is close there
+#: and does not cost scipy a quarter of a second per new pair of sizes (200 loads each).
+EXACT_MAX = 50
+#: With ties (counts such as `requests`; load times rounded alike), scipy's exact
+#: distribution is wrong (it assumes none): the p is then a permutation test over every
+#: split of the pooled loads, as long as there are at most this many splits (6 loads each:
+#: 924, ~10 ms); beyond, the normal approximation with scipy's tie correction.
+PERMUTATIONS_MAX = 1000
 
 
 @dataclass(frozen=True)
@@ -36,51 +50,40 @@ def _array(values: Sequence[float]) -> np.ndarray:
 
 
 def iqr(values: Sequence[float]) -> float:
-    """Interquartile range, numpy's default (linear) percentiles."""
-    q1, q3 = np.percentile(_array(values), [25, 75])
-    return float(q3 - q1)
-
-
-def _resampled_medians(array: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
-    picks = rng.integers(0, array.size, size=(resamples, array.size))
-    return np.median(array[picks], axis=1)
-
-
-def median_ci(values: Sequence[float], level: float = 0.95, resamples: int = RESAMPLES,
-              seed: int = SEED) -> Interval:
-    """The median with a percentile-bootstrap confidence interval."""
-    array = _array(values)
-    medians = _resampled_medians(array, np.random.default_rng(seed), resamples)
-    tail = 100 * (1 - level) / 2
-    low, high = np.percentile(medians, [tail, 100 - tail])
-    return Interval(float(np.median(array)), float(low), float(high))
-
-
-def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], level: float = 0.95,
-             resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
-    """median(numerator) / median(denominator), e.g. h2 over http1.0, with a bootstrap
-    interval that resamples both groups independently."""
-    top, bottom = _array(numerator), _array(denominator)
-    if np.median(bottom) == 0:
-        raise ValueError("ratio over a zero median")
-    rng = np.random.default_rng(seed)
-    ratios = _resampled_medians(top, rng, resamples) / _resampled_medians(bottom, rng, resamples)
-    ratios = ratios[np.isfinite(ratios)]
-    tail = 100 * (1 - level) / 2
-    low, high = np.percentile(ratios, [tail, 100 - tail])
-    return Interval(float(np.median(top) / np.median(bottom)), float(low), float(high))
+    """Interquartile range (linear percentiles)."""
+    return float(sp.iqr(_array(values)))
 
 
 def bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Sequence[float]], level: float = 0.95,
                  resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
     """statistic(median of group 1, median of group 2, ...), e.g. a cut 1 - new / old, with
-    a bootstrap interval that resamples every group independently."""
+    a percentile-bootstrap interval (scipy's, every group resampled on its own). Percentile,
+    not scipy's default BCa: BCa's jackknife is known to fail for the median, a step
+    function of the data. A group of one load has one median (scipy resamples groups of
+    two or more); resamples where the statistic is undefined (nan, a zero divisor) are
+    left out of the interval."""
     arrays = [_array(group) for group in groups]
-    rng = np.random.default_rng(seed)
-    medians = [_resampled_medians(array, rng, resamples) for array in arrays]
-    values = np.array([statistic(*column) for column in zip(*medians)], dtype=float)
-    values = values[np.isfinite(values)]
     estimate = float(statistic(*(float(np.median(array)) for array in arrays)))
+    varying = [i for i, array in enumerate(arrays) if array.size > 1]
+    if not varying:
+        return Interval(estimate, estimate, estimate)
+    scalar = np.vectorize(statistic, otypes=[float])
+
+    def of_medians(*samples: np.ndarray, axis: int = -1) -> np.ndarray:
+        medians: list[np.ndarray | float] = [float(np.median(array)) for array in arrays]
+        for i, sample in zip(varying, samples):
+            medians[i] = np.median(sample, axis=axis)
+        return scalar(*medians)
+
+    with warnings.catch_warnings():  # equal values or undefined resamples: handled below
+        warnings.simplefilter("ignore", sp.DegenerateDataWarning)
+        result = sp.bootstrap([arrays[i] for i in varying], of_medians, n_resamples=resamples,
+                              method="percentile", confidence_level=level, vectorized=True,
+                              rng=np.random.default_rng(seed))
+    values = np.asarray(result.bootstrap_distribution)
+    if np.isfinite(values).all():
+        return Interval(estimate, float(result.confidence_interval.low), float(result.confidence_interval.high))
+    values = values[np.isfinite(values)]
     if values.size == 0:
         return Interval(estimate, math.nan, math.nan)
     tail = 100 * (1 - level) / 2
@@ -88,52 +91,111 @@ def bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Sequence[floa
     return Interval(estimate, float(low), float(high))
 
 
+def median_ci(values: Sequence[float], level: float = 0.95, resamples: int = RESAMPLES,
+              seed: int = SEED) -> Interval:
+    """The median with a percentile-bootstrap confidence interval."""
+    return bootstrap_ci(lambda median: median, [values], level, resamples, seed)
+
+
+def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], level: float = 0.95,
+             resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
+    """median(numerator) / median(denominator), e.g. h2 over http1.0, with a bootstrap
+    interval that resamples both groups independently."""
+    if np.median(_array(denominator)) == 0:
+        raise ValueError("ratio over a zero median")
+    return bootstrap_ci(lambda top, bottom: top / bottom if bottom else math.nan, [numerator, denominator],
+                        level, resamples, seed)
+
+
 @dataclass(frozen=True)
 class MannWhitney:
-    """The Mann-Whitney U test's statistic and two-sided p."""
+    """The Mann-Whitney U test's statistic, two-sided p and how the p was found."""
 
-    u: float  # U of the first sample
+    u: float  # U of the first sample: pairs where it is larger, ties counting a half
+    pairs: int  # n1 n2
     p: float  # two-sided
+    method: str  # "exact", "permutation" (ties, every split) or "asymptotic"
+
+    @property
+    def delta(self) -> float:
+        """Cliff's delta, P(first > second) - P(first < second), from -1 to 1: how often one
+        sample's loads beat the other's, whatever the distributions' shapes (2 U / n1 n2 - 1)."""
+        return 2 * self.u / self.pairs - 1
+
+
+def _method(n1: int, n2: int, ties: bool) -> str:
+    if not ties:
+        return "exact" if max(n1, n2) <= EXACT_MAX else "asymptotic"
+    return "permutation" if math.comb(n1 + n2, n1) <= PERMUTATIONS_MAX else "asymptotic"
 
 
 def mann_whitney(first: Sequence[float], second: Sequence[float]) -> MannWhitney:
-    """Two-sided Mann-Whitney U test, normal approximation with tie and continuity
-    correction (scipy's method="asymptotic"): fine from about 8 loads per side."""
+    """Two-sided Mann-Whitney U test, its p exact wherever that is affordable: scipy's
+    exact distribution of U without ties (up to EXACT_MAX loads a side), an exact
+    permutation test with ties (up to PERMUTATIONS_MAX splits), else the normal
+    approximation with tie and continuity correction."""
     a, b = _array(first), _array(second)
-    n1, n2 = a.size, b.size
-    combined = np.concatenate([a, b])
-    ranks = _ranks(combined)
-    u1 = float(ranks[:n1].sum() - n1 * (n1 + 1) / 2)
-    mean = n1 * n2 / 2
-    _, counts = np.unique(combined, return_counts=True)
-    n = n1 + n2
-    variance = n1 * n2 / 12 * ((n + 1) - float((counts**3 - counts).sum()) / (n * (n - 1)))
-    if variance <= 0:  # every value equal: no evidence of any difference
-        return MannWhitney(u1, 1.0)
-    z = (abs(u1 - mean) - 0.5) / math.sqrt(variance)
-    p = math.erfc(max(z, 0.0) / math.sqrt(2))
-    return MannWhitney(u1, min(1.0, p))
+    pooled = np.concatenate([a, b])
+    if np.all(pooled == pooled[0]):  # every value equal: no evidence of any difference
+        return MannWhitney(a.size * b.size / 2, a.size * b.size, 1.0, "exact")
+    method = _method(a.size, b.size, ties=np.unique(pooled).size < pooled.size)
+    how: str | sp.PermutationMethod = method
+    if method == "permutation":  # as many resamples as splits: scipy enumerates them all
+        how = sp.PermutationMethod(n_resamples=math.comb(a.size + b.size, a.size))
+    result = sp.mannwhitneyu(a, b, alternative="two-sided", method=how)
+    return MannWhitney(float(result.statistic), a.size * b.size, min(1.0, float(result.pvalue)), method)
 
 
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """Ranks from 1, ties sharing their average rank."""
-    order = np.argsort(values, kind="mergesort")
-    ranks = np.empty(values.size, dtype=float)
-    ordered = values[order]
-    start = 0
-    while start < values.size:
-        end = start
-        while end + 1 < values.size and ordered[end + 1] == ordered[start]:
-            end += 1
-        ranks[order[start:end + 1]] = (start + end) / 2 + 1
-        start = end + 1
-    return ranks
+# What a test at this n can see ------------------------------------------------------
 
 
-def cliffs_delta(first: Sequence[float], second: Sequence[float]) -> float:
-    """P(first > second) - P(first < second), from -1 to 1: how often one sample's
-    loads beat the other's, whatever the distributions' shapes."""
-    a, b = _array(first), _array(second)
-    greater = (a[:, None] > b[None, :]).sum()
-    less = (a[:, None] < b[None, :]).sum()
-    return float((greater - less) / (a.size * b.size))
+def _arrangement(u: int, n1: int, n2: int) -> tuple[np.ndarray, np.ndarray]:
+    """Two tie-free samples of n1 and n2 values whose U (of the first) is `u`."""
+    below = np.minimum(n2, np.maximum(0, u - n2 * np.arange(n1)))  # each first value: how many seconds below it
+    return below - 0.5, np.arange(n2, dtype=float)
+
+
+@functools.lru_cache(maxsize=256)
+def needed_u(n1: int, n2: int, alpha: float) -> int | None:
+    """The smallest U of the first sample for which the test, on tie-free samples of
+    these sizes, gives a two-sided p below `alpha`; None when no U does (the smallest p
+    these sizes can give, complete separation, is not below it)."""
+    method = _method(n1, n2, ties=False)
+
+    def p(u: int) -> float:
+        return float(sp.mannwhitneyu(*_arrangement(u, n1, n2), alternative="two-sided", method=method).pvalue)
+
+    top = n1 * n2
+    if p(top) >= alpha:
+        return None
+    low = math.ceil(top / 2)  # p falls as U moves up from its mean: the first U past alpha
+    while low < top:
+        middle = (low + top) // 2
+        low, top = (middle + 1, top) if p(middle) >= alpha else (low, middle)
+    return top
+
+
+def smallest_p(n1: int, n2: int) -> float:
+    """The smallest two-sided p the test can give at these sizes: complete separation
+    (2 / C(n1 + n2, n1) where the p is exact)."""
+    first, second = _arrangement(n1 * n2, n1, n2)
+    return float(sp.mannwhitneyu(first, second, alternative="two-sided", method=_method(n1, n2, ties=False)).pvalue)
+
+
+def detectable_slowdown(candidate: Sequence[float], base: Sequence[float], alpha: float) -> float | None:
+    """The smallest slowdown s that the Mann-Whitney test could have found (p < alpha),
+    with these sizes and the spread each side measured: each side is divided by its
+    median (what is left is its spread), the candidate's is made 1 + s times slower, and
+    s is the least for which U reaches `needed_u` (the exact test's attainable p-values at
+    these sizes). Over the n1 n2 pairs, the candidate's i-th load beats the base's j-th once
+    1 + s > base_j / candidate_i: s is the `needed_u`-th smallest of those ratios, less 1.
+    None: no slowdown at all could have been found at these sizes (or a median is 0)."""
+    c, b = _array(candidate), _array(base)
+    c_median, b_median = float(np.median(c)), float(np.median(b))
+    u = needed_u(c.size, b.size, alpha)
+    if u is None or c_median <= 0 or b_median <= 0:
+        return None
+    with np.errstate(divide="ignore"):  # a candidate load of 0 never beats a base load: inf
+        ratios = np.sort(((b / b_median)[None, :] / (c / c_median)[:, None]).ravel())
+    needed = float(ratios[u - 1])
+    return max(0.0, needed - 1) if math.isfinite(needed) else None

@@ -76,16 +76,28 @@ def compare(
     budget: Annotated[Optional[Path], typer.Option(help="YAML of absolute limits: budgets: [{metric, max, site, ...}].")] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a markdown table (for CI summaries).")] = False,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML here.")] = None,
+    allow_different: Annotated[Optional[str], typer.Option(
+        "--allow-different", metavar="KINDS",
+        help="Compare runs that differ in these, comma-separated: chromium, kernel, backend, link-check, "
+             "conditions (refused otherwise).")] = None,
 ) -> None:
-    """Is the candidate run slower than the baseline? Exit 0 fine, 1 regression, 2 error."""
+    """Is the candidate run slower than the baseline? Exit 0 fine, 1 regression, 2 error
+    (runs not measured alike included: same Chromium, kernel, link backend and conditions,
+    link checks passed)."""
+    from pagebench.analysis import comparable
     from pagebench.analysis import compare as compare_mod
     from pagebench.analysis.summary import of_run
 
     limit = _threshold(threshold)
+    allowed = comparable.parse_allowed(allow_different)
     budgets = yamlfiles.load_budgets(budget) if budget else []
     candidate_store = open_store(db, must_exist=True)
     base_store = open_store(base_db, must_exist=True, option="--base-db") if base_db else candidate_store
     base_id, candidate_id = _run_id(base_store, base_run), _run_id(candidate_store, candidate_run)
+    for difference in comparable.check(comparable.of_run(base_store, base_id),
+                                       comparable.of_run(candidate_store, candidate_id), allowed):
+        err.print(f"warning: compared across a difference (--allow-different {difference.kind}): {difference}",
+                  highlight=False, markup=False, soft_wrap=True)
     result = compare_mod.compare(of_run(base_store, base_id), of_run(candidate_store, candidate_id),
                                  metric=metric, threshold=limit, alpha=alpha, budgets=budgets)
     if junit is not None:

@@ -1,6 +1,11 @@
-"""Unit: pagebench.stats against scipy/numpy on known data."""
+"""Unit: pagebench.stats on known data: exact p-values worked by hand, scipy's methods
+where they apply, the bootstrap's intervals, and what a test at a given n can see."""
 
 from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -14,28 +19,74 @@ SKEWED = 250 + RNG.lognormal(3, 0.8, 60)
 TIED = np.repeat([300.0, 310.0, 320.0, 350.0], [5, 7, 4, 4])
 
 
+def exact_p(first: list[float], second: list[float]) -> Fraction:
+    """The two-sided p of U by brute force: every split of the pooled values into groups of
+    the first's and the second's sizes, ties counting a half (the permutation distribution),
+    the smaller tail doubled (scipy's two-sided p)."""
+    pooled, n1 = list(first) + list(second), len(first)
+
+    def u(group: list[float], rest: list[float]) -> Fraction:
+        return sum((Fraction(a > b) + Fraction(a == b, 2) for a in group for b in rest), Fraction(0))
+
+    observed = u(first, second)
+    splits = [u([pooled[i] for i in chosen], [pooled[i] for i in range(len(pooled)) if i not in chosen])
+              for chosen in itertools.combinations(range(len(pooled)), n1)]
+    tail = min(sum(value <= observed for value in splits), sum(value >= observed for value in splits))
+    return min(Fraction(1), Fraction(2 * tail, len(splits)))
+
+
 def test_iqr_matches_scipy():
     for data in (NORMAL, SKEWED, TIED):
-        assert stats.iqr(data) == pytest.approx(sp.iqr(data))
+        assert stats.iqr(data) == pytest.approx(np.subtract(*np.percentile(data, [75, 25])))
+
+
+@pytest.mark.parametrize("first,second,p", [
+    ([1.0, 2.0, 3.0, 4.0, 5.0], [6.0, 7.0, 8.0, 9.0, 10.0], Fraction(2, 252)),  # complete separation: 2 / C(10, 5)
+    ([1.0, 2.0, 3.0], [4.0, 5.0, 6.0], Fraction(2, 20)),  # 3 each can never reach 0.05
+    ([1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0], Fraction(2, 70)),
+    ([1.0, 2.0, 3.0, 5.0, 4.5], [4.0, 6.0, 7.0, 8.0, 9.0], None),  # U = 2: 2 x P(U <= 2)
+    ([300.0, 305.0, 310.0, 320.0, 330.0, 331.0], [290.0, 299.0, 301.0, 304.0, 311.0], None),
+])
+def test_exact_p_values_of_small_samples_without_ties(first, second, p):
+    expected = exact_p(first, second) if p is None else p
+    got = stats.mann_whitney(first, second)
+    assert got.method == "exact"
+    assert got.p == pytest.approx(float(expected), rel=1e-12)
+    assert got.p == pytest.approx(sp.mannwhitneyu(first, second, method="exact").pvalue, rel=1e-12)
+
+
+def test_hand_worked_u_and_p():
+    """Candidate 1..5 below 4.5..9 shares 2 of 25 pairs: U = 2; the splits of 10 values into
+    5 and 5 with U <= 2 are 1 (U 0) + 1 (U 1) + 2 (U 2), each tail: p = 2 x 4 / 252."""
+    got = stats.mann_whitney([1.0, 2.0, 3.0, 5.0, 4.5], [4.0, 6.0, 7.0, 8.0, 9.0])
+    assert got.u == 2 and got.pairs == 25 and got.p == pytest.approx(8 / 252)
+    assert got.delta == pytest.approx(2 * 2 / 25 - 1)
 
 
 @pytest.mark.parametrize("first,second", [
-    (NORMAL[:20], NORMAL[20:45]),
-    (NORMAL[:20], NORMAL[:20] + 15),
-    (SKEWED[:30], SKEWED[30:]),
-    (TIED[:10], TIED[10:]),
-    (TIED, TIED + 10),
-    ([1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0]),
+    ([300.0, 300.0, 310.0, 320.0, 330.0], [300.0, 310.0, 310.0, 340.0, 350.0]),
+    ([6.0, 6.0, 6.0, 7.0], [6.0, 7.0, 7.0, 7.0, 7.0]),  # request counts: ties everywhere
+    ([1.0, 2.0, 2.0], [2.0, 3.0, 4.0, 4.0]),
 ])
-def test_mann_whitney_matches_scipy_asymptotic(first, second):
+def test_with_ties_at_small_n_the_p_is_the_exact_permutation_p(first, second):
+    got = stats.mann_whitney(first, second)
+    assert got.method == "permutation"
+    assert got.p == pytest.approx(float(exact_p(first, second)), rel=1e-9)
+    # scipy's "exact" ignores the ties: a different (wrong) p here
+    assert sp.mannwhitneyu(first, second, method="exact").pvalue != pytest.approx(got.p, rel=1e-6)
+
+
+@pytest.mark.parametrize("first,second", [(NORMAL[:60], NORMAL[60:130]), (TIED[:10], TIED[10:]), (TIED, TIED + 10)])
+def test_large_or_tied_beyond_the_split_limit_is_the_normal_approximation(first, second):
     expected = sp.mannwhitneyu(first, second, alternative="two-sided", method="asymptotic", use_continuity=True)
     got = stats.mann_whitney(first, second)
-    assert got.u == pytest.approx(expected.statistic)
+    assert got.method == "asymptotic" and got.u == pytest.approx(expected.statistic)
     assert got.p == pytest.approx(expected.pvalue, rel=1e-9)
 
 
-def test_mann_whitney_of_identical_constants_says_no_difference():
-    assert stats.mann_whitney([5.0] * 8, [5.0] * 8).p == 1.0
+def test_identical_constants_say_no_difference():
+    got = stats.mann_whitney([5.0] * 8, [5.0] * 8)
+    assert got.p == 1.0 and got.delta == 0.0
 
 
 @pytest.mark.parametrize("first,second", [(NORMAL[:20], NORMAL[20:45]), (TIED[:10], TIED[10:]),
@@ -43,20 +94,16 @@ def test_mann_whitney_of_identical_constants_says_no_difference():
 def test_cliffs_delta_matches_its_definition(first, second):
     pairs = [(a, b) for a in first for b in second]
     expected = (sum(a > b for a, b in pairs) - sum(a < b for a, b in pairs)) / len(pairs)
-    assert stats.cliffs_delta(first, second) == pytest.approx(expected)
-    assert stats.cliffs_delta(second, first) == pytest.approx(-expected)
+    assert stats.mann_whitney(first, second).delta == pytest.approx(expected)
+    assert stats.mann_whitney(second, first).delta == pytest.approx(-expected)
+    assert stats.mann_whitney([10.0, 11.0], [1.0, 2.0]).delta == 1.0
 
 
-def test_cliffs_delta_extremes():
-    assert stats.cliffs_delta([10.0, 11.0], [1.0, 2.0]) == 1.0
-    assert stats.cliffs_delta([1.0, 2.0], [1.0, 2.0]) == 0.0
-
-
-def test_median_ci_agrees_with_scipy_percentile_bootstrap():
+def test_median_ci_agrees_with_a_long_percentile_bootstrap():
     for data in (NORMAL, SKEWED):
         ours = stats.median_ci(data)
         theirs = sp.bootstrap((data,), np.median, method="percentile", n_resamples=20000,
-                              random_state=np.random.default_rng(1)).confidence_interval
+                              rng=np.random.default_rng(1)).confidence_interval
         spread = theirs.high - theirs.low
         assert ours.estimate == pytest.approx(np.median(data))
         assert ours.low == pytest.approx(theirs.low, abs=0.15 * spread)
@@ -66,6 +113,7 @@ def test_median_ci_agrees_with_scipy_percentile_bootstrap():
 
 def test_median_ci_is_seeded_and_covers_the_true_median():
     assert stats.median_ci(SKEWED) == stats.median_ci(SKEWED)
+    assert stats.median_ci(SKEWED, seed=1) != stats.median_ci(SKEWED, seed=2)
     misses = 0
     for trial in range(200):
         sample = np.random.default_rng(100 + trial).normal(300, 20, 25)
@@ -84,6 +132,52 @@ def test_ratio_ci():
         stats.ratio_ci([1.0], [0.0, 0.0])
 
 
+def test_bootstrap_of_one_load_and_of_an_undefined_statistic():
+    assert stats.median_ci([7.0]) == stats.Interval(7.0, 7.0, 7.0)
+    assert stats.ratio_ci([2.0], [1.0, 1.0, 1.0]) == stats.Interval(2.0, 2.0, 2.0)
+    # (a - 3) / (b - 3) is undefined wherever b's resampled median is 3: those are left out
+    interval = stats.bootstrap_ci(lambda a, b: (a - 3) / (b - 3) if b != 3 else math.nan,
+                                  [[5.0, 6.0, 7.0, 8.0], [3.0, 4.0, 5.0]])
+    assert interval.estimate == pytest.approx((6.5 - 3) / (4 - 3)) and 0 < interval.low <= interval.high
+
+
 def test_empty_input_is_an_error():
     with pytest.raises(ValueError):
         stats.median_ci([])
+
+
+# What a test at a given n can see ----------------------------------------------------
+
+
+def test_needed_u_is_the_first_u_whose_exact_p_is_below_alpha():
+    for n1, n2, alpha in ((5, 5, 0.05), (4, 6, 0.05), (10, 10, 0.05), (10, 10, 0.05 / 40), (8, 12, 0.01)):
+        u = stats.needed_u(n1, n2, alpha)
+        below, at = (sp.mannwhitneyu(*stats._arrangement(k, n1, n2), method="exact").pvalue for k in (u - 1, u))
+        assert at < alpha <= below
+    assert stats.needed_u(5, 5, 0.05) == 23  # U = 23: p = 2 x 4/252 = 0.032; U = 22: 2 x 7/252 = 0.056
+    assert stats.needed_u(3, 3, 0.05) is None and stats.smallest_p(3, 3) == pytest.approx(0.1)
+    assert stats.needed_u(5, 5, 0.05 / 40) is None and stats.smallest_p(5, 5) == pytest.approx(2 / 252)
+
+
+def test_the_detectable_slowdown_is_where_a_slowed_copy_becomes_significant():
+    """Made `s` times slower (with each side's own spread), the candidate turns significant
+    just above the detectable slowdown, and not just below it."""
+    rng = np.random.default_rng(11)
+    for n1, n2, alpha in ((5, 5, 0.05), (10, 10, 0.05), (7, 12, 0.01)):
+        candidate, base = rng.lognormal(6, 0.05, n1), rng.lognormal(6, 0.05, n2)
+        s = stats.detectable_slowdown(candidate, base, alpha)
+        assert s is not None and 0 < s < 0.5
+        shape = candidate / np.median(candidate) * np.median(base)
+        assert stats.mann_whitney(shape * (1 + s) * 1.0001, base).p < alpha
+        assert stats.mann_whitney(shape * (1 + s) * 0.9999, base).p >= alpha
+
+
+def test_the_detectable_slowdown_grows_with_the_spread_and_shrinks_with_n():
+    rng = np.random.default_rng(3)
+    quiet, noisy = rng.normal(1, 0.02, 40), rng.normal(1, 0.10, 40)
+    assert stats.detectable_slowdown(quiet[:5], quiet[5:10], 0.05) < stats.detectable_slowdown(
+        noisy[:5], noisy[5:10], 0.05)
+    assert stats.detectable_slowdown(noisy[:20], noisy[20:], 0.05) < stats.detectable_slowdown(
+        noisy[:5], noisy[5:10], 0.05)
+    assert stats.detectable_slowdown([300.0] * 3, [300.0] * 3, 0.05) is None  # 3 each: no p below 0.05
+    assert stats.detectable_slowdown([300.0] * 5, [300.0] * 5, 0.05) == 0.0  # no spread: any slowdown separates
