@@ -110,7 +110,7 @@ def compare(
     else:
         table = Table(title=f"{candidate_id} against {base_id}: {metric}, threshold {limit:.0%}, alpha {alpha:g} (Holm)")
         for column in compare_mod.COLUMNS:
-            table.add_column(column, justify="left" if column in ("condition", "verdict") else "right")
+            table.add_column(column, justify="left" if column in ("condition", "resolution", "verdict") else "right")
         for row, verdict in zip(compare_mod.rows(result), result.verdicts):
             style = {compare_mod.Status.REGRESSION: "red", compare_mod.Status.IMPROVEMENT: "green"}.get(verdict.status)
             table.add_row(*row, style=style)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import statistics
 from dataclasses import replace
 import xml.etree.ElementTree as ET
 
@@ -168,3 +169,55 @@ def load_budgets_from(budgets: list[dict]) -> list:
     from pagebench.analysis.compare import parse_budgets
 
     return parse_budgets({"budgets": budgets}, "budgets.yaml")
+
+
+def test_every_tested_verdict_says_the_smallest_slowdown_its_n_could_tell():
+    result = compare(loads(H2, noisy(300, 10, 1)) + loads(H1, noisy(900, 6, 2)),
+                     loads(H2, noisy(300, 10, 3)) + loads(H1, noisy(900, 8, 4)))
+    by_mode = {v.condition.mode.name: v for v in result.verdicts}
+    h2, h1 = by_mode["h2"], by_mode["http1.0"]
+    assert str(h2.status) == "ok" and 0.05 < h2.detectable < 0.2
+    assert h2.resolution == f"10 loads each: slowdowns under {h2.detectable:.1%} cannot be told"
+    assert h1.resolution.startswith("6/8 loads: slowdowns under ")
+    assert [row[7] for row in compare_mod.rows(result)] == [h1.resolution, h2.resolution]  # the resolution column
+
+
+
+@pytest.mark.parametrize("base,candidate,threshold", [
+    (noisy(300, 10, 1), noisy(300, 10, 3), 0.05),  # the bound decides (6.2 %; the rank test alone: 1.2 %)
+    (noisy(300, 5, 1), noisy(300, 5, 2), 0.0),  # the rank test decides (4.9 %; the bound: 4.4 %)
+    ([300.0] * 8, [300.0] * 8, 0.05)])  # no spread: the threshold itself
+def test_the_smallest_slowdown_is_where_the_gate_turns(base, candidate, threshold):
+    """The candidate's loads, with their own spread, made just more than the figure slower
+    than the base's median are a regression; just less, they are not."""
+    told = compare(loads(H2, base), loads(H2, candidate), threshold=threshold).verdicts[0].detectable
+    shape = [t / statistics.median(candidate) * statistics.median(base) for t in candidate]
+    for factor, status in ((1 + told) * 1.001 + 1e-9, "regression"), ((1 + told) * 0.999, "ok"):
+        again = compare(loads(H2, base), loads(H2, [t * factor for t in shape]), threshold=threshold).verdicts[0]
+        assert str(again.status) == status, (factor, again)
+
+
+def test_too_few_loads_for_the_exact_test_among_many_conditions_cannot_tell():
+    """5 loads each: the exact test's smallest p is 2/252 = 0.0079: enough alone, not below
+    0.05 / 8 = 0.00625 among 8 conditions (Holm), so no slowdown at all could be found."""
+    alone = compare(loads(H2, noisy(300, 5, 1)), loads(H2, noisy(300, 5, 2))).verdicts[0]
+    assert str(alone.status) == "ok" and alone.resolution.startswith("5 loads each: slowdowns under ")
+    sites = [replace(H2, site=f"s{i}") for i in range(8)]
+    many = compare([row for i, c in enumerate(sites) for row in loads(c, noisy(300, 5, i))],
+                   [row for i, c in enumerate(sites) for row in loads(c, noisy(400, 5, 10 + i))])
+    assert {str(v.status) for v in many.verdicts} == {"can't tell"}
+    assert many.verdicts[0].reasons == (
+        "5 loads each: no slowdown can be told: the exact test's smallest p at this n, 0.0079, is not below "
+        "alpha 0.05 / 8 conditions (Holm)",)
+    suite = ET.fromstring(junit(many))
+    assert suite.get("skipped") == "8" and suite.get("failures") == "0"
+    assert "no slowdown can be told" in suite.find("testcase/skipped").get("message")
+
+
+def test_the_p_is_exact_at_small_n():
+    """5 loads each, fully separated: p = 2 / C(10, 5) = 0.0079 exactly (the normal
+    approximation said 0.012); the whole shift is a regression."""
+    verdict = compare(loads(H2, [300.0, 301.0, 302.0, 303.0, 304.0]),
+                      loads(H2, [400.0, 401.0, 402.0, 403.0, 404.0])).verdicts[0]
+    assert verdict.p == pytest.approx(2 / 252) and verdict.delta == 1.0
+    assert str(verdict.status) == "regression"
