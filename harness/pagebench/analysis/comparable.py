@@ -78,6 +78,8 @@ def _text(value: Any, none: str = UNKNOWN) -> str:
         return none
     if isinstance(value, bool):
         return str(value).lower()
+    if isinstance(value, (int, float)):  # 28 and 28.0 (JSON keeps either) are one value
+        return str(int(value)) if float(value).is_integer() else repr(float(value))
     if isinstance(value, (list, tuple)):
         return ",".join(_text(v) for v in value)
     return str(value)

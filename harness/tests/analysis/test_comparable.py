@@ -63,7 +63,7 @@ def test_every_difference_is_one_line_with_both_values(store):
         "chromium: base 131.0.6778.33, candidate chromium-headless-shell 141.0.7390.37",
         "kernel: base 6.1.0-18-amd64, candidate 6.8.0-1017-azure",
         "backend: base userspace, candidate netem",
-        "profile cable rtt_ms: base 28.0, candidate 40.0",
+        "profile cable rtt_ms: base 28, candidate 40",
         "profile cable queue_bytes: base unset, candidate 30280",
         "clients: base 1, candidate 2",
     ]
@@ -140,17 +140,17 @@ def test_compare_refuses_runs_not_measured_alike_unless_allowed(tmp_path):
         "error: runs base (base) and cand (candidate) were not measured alike; re-measure the baseline, or "
         "compare anyway with --allow-different kernel,conditions",
         "kernel: base 6.1.0-18-amd64, candidate 6.8.0-1017-azure",
-        "profile 3g loss_pct: base 0.0, candidate 1.0",
+        "profile 3g loss_pct: base 0, candidate 1",
     ]
     partly = pagebench("compare", "base", "cand", "--db", url, "--allow-different", "kernel")
-    assert partly.returncode == 2 and partly.stderr.splitlines()[1:] == ["profile 3g loss_pct: base 0.0, candidate 1.0"]
+    assert partly.returncode == 2 and partly.stderr.splitlines()[1:] == ["profile 3g loss_pct: base 0, candidate 1"]
     allowed = pagebench("compare", "base", "cand", "--db", url, "--allow-different", "kernel,conditions")
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stderr.splitlines() == [
         "warning: compared across a difference (--allow-different kernel): kernel: base 6.1.0-18-amd64, "
         "candidate 6.8.0-1017-azure",
-        "warning: compared across a difference (--allow-different conditions): profile 3g loss_pct: base 0.0, "
-        "candidate 1.0"]
+        "warning: compared across a difference (--allow-different conditions): profile 3g loss_pct: base 0, "
+        "candidate 1"]
     assert "no regression" in allowed.stdout
     typo = pagebench("compare", "base", "cand", "--db", url, "--allow-different", "kernal")
     assert typo.returncode == 2 and typo.stderr.splitlines() == [

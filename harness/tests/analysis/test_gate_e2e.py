@@ -69,12 +69,12 @@ def test_twenty_more_milliseconds_of_rtt_is_a_regression_named_by_condition(runs
     db, base, _, slow = runs
     refused = pagebench("compare", base, slow, "--db", db)
     assert refused.returncode == 2 and refused.stderr.splitlines()[1:] == [
-        "profile link rtt_ms: base 70.0, candidate 90.0"]
+        "profile link rtt_ms: base 70, candidate 90"]
     result = pagebench("compare", base, slow, "--db", db, "--markdown", "--junit", str(tmp_path / "slow.xml"),
                        "--allow-different", "conditions")
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stderr.splitlines() == ["warning: compared across a difference (--allow-different conditions): "
-                                          "profile link rtt_ms: base 70.0, candidate 90.0"]
+                                          "profile link rtt_ms: base 70, candidate 90"]
     first = result.stdout.splitlines()[0]
     assert "4 regressions" in first
     for site in SEED000:
