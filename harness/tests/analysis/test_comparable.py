@@ -152,6 +152,8 @@ def test_compare_refuses_runs_not_measured_alike_unless_allowed(tmp_path):
         "warning: compared across a difference (--allow-different conditions): profile 3g loss_pct: base 0, "
         "candidate 1"]
     assert "no regression" in allowed.stdout
+    helped = pagebench("compare", "--help", env={"COLUMNS": "400"})
+    assert f"comma-separated: {', '.join(KINDS)} (refused otherwise)" in " ".join(helped.stdout.split())
     typo = pagebench("compare", "base", "cand", "--db", url, "--allow-different", "kernal")
     assert typo.returncode == 2 and typo.stderr.splitlines() == [
         "error: --allow-different: unknown 'kernal'; allowed: chromium, kernel, backend, link-check, conditions"]
