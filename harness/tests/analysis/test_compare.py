@@ -221,3 +221,9 @@ def test_the_p_is_exact_at_small_n():
                       loads(H2, [400.0, 401.0, 402.0, 403.0, 404.0])).verdicts[0]
     assert verdict.p == pytest.approx(2 / 252) and verdict.delta == 1.0
     assert str(verdict.status) == "regression"
+
+
+def test_a_comparison_is_reproducible():
+    """The bootstrap is seeded: the same loads, the same bounds and verdicts, every time."""
+    base, candidate = loads(H2, noisy(300, 12, 1)), loads(H2, noisy(318, 12, 2))
+    assert compare(base, candidate) == compare(base, candidate)
