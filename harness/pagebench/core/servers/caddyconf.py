@@ -48,12 +48,16 @@ def app_routes(upstream: str) -> list[dict[str, Any]]:
     (docs/apps.md lists what changes and why): Host is the origin's (Caddy passes it
     through), no X-Forwarded-* (Caddy would add them; nginx adds none), every chunk flushed
     as it arrives (the app's own timing)."""
-    return [{"handle": [{
-        "handler": "reverse_proxy",
-        "upstreams": [{"dial": upstream}],
-        "flush_interval": -1,
-        "headers": {"request": {"delete": ["X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host"]}},
-    }]}]
+    return [{"handle": [
+        # Caddy's own Via on the response (a bare "1.1 Caddy": the app sent none); deferred,
+        # it applies once the app's headers are in. One the app sent keeps Caddy's after it.
+        {"handler": "headers", "response": {"require": {"headers": {"Via": ["1.1 Caddy"]}}, "delete": ["Via"],
+                                            "deferred": True}},
+        {"handler": "reverse_proxy",
+         "upstreams": [{"dial": upstream}],
+         "flush_interval": -1,
+         "headers": {"request": {"delete": ["X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Via"]}}},
+    ]}]
 
 
 def _routes(server_plan: ServerPlan, b: Binding, upstreams: Mapping[str, str]) -> list[dict[str, Any]]:
