@@ -48,8 +48,10 @@ def upstream_name(site: str) -> str:
 
 
 def app_upstreams(server_plan: ServerPlan, upstreams: Mapping[str, str]) -> list[str]:
-    """An `upstream` per app site (its `host:port`): a pool of idle keep-alive connections,
-    as a production proxy keeps, so a request does not wait for a loopback handshake."""
+    """An `upstream` per app site (its `host:port`), without a pool of idle connections:
+    a connection per request costs a loopback handshake (tens of microseconds), while a
+    kept one stalled an app that writes its head and body in two sends (Python's
+    http.server) by nginx's delayed ACK: 44 ms a request over HTTP/2, measured (docs/apps.md)."""
     lines = []
     for site in server_plan.sites:
         if site.app is None:
@@ -58,23 +60,21 @@ def app_upstreams(server_plan: ServerPlan, upstreams: Mapping[str, str]) -> list
             raise PlanError(f"render: app site {site.name} has no address (start its process first)")
         lines += [f"    upstream {upstream_name(site.name)} {{",
                   f"        server {upstreams[site.name]};",
-                  "        keepalive 16;",
                   "    }"]
     return lines
 
 
 def app_body(site: Site) -> list[str]:
     """Every request to the app, its response back as it came (docs/apps.md lists what
-    changes and why): the origin's name as Host, keep-alive to the app (HTTP/1.1 and no
-    `Connection: close`), the request and the response streamed, not buffered (the app's
-    own timing: each chunk goes on as it arrives), the app's own Server and Date (nginx
-    would put its own), Location and Refresh untouched, the app's error pages its own."""
+    changes and why): the origin's name as Host, HTTP/1.1 on a connection of its own, the
+    request and the response streamed, not buffered (the app's own timing: each chunk
+    goes on as it arrives), the app's own Server and Date (nginx would put its own),
+    Location and Refresh untouched, the app's error pages its own."""
     return [
         "        location / {",
         f"            proxy_pass http://{upstream_name(site.name)};",
         "            proxy_http_version 1.1;",
         "            proxy_set_header Host $host;",
-        '            proxy_set_header Connection "";',
         "            proxy_buffering off;",
         "            proxy_request_buffering off;",
         "            proxy_pass_header Server;",
