@@ -17,13 +17,23 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from pagebench.core.sites.model import SITE_NAME, SiteManifest, one_line
+from pagebench.core.sites.model import SiteManifest, one_line
 
 PORT = "{port}"
+
+
+def _url_path(value: str) -> str:
+    if not value.startswith("/") or any(ord(ch) <= 32 or ord(ch) > 126 for ch in value):
+        raise ValueError("must be a path starting with / (printable ASCII, no spaces)")
+    return value
+
+
+#: A request path as the app is asked for it (`ready`, `page`).
+UrlPath = Annotated[str, AfterValidator(_url_path)]
 
 
 class App(BaseModel):
@@ -33,7 +43,7 @@ class App(BaseModel):
 
     command: str
     #: A path the app answers 2xx on once it is ready (asked again between loads).
-    ready: str = "/"
+    ready: UrlPath = "/"
     ready_timeout_s: float = Field(30.0, gt=0, le=600)
 
     @field_validator("command")
@@ -50,13 +60,6 @@ class App(BaseModel):
                              "(127.0.0.1), e.g. \"gunicorn shop:app -b 127.0.0.1:{port}\"")
         return value
 
-    @field_validator("ready")
-    @classmethod
-    def _ready(cls, value: str) -> str:
-        if not value.startswith("/") or any(ord(ch) <= 32 or ord(ch) > 126 for ch in value):
-            raise ValueError("must be a path starting with / (printable ASCII, no spaces)")
-        return value
-
     def argv(self, port: int) -> list[str]:
         """The command's words with the port filled in."""
         return [word.replace(PORT, str(port)) for word in shlex.split(self.command)]
@@ -67,24 +70,10 @@ class AppEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str
+    name: str  # checked with the manifest, as every site's name
     app: App
     origins: tuple[str, ...] | None = Field(None, min_length=1)
-    page: str = "/"
-
-    @field_validator("name")
-    @classmethod
-    def _name(cls, value: str) -> str:
-        if not SITE_NAME.match(value):
-            raise ValueError(f"must match {SITE_NAME.pattern}")
-        return value
-
-    @field_validator("page")
-    @classmethod
-    def _page(cls, value: str) -> str:
-        if not value.startswith("/") or any(ord(ch) <= 32 or ord(ch) > 126 for ch in value):
-            raise ValueError("must be a path starting with / (printable ASCII, no spaces)")
-        return value
+    page: UrlPath = "/"
 
     def manifest(self) -> SiteManifest:
         """The site as the planner knows every site: its name, page URL and origins."""
