@@ -15,11 +15,13 @@ question: `lab.sites.resolve` asks each candidate kind's finder in this order an
 first site found wins (a built-in name is never an imported site's); when none is found,
 `unknown` lists how each kind is named.
 
-A kind to come is a row here and its finder in `lab.sites.FINDERS`: a `folder` (a
-directory with index.html and no site.yaml) recognises a path as `directory` does, and its
-finder takes the directories `directory`'s declines. An `app` is named by a mapping key
-(`{name, app: {...}}`) and, served by a program rather than from files, has its own
-branch in `lab.sites.materialize` (nothing to write) and in the server configuration.
+A kind to come is a row here and its finder in `lab.sites.FINDERS` (a finder is also given
+the spec's directory): a `folder` (a directory with index.html and no site.yaml)
+recognises a path as `directory` does, and its finder takes the directories `directory`'s
+declines. A keyed kind whose mapping has other keys beside its key (`app`: `name`,
+`origins`, `page`) lists them as `fields` and parses the whole mapping. `app`, served by a
+program rather than from files, has its own branch in `lab.sites.materialize` (nothing to
+write) and in the server configuration.
 """
 
 from __future__ import annotations
