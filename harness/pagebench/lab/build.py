@@ -23,6 +23,7 @@ from pagebench.lab.split.remote import RemoteLink, RemoteSites, health
 from pagebench.lab.split.remote import measure as split_measure
 from pagebench.link.check import Step, measure
 from pagebench.link.emulator import Link, LinkControl
+from pagebench.system.commands import LabError
 from pagebench.system.places import run_prefix
 
 
@@ -79,6 +80,10 @@ def split(roles: Roles, site_refs: list[Any], server_plan: ServerPlan, backend: 
           seed: int) -> Iterator[Lab]:
     """The harness as the client of a lab whose router and sites run elsewhere: the link
     reset and the sites stopped on exit."""
+    apps = [site.name for site in server_plan.sites if site.app is not None]
+    if apps:
+        raise LabError(f"site {apps[0]} is an app: app sites run in the native lab only (not yet in a "
+                       "split lab's sites role)")
     router, sites = Client(roles.router, "router"), Client(roles.sites, "sites")
     health(router, "router")
     health(sites, "sites")

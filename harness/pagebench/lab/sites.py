@@ -41,7 +41,7 @@ from pagebench.core import encodings
 from pagebench.core.sites import kinds
 from pagebench.core.sites.builtin import builtin
 from pagebench.core.sites.generate import generate
-from pagebench.core.sites.kinds import BuiltinRef, DirectoryRef, GeneratedRef, RecordedRef, SiteKind
+from pagebench.core.sites.kinds import AppRef, BuiltinRef, DirectoryRef, GeneratedRef, RecordedRef, SiteKind
 from pagebench.core.sites.model import (
     SITE_NAME,
     GeneratedSite,
@@ -122,37 +122,47 @@ def file_sizes(site: Site) -> dict[str, int]:
 # What a spec names ----------------------------------------------------------------------------
 
 
-def _builtin(ref: BuiltinRef) -> GeneratedSite:
+def _builtin(ref: BuiltinRef, spec_dir: Path) -> GeneratedSite:
     return builtin(ref.name)
 
 
-def _generated(ref: GeneratedRef) -> GeneratedSite:
+def _generated(ref: GeneratedRef, spec_dir: Path) -> GeneratedSite:
     return generate(ref.params)
 
 
-def _directory(ref: DirectoryRef) -> Site | None:
+def _directory(ref: DirectoryRef, spec_dir: Path) -> Site | None:
     return load_site(ref.path) if (ref.path / "site.yaml").exists() else None
 
 
-def _recorded(ref: RecordedRef) -> Site | None:
+def _recorded(ref: RecordedRef, spec_dir: Path) -> Site | None:
     return find_imported(ref.name)
 
 
-#: How each kind of site is found: its reference -> the site, or None (not there).
-FINDERS: Mapping[SiteKind, Callable[[Any], GeneratedSite | Site | None]] = {
+def _app(ref: AppRef, spec_dir: Path) -> Site:
+    """An app site: nothing on disk but the directory its process runs in."""
+    if not spec_dir.is_dir():
+        raise SiteError(f"app site {ref.entry.name}: its working directory {spec_dir} (the spec's) is missing")
+    return Site(ref.entry.manifest(), spec_dir.resolve(), app=ref.entry.app)
+
+
+#: How each kind of site is found: its reference and the spec's directory -> the site, or
+#: None (not there).
+FINDERS: Mapping[SiteKind, Callable[[Any, Path], GeneratedSite | Site | None]] = {
     kinds.BUILTIN: _builtin,
     kinds.GENERATED: _generated,
     kinds.DIRECTORY: _directory,
     kinds.RECORDED: _recorded,
+    kinds.APP: _app,
 }
 
 
-def resolve(entry: str | Mapping[str, Any]) -> GeneratedSite | Site:
+def resolve(entry: str | Mapping[str, Any], spec_dir: Path = Path(".")) -> GeneratedSite | Site:
     """What an experiment spec names, validated without writing anything: a built-in
-    name or `{generate: {...}}` (a `GeneratedSite`), a directory holding `site.yaml` or
-    the name of an imported site (a `Site`). `materialize` puts it on disk."""
+    name or `{generate: {...}}` (a `GeneratedSite`), a directory holding `site.yaml`, the
+    name of an imported site or an app run in `spec_dir` (a `Site`). `materialize` puts it
+    on disk."""
     for kind, ref in kinds.candidates(entry):
-        site = FINDERS[kind](ref)
+        site = FINDERS[kind](ref, spec_dir)
         if site is not None:
             return site
     raise kinds.unknown(str(entry), str(sites_dir()))
@@ -160,7 +170,10 @@ def resolve(entry: str | Mapping[str, Any]) -> GeneratedSite | Site:
 
 def materialize(site: GeneratedSite | Site, base: Path | None = None) -> Site:
     """A site on disk, ready for nginx: generated sites are written (once), a site
-    directory gets its missing sidecars."""
+    directory gets its missing sidecars, an app site has nothing to write (its process
+    is started with the lab)."""
+    if isinstance(site, Site) and site.app is not None:
+        return site
     return write_sidecars(site) if isinstance(site, Site) else write_site(site, base)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pagebench.core.profiles import Profile
@@ -28,22 +29,27 @@ class Prepared:
     profiles: dict[str, Profile]
     loads: list[PlannedLoad]  # the seeded order, stored with the run
     notes: list[str]  # said before the run and stored with it
+    #: The spec file's directory, absolute (an app site runs there; a resumed run finds it
+    #: in the run's meta, `spec_dir`).
+    spec_dir: Path = Path(".")
 
 
-def prepare(document: dict[str, Any], origin: str) -> Prepared:
-    """Validate everything a run needs (spec, sites, profiles) before touching the machine."""
+def prepare(document: dict[str, Any], origin: str, spec_dir: Path = Path(".")) -> Prepared:
+    """Validate everything a run needs (spec, sites, profiles) before touching the machine;
+    `spec_dir` is the spec file's directory."""
     spec = spec_mod.parse(document, origin)
+    spec_dir = Path(spec_dir).resolve()
     found: dict[str, GeneratedSite | Site] = {}
     for index, entry in enumerate(spec.sites):
         try:
-            site = sitefiles.resolve(entry)
+            site = sitefiles.resolve(entry, spec_dir)
         except ValueError as error:
             raise spec_mod.SpecError(f"{origin}: sites[{index}]: {error}") from None
         found[site.name] = site
         planner.check_site(spec, site, origin, index)
     profiles = spec_mod.resolve_profiles(spec, builtin_profiles(), origin)
     loads = planner.loads(spec, planner.conditions(spec, list(found), profiles))
-    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, planner.notes(spec))
+    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, planner.notes(spec), spec_dir)
 
 
 def plan_run(prepared: Prepared, done: Iterable[int]) -> planner.RunPlan:

@@ -16,12 +16,15 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pagebench.core.measure.bound import fetches_of, lower_bound_ms
 from pagebench.core.measure.metrics import LinkView, ProxyView, ServerView, evaluate
 from pagebench.core.profiles import Profile
 from pagebench.core.records import LoadResult, PlannedLoad
+from pagebench.core.sites.model import Site
 from pagebench.core.spec import plan as planner
 from pagebench.core.spec.model import SpecError
 from pagebench.edge.proxy import EdgeProxy, ProxyError, ProxyStats
@@ -192,6 +195,10 @@ class Runner:
         if proxy is not None:
             proxy.check_alive()
         log = origins.connections_since(offset)
+        # An app site's load counts only if its app is still well after it (`lab.servers.apps`).
+        check_app = getattr(origins, "check_app", None)
+        if check_app is not None:
+            check_app(c.site, log.statuses_for(visit.document_path, urlsplit(visit.url).hostname))
         stats = proxy.stats() if visit.proxied and proxy is not None else None
         server = ServerView(log.connections, log.requests, log.statuses_for(visit.document_path),
                             log.not_modified(), log.tls_seen())
@@ -199,7 +206,8 @@ class Runner:
         for client, raw in enumerate(raws):
             view = None if stats is None else _proxy_view(stats, client)
             results.append(evaluate(c, raw, _link_view(delta), server, view, expect_delta=visit.expect_delta,
-                                    versioned=visit.versioned, recording=visit.recording, query=spec.replay_query))
+                                    versioned=visit.versioned, recording=visit.recording, query=spec.replay_query,
+                                    app=visit.app))
         return results, started
 
     def _loads(self, link: LinkControl, origins: Origins, driver: Driver, proxy: EdgeProxy | None) -> None:
@@ -275,7 +283,9 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
     run_id = new_run_id()
     backend = choose_backend(prepared.spec.backend)
     link = {"backend": backend, "delay_spin_us": SPIN_US if backend == "userspace" else None}
-    meta = environment() | planner.run_meta(prepared.spec, link, meta_extra or {})
+    apps = any(isinstance(site, Site) and site.app is not None for site in prepared.sites.values())
+    extra = (meta_extra or {}) | ({"spec_dir": str(prepared.spec_dir)} if apps else {})
+    meta = environment() | planner.run_meta(prepared.spec, link, extra)
     store.create_experiment(run_id, prepared.document, meta, prepared.loads,
                             {name: p.fields() for name, p in prepared.profiles.items()})
     created(run_id)
@@ -286,7 +296,7 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
 def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = None) -> None:
     """Finish a stored run: exactly the planned loads that are not yet recorded."""
     experiment = store.experiment(run_id)
-    prepared = prepare(experiment.spec, f"run {run_id}")
+    prepared = prepare(experiment.spec, f"run {run_id}", Path(experiment.meta.get("spec_dir", ".")))
     stored = store.plan(run_id)
     if [(p.seq, p.condition.key, p.repetition) for p in stored] != [
         (p.seq, p.condition.key, p.repetition) for p in prepared.loads

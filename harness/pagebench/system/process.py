@@ -10,6 +10,7 @@ usually gone with the lab's state directory by the time anyone reads the error.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import time
@@ -40,18 +41,22 @@ class ManagedProcess:
     Through a `bed`, the bed decides where it runs and stops it on close if no one did.
     Errors are the caller's own class (`error`), one line: what happened, then `reason`
     (the program's own words found in its log text, e.g. nginx's [emerg] line) or else
-    the log's last line.
+    the log's last line. With `group`, stopping it signals its whole process group (the
+    session it was started in): a server that forks workers (gunicorn) leaves none behind,
+    also when the leader died first.
     """
 
     def __init__(self, name: str, argv: Sequence[str], log: Path, *, bed: Bed | None = None,
                  env: Mapping[str, str] | None = None, cwd: Path | None = None,
                  error: Callable[[str], Exception] = LabError,
-                 reason: Callable[[str], str | None] | None = None, grace: float = 3.0) -> None:
+                 reason: Callable[[str], str | None] | None = None, grace: float = 3.0,
+                 group: bool = False) -> None:
         self.name, self.argv, self.log = name, list(argv), Path(log)
         self.bed, self.env, self.cwd = bed, env, cwd
-        self.error, self.reason, self.grace = error, reason, grace
+        self.error, self.reason, self.grace, self.group = error, reason, grace, group
         self.popen: subprocess.Popen[str] | None = None
         self._stopped = False
+        self._group_gone = False
 
     def start(self, ready: Callable[[], bool] | None = None, timeout: float = 10.0) -> None:
         """Start it and poll `ready` until it is true (none: started is enough). It is
@@ -103,16 +108,29 @@ class ManagedProcess:
         self._stopped = True
         clean = True
         if self.popen is not None and self.popen.poll() is None:
-            self.popen.send_signal(sig)
+            self._signal(sig)
             try:
                 self.popen.wait(self.grace if grace is None else grace)
             except subprocess.TimeoutExpired:
-                self.popen.kill()
+                self._signal(signal.SIGKILL)
                 self.popen.wait()
                 clean = False
+        if self.group and self.popen is not None and not self._group_gone:
+            self._signal(signal.SIGKILL)  # what the leader left behind (its group outlives it)
+            self._group_gone = True
         if self.bed is not None and self in self.bed.processes:
             self.bed.processes.remove(self)
         return clean
+
+    def _signal(self, sig: int) -> None:
+        assert self.popen is not None
+        if not self.group:
+            self.popen.send_signal(sig)
+            return
+        try:
+            os.killpg(self.popen.pid, sig)  # its own session (`spawn`): its pid is the group's id
+        except ProcessLookupError:
+            pass
 
     def output(self) -> str:
         """What it has written so far."""

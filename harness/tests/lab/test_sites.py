@@ -178,3 +178,13 @@ def test_materialize_adds_missing_and_stale_sidecars_to_a_site_directory(tmp_pat
     sitefiles.materialize(site)
     assert _decode_file(css.with_name("a.css.gz")) == b"body { margin: 1px; }\n"
     assert not list(root.rglob("*.dcz")) and not list(root.rglob(".*.tmp"))
+
+
+def test_an_app_site_runs_in_the_specs_directory_and_has_nothing_to_write(tmp_path: Path):
+    entry = {"name": "shop", "app": {"command": "serve {port}", "ready": "/health"}, "origins": ["shop.test"]}
+    app = sitefiles.resolve(entry, tmp_path)
+    assert app.name == "shop" and app.entry == "https://shop.test/" and app.root == tmp_path.resolve()
+    assert app.app is not None and app.app.ready == "/health" and app.recording is None
+    assert sitefiles.materialize(app) is app and list(tmp_path.iterdir()) == []
+    with pytest.raises(SiteError, match=r"^app site shop: its working directory .*/gone \(the spec's\) is missing$"):
+        sitefiles.resolve(entry, tmp_path / "gone")

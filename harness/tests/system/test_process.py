@@ -4,6 +4,8 @@ program and ending with what its log says. No root needed."""
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
@@ -139,3 +141,47 @@ def test_through_a_bed_it_starts_there_and_is_listed_until_stopped(tmp_path: Pat
     assert bed.started == [toy.argv] and bed.processes == [toy]
     toy.stop()
     assert bed.processes == []
+
+
+def _group_alive(pgid: int) -> list[int]:
+    """Live (not zombie) processes of a process group."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == pgid and fields[0] not in ("Z", "X"):
+                found.append(int(entry.name))
+    return found
+
+
+FORKS = ("import os, time\nif os.fork() == 0:\n    time.sleep(60)\n"
+         "print('forked', flush=True)\n{after}")
+
+
+@pytest.mark.parametrize("after", ["time.sleep(60)", "time.sleep(0.3); os._exit(3)"], ids=["running", "leader-died"])
+def test_a_group_is_stopped_whole_also_when_its_leader_died_first(tmp_path: Path, after: str):
+    """A server that forks workers (gunicorn): stopping it stops them too, even once the
+    leader itself has gone and left them behind."""
+    toy = child(tmp_path, FORKS.format(after=after), group=True)
+    toy.start(lambda: toy.logged("forked"), timeout=10)
+    time.sleep(0.6)
+    assert len(_group_alive(toy.pid)) == (2 if after == "time.sleep(60)" else 1)
+    toy.stop()
+    deadline = time.monotonic() + 2
+    while _group_alive(toy.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _group_alive(toy.pid) == []
+
+
+def test_without_group_only_the_child_itself_is_stopped(tmp_path: Path):
+    toy = child(tmp_path, FORKS.format(after="time.sleep(60)"))
+    toy.start(lambda: toy.logged("forked"), timeout=10)
+    try:
+        toy.stop()
+        time.sleep(0.1)
+        assert len(_group_alive(toy.pid)) == 1  # its forked child, which the next test's kind would leak
+    finally:
+        os.killpg(toy.pid, signal.SIGKILL)

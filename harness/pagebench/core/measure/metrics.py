@@ -192,7 +192,7 @@ def _explain_connections(browser: int, link: int, server: int) -> list[str]:
 def evaluate(
     condition: Condition, raw: RawLoad, link: LinkView, server: ServerView, proxy: ProxyView | None = None,
     *, expect_delta: frozenset[str] = frozenset(), versioned: bool = False,
-    recording: Recording | None = None, query: str = "exact",
+    recording: Recording | None = None, query: str = "exact", app: bool = False,
 ) -> LoadResult:
     """The load's metrics, checked against what its condition promises (flags) and with
     the differences between the three connection counts explained (notes).
@@ -207,7 +207,9 @@ def evaluate(
     a request the recording lacks (the replay's 404 carrying `UNRECORDED_HEADER`) is
     counted (`LoadResult.unrecorded`) and flags the load, and only the entry document's
     fails it; a warm load caches what the recording's headers say, so the lab's own
-    warm-cache checks do not apply."""
+    warm-cache checks do not apply. `app`: the site is the user's own server process, whose
+    caching and compression are its own: neither the lab's warm-cache nor its encoding
+    promises apply (an HTTP error still fails the load)."""
     mode = condition.mode
     replayed = recording is not None
     res = [replace(r, revalidated=_host_path(r.url) in server.not_modified) for r in resources(raw)]
@@ -236,7 +238,7 @@ def evaluate(
     document, subresources = (res[0], res[1:]) if res else (None, [])
     if condition.cache == "cold" and cache_hits:
         flags.append(f"cold load had {cache_hits} cache hit(s)")
-    if condition.cache == "warm" and document is not None and not replayed:
+    if condition.cache == "warm" and document is not None and not replayed and not app:
         # The lab's own caching promises (a replayed page caches as its recording says).
         # Versioned sites send text `no-cache` (revalidated on every warm load: a 304 is the
         # cache at work); a changed file must come anew.
@@ -254,7 +256,8 @@ def evaluate(
         flags.append(f"{len(wrong)} resource(s) used {wrong[0].protocol} instead of {expected}")
     text = ([_replayed_text(entry) for entry in entries] if replayed
             else [encodings.is_text(_file_key(r.url)) for r in res])
-    flags += _check_encoding(condition, res, text)
+    if not app:
+        flags += _check_encoding(condition, res, text)
     if server.tls - {condition.tls}:
         flags.append(f"the servers logged TLS {', '.join(sorted(server.tls))} for a tls {condition.tls} load")
     if proxy is not None:

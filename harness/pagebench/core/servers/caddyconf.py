@@ -10,7 +10,7 @@ speaking HTTP/3 only, with the explicit certificate nginx uses and TLS 1.3 (QUIC
 other). Nothing is implicit: no admin endpoint, no automatic HTTPS, no config autosave,
 storage inside the run directory, no session tickets (every connection is a full
 handshake, as with nginx). A server's routes are `caddyroutes`' (a recorded site's,
-`caddyreplay`'s). With `tcp=True` every server also speaks h1 and h2 on TCP (the same
+`caddyreplay`'s; an app site's, `app_routes`). With `tcp=True` every server also speaks h1 and h2 on TCP (the same
 routes): for checks with a client that has no HTTP/3 (curl 7.88 here); never in a run.
 
 The access log is JSON, one line per request. Each server logs under its own logger,
@@ -21,11 +21,12 @@ thus the server address it arrived at (`accesslog.parse_caddy_log`).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from pagebench.core.certs import Leaf
-from pagebench.core.servers.binding import QUIC_PORT, PlanError
+from pagebench.core.servers.binding import QUIC_PORT, Binding, PlanError
 from pagebench.core.servers.caddyreplay import replay_routes
 from pagebench.core.servers.caddyroutes import routes, safe_path
 from pagebench.core.servers.plan import ServerPlan
@@ -42,8 +43,36 @@ def logger_name(index: int) -> str:
     return f"{LOGGER_PREFIX}{index}"
 
 
+def app_routes(upstream: str) -> list[dict[str, Any]]:
+    """Every request to the app at `upstream` (`host:port`), its response back as it came
+    (docs/apps.md lists what changes and why): Host is the origin's (Caddy passes it
+    through), no X-Forwarded-* (Caddy would add them; nginx adds none), every chunk flushed
+    as it arrives (the app's own timing)."""
+    return [{"handle": [
+        # Caddy's own Via on the response (a bare "1.1 Caddy": the app sent none); deferred,
+        # it applies once the app's headers are in. One the app sent keeps Caddy's after it.
+        {"handler": "headers", "response": {"require": {"headers": {"Via": ["1.1 Caddy"]}}, "delete": ["Via"],
+                                            "deferred": True}},
+        {"handler": "reverse_proxy",
+         "upstreams": [{"dial": upstream}],
+         "flush_interval": -1,
+         "headers": {"request": {"delete": ["X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Via"]}}},
+    ]}]
+
+
+def _routes(server_plan: ServerPlan, b: Binding, upstreams: Mapping[str, str]) -> list[dict[str, Any]]:
+    site = next(s for s in server_plan.sites if s.name == b.site)
+    if site.app is not None:
+        if site.name not in upstreams:
+            raise PlanError(f"render: app site {site.name} has no address (start its process first)")
+        return app_routes(upstreams[site.name])
+    if site.recording is not None:
+        return replay_routes(site, b, server_plan.query)
+    return routes(site, b.origin, b)
+
+
 def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None,
-                  tcp: bool = False) -> dict[str, Any]:
+                  tcp: bool = False, upstreams: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The configuration as a JSON-ready dict (see `render`)."""
     leaf = leaf or server_plan.leaf
     if leaf is None:
@@ -52,7 +81,6 @@ def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = Non
     if not bindings:
         raise PlanError("caddy: the plan has no h3 bindings (mode h3 with tls 1.3)")
     run = safe_path(rundir)
-    sites = {site.name: site for site in server_plan.sites}
     servers = {}
     for b in bindings:
         servers[logger_name(b.index)] = {
@@ -66,8 +94,7 @@ def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = Non
                 "protocol_min": "tls1.3", "protocol_max": "tls1.3",
             }],
             "logs": {"default_logger_name": logger_name(b.index)},
-            "routes": (replay_routes(sites[b.site], b, server_plan.query) if sites[b.site].recording is not None
-                       else routes(sites[b.site], b.origin, b)),
+            "routes": _routes(server_plan, b, upstreams or {}),
         }
     return {
         "admin": {"disabled": True, "config": {"persist": False}},
@@ -91,7 +118,8 @@ def render_config(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = Non
     }
 
 
-def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None, tcp: bool = False) -> str:
-    """caddy.json for the plan's h3 bindings; `leaf` (else the plan's) is the certificate.
-    Deterministic: the same plan renders the same text."""
-    return json.dumps(render_config(server_plan, rundir, leaf, tcp), indent=2) + "\n"
+def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None, tcp: bool = False,
+           upstreams: Mapping[str, str] | None = None) -> str:
+    """caddy.json for the plan's h3 bindings; `leaf` (else the plan's) is the certificate;
+    `upstreams`, each app site's `host:port`. Deterministic: the same plan renders the same text."""
+    return json.dumps(render_config(server_plan, rundir, leaf, tcp, upstreams), indent=2) + "\n"

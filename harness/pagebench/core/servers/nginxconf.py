@@ -12,11 +12,13 @@ Pure: `render` returns the text; `lab.nginx.NginxServer` writes and runs it.
 
 A server block's body is the site's files with the common headers and the site's header
 rules; a binding that negotiates an encoding or serves a versioned site is
-`nginxencoding`'s, a recorded site's is `nginxreplay`'s.
+`nginxencoding`'s, a recorded site's is `nginxreplay`'s, an app site's passes every
+request to the app (`app_body`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from pagebench.core import modes
@@ -40,6 +42,48 @@ SSL_PROTOCOLS = {"1.2": "TLSv1.2", "1.3": "TLSv1.3"}
 HEADERS = (("Cache-Control", CACHE_VARIABLE), *COMMON_HEADERS)
 
 
+def upstream_name(site: str) -> str:
+    """The `upstream` block of an app site's process."""
+    return "pagebench_app_" + site.replace(".", "_").replace("-", "_")
+
+
+def app_upstreams(server_plan: ServerPlan, upstreams: Mapping[str, str]) -> list[str]:
+    """An `upstream` per app site (its `host:port`), without a pool of idle connections:
+    a connection per request costs a loopback handshake (tens of microseconds), while a
+    kept one stalled an app that writes its head and body in two sends (Python's
+    http.server) by nginx's delayed ACK: 44 ms a request over HTTP/2, measured (docs/apps.md)."""
+    lines = []
+    for site in server_plan.sites:
+        if site.app is None:
+            continue
+        if site.name not in upstreams:
+            raise PlanError(f"render: app site {site.name} has no address (start its process first)")
+        lines += [f"    upstream {upstream_name(site.name)} {{",
+                  f"        server {upstreams[site.name]};",
+                  "    }"]
+    return lines
+
+
+def app_body(site: Site) -> list[str]:
+    """Every request to the app, its response back as it came (docs/apps.md lists what
+    changes and why): the origin's name as Host, HTTP/1.1 on a connection of its own, the
+    request and the response streamed, not buffered (the app's own timing: each chunk
+    goes on as it arrives), the app's own Server and Date (nginx would put its own),
+    Location and Refresh untouched, the app's error pages its own."""
+    return [
+        "        location / {",
+        f"            proxy_pass http://{upstream_name(site.name)};",
+        "            proxy_http_version 1.1;",
+        "            proxy_set_header Host $host;",
+        "            proxy_buffering off;",
+        "            proxy_request_buffering off;",
+        "            proxy_pass_header Server;",
+        "            proxy_pass_header Date;",
+        "            proxy_redirect off;",
+        "        }",
+    ]
+
+
 def _server(binding: Binding, site: Site, query: str = "exact") -> list[str]:
     mode = binding.mode
     cleartext = binding.tls == modes.CLEARTEXT
@@ -60,6 +104,8 @@ def _server(binding: Binding, site: Site, query: str = "exact") -> list[str]:
         lines.append("        sendfile off;")
     if mode.connection_per_request:
         lines.append("        keepalive_timeout 0;")
+    if site.app is not None:
+        return lines + app_body(site) + ["    }"]
     lines.append(f"        root {safe_path(site.origin_root(binding.origin, binding.version))};")
     if site.recording is not None:
         lines += replay_body(binding, site, query)
@@ -75,9 +121,10 @@ def _server(binding: Binding, site: Site, query: str = "exact") -> list[str]:
     return lines
 
 
-def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> str:
+def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None,
+           upstreams: Mapping[str, str] | None = None) -> str:
     """The nginx.conf text for the plan's nginx bindings (h3 is Caddy's); `leaf` (else the
-    plan's) is the certificate for every origin."""
+    plan's) is the certificate for every origin; `upstreams`, each app site's `host:port`."""
     leaf = leaf or server_plan.leaf
     if leaf is None:
         raise PlanError("render: no certificate; pass leaf=tls.leaf(plan.hostnames)")
@@ -129,6 +176,7 @@ def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None) -> s
         "    }",
         *encoding_maps(server_plan),
         *replay_lookups,
+        *app_upstreams(server_plan, upstreams or {}),
     ]
     for binding in server_plan.served_by("nginx"):
         lines += [""] + _server(binding, sites[binding.site], server_plan.query)

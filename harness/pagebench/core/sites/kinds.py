@@ -6,6 +6,7 @@ entry is recognised and parsed into a typed reference, in the order the kinds ar
     generated  {generate: {images: 20, ...}}       GeneratedRef   generating it
     directory  a path (with a /): ./mine           DirectoryRef   its site.yaml, if there
     recorded   a name: mine                        RecordedRef    <data dir>/sites/mine, if imported
+    app        {name: shop, app: {command: ...}}   AppRef         starting it (`lab.servers.apps`)
 
 Pure: a kind recognises an entry by its shape alone (a mapping's key, a path, a name) and
 parses it into its reference, or raises a one-line SiteError for an entry of its kind
@@ -14,11 +15,13 @@ question: `lab.sites.resolve` asks each candidate kind's finder in this order an
 first site found wins (a built-in name is never an imported site's); when none is found,
 `unknown` lists how each kind is named.
 
-A kind to come is a row here and its finder in `lab.sites.FINDERS`: a `folder` (a
-directory with index.html and no site.yaml) recognises a path as `directory` does, and its
-finder takes the directories `directory`'s declines; an `app` is named by a mapping key
-(`{app: {...}}`) and, served by a program rather than from files, resolves to a value of
-its own with its own branch in `lab.sites.materialize`.
+A kind to come is a row here and its finder in `lab.sites.FINDERS` (a finder is also given
+the spec's directory): a `folder` (a directory with index.html and no site.yaml)
+recognises a path as `directory` does, and its finder takes the directories `directory`'s
+declines. A keyed kind whose mapping has other keys beside its key (`app`: `name`,
+`origins`, `page`) lists them as `fields` and parses the whole mapping. `app`, served by a
+program rather than from files, has its own branch in `lab.sites.materialize` (nothing to
+write) and in the server configuration.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pagebench.core.sites.app import AppEntry, parse_app
 from pagebench.core.sites.builtin import CATALOGUE, HINT
 from pagebench.core.sites.generate import GenParams, parse_generate
 from pagebench.core.sites.model import SITE_NAME, SiteError
@@ -62,7 +66,14 @@ class RecordedRef:
     name: str
 
 
-SiteRef = BuiltinRef | GeneratedRef | DirectoryRef | RecordedRef
+@dataclass(frozen=True)
+class AppRef:
+    """The user's own server process (`core.sites.app`), run from the spec's directory."""
+
+    entry: AppEntry
+
+
+SiteRef = BuiltinRef | GeneratedRef | DirectoryRef | RecordedRef | AppRef
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,11 +85,13 @@ class SiteKind:
     #: How a spec names one, for the message about an entry no kind found (`{sites}`:
     #: the directory imported sites are kept in).
     hint: str
-    #: The entry (for a `key`ed kind, the mapping's value) as this kind's reference, or
-    #: None: not one of this kind.
+    #: The entry (for a `key`ed kind, the mapping's value; with `fields`, the mapping) as
+    #: this kind's reference, or None: not one of this kind.
     parse: Callable[[Any], SiteRef | None]
     #: The mapping key a spec names this kind by (`{generate: {...}}`); None: by a string.
     key: str | None = None
+    #: The other keys its mapping may have beside `key` (then `parse` gets the mapping).
+    fields: frozenset[str] = frozenset()
 
 
 def _builtin(name: str) -> BuiltinRef | None:
@@ -93,6 +106,10 @@ def _directory(name: str) -> DirectoryRef | None:
     return DirectoryRef(Path(name)) if "/" in name else None
 
 
+def _app(entry: Mapping[str, Any]) -> AppRef:
+    return AppRef(parse_app(entry))
+
+
 def _recorded(name: str) -> RecordedRef | None:
     return RecordedRef(name) if SITE_NAME.match(name) else None
 
@@ -105,8 +122,13 @@ DIRECTORY = SiteKind("directory", "a site directory of one's own, served where i
 RECORDED = SiteKind("recorded", "a page imported from a HAR or recorded live, kept in the data directory",
                     "the name of a site imported by `pagebench site import-har` (into {sites})", _recorded)
 
+APP = SiteKind("app", "the user's own server process, started in the lab behind its terminators "
+               "(nginx, Caddy, the edge proxy), its responses passed through",
+               "{name: NAME, app: {command: \"... {port}\", ready: /health}}", _app, key="app",
+               fields=frozenset({"name", "origins", "page"}))
+
 #: Every kind, in the order an entry is tried against them.
-KINDS: tuple[SiteKind, ...] = (BUILTIN, GENERATED, DIRECTORY, RECORDED)
+KINDS: tuple[SiteKind, ...] = (BUILTIN, GENERATED, DIRECTORY, RECORDED, APP)
 
 
 def candidates(entry: str | Mapping[str, Any]) -> list[tuple[SiteKind, SiteRef]]:
@@ -116,9 +138,11 @@ def candidates(entry: str | Mapping[str, Any]) -> list[tuple[SiteKind, SiteRef]]
     if isinstance(entry, Mapping):
         keyed = [kind for kind in KINDS if kind.key is not None]
         for kind in keyed:
-            if set(entry) == {kind.key} and (ref := kind.parse(entry[kind.key])) is not None:
-                return [(kind, ref)]
-        shapes = " or ".join(f"{{{kind.key}: {{...}}}}" for kind in keyed)
+            if kind.key in entry and set(entry) - kind.fields == {kind.key}:
+                ref = kind.parse(entry if kind.fields else entry[kind.key])
+                if ref is not None:
+                    return [(kind, ref)]
+        shapes = " or ".join("{" + ", ".join([*sorted(kind.fields), f"{kind.key}: {{...}}"]) + "}" for kind in keyed)
         raise SiteError(f"site {dict(entry)!r}: a mapping must be {shapes}")
     found = []
     for kind in KINDS:

@@ -22,6 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import yaml
@@ -31,6 +32,9 @@ from pagebench.core.certs import check_hostname
 from pagebench.core.errors import PagebenchError
 from pagebench.core.messages import shown
 from pagebench.core.sites.recording import Recording
+
+if TYPE_CHECKING:
+    from pagebench.core.sites.app import App
 
 
 class SiteError(PagebenchError, ValueError):
@@ -140,11 +144,13 @@ class _Described:
 @dataclass(frozen=True)
 class Site(_Described):
     """A site on disk: its manifest and the directory holding it (and, for an imported
-    or recorded site, its recording)."""
+    or recorded site, its recording). An app site (`app`) serves no files: `root` is the
+    directory its process runs in (the spec's)."""
 
     manifest: SiteManifest
     root: Path
     recording: Recording | None = field(default=None, repr=False)
+    app: App | None = None
 
     def level(self, host_path: str) -> int:
         """Dependency level of a fetched file: the recording's (from the HAR's initiators

@@ -81,6 +81,15 @@ def _pool_notes(spec: Experiment) -> list[str]:
 def check_site(spec: Experiment, site: GeneratedSite | Site, origin: str, index: int) -> None:
     """What a spec's `version` and `encoding: dcz` ask of a site it names (`sites[index]`):
     a one-line SpecError before anything runs, not a failed load."""
+    if isinstance(site, Site) and site.app is not None:
+        compressed = [e.name for e in spec.resolved_encodings if e is not encodings.IDENTITY]
+        if compressed:
+            raise SpecError(f"{origin}: encoding: {compressed[0]}: site {site.name} (sites[{index}]) is an app, "
+                            "which compresses as it does itself (the browser's Accept-Encoding reaches it "
+                            "unchanged): leave encoding out, or identity")
+        if any(v != 1 for v in spec.version):
+            raise SpecError(f"{origin}: version: site {site.name} (sites[{index}]) is an app: it serves one "
+                            "version, its own (leave version out)")
     versions = site.manifest.versions
     beyond = [v for v in spec.version if v > versions]
     if beyond:
@@ -171,6 +180,7 @@ class Visit:
     expect_delta: frozenset[str]
     versioned: bool
     recording: Recording | None  # a replayed site's (its error statuses are excused)
+    app: bool = False  # an app site: its caching and compression are its own
 
 
 @dataclass(frozen=True)
@@ -304,4 +314,5 @@ def _visit(spec: Experiment, site: GeneratedSite | Site, servers: serverplan.Ser
     # A warm load of a later version: its changed files must come anew (as deltas, in dcz)
     changed = frozenset(site.manifest.changed.get(c.version, ())) if c.cache == "warm" else frozenset()
     return Visit(c, url, rules, c.topology == "proxy", quic, upstream, "/" + document, changed,
-                 site.manifest.versions > 1, site.recording if isinstance(site, Site) else None)
+                 site.manifest.versions > 1, site.recording if isinstance(site, Site) else None,
+                 isinstance(site, Site) and site.app is not None)

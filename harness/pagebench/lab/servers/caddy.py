@@ -92,7 +92,7 @@ class CaddyServer(OriginServer):
         self.plan = with_certificate(self.plan, self.authority)
         self.rundir.mkdir(parents=True, exist_ok=True)
         (self.rundir / "home").mkdir(exist_ok=True)
-        self.conf_path.write_text(caddyconf.render(self.plan, self.rundir, tcp=self.tcp))
+        self.conf_path.write_text(caddyconf.render(self.plan, self.rundir, tcp=self.tcp, upstreams=self.upstreams))
         process = ManagedProcess("caddy", self.argv(), self.stderr_path, bed=self.bed, env=self.environment(),
                                  error=ServerError, reason=startup_error, grace=5.0)
         self.process = process

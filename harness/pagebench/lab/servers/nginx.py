@@ -49,6 +49,8 @@ def check_readable(server_plan: ServerPlan) -> None:
     searchable by other users, or each request is a 403."""
     checked: set[Path] = set()
     for site in server_plan.sites:
+        if site.app is not None:
+            continue  # served by its process, not from files
         for host, version in ((h, v) for h in site.origins for v in range(1, site.manifest.versions + 1)):
             root = site.origin_root(host, version)
             for directory in (root, *root.parents):
@@ -102,6 +104,8 @@ class OriginServer:
         self.authority, self.timeout = authority, timeout
         self.access_log = self.rundir / "access.log"
         self.process: ManagedProcess | None = None
+        #: App site -> the `host:port` of its process (`apps.AppServers`), set before entering.
+        self.upstreams: dict[str, str] = {}
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -174,7 +178,7 @@ class NginxServer(OriginServer):
         check_readable(self.plan)
         self.rundir.mkdir(parents=True, exist_ok=True)
         self.pid_path.unlink(missing_ok=True)
-        self.conf_path.write_text(nginxconf.render(self.plan, self.rundir))
+        self.conf_path.write_text(nginxconf.render(self.plan, self.rundir, upstreams=self.upstreams))
         test = self.bed.run(self.argv("-t", "-q"), check=False)
         if test.returncode != 0:
             why = _emerg(test.stderr) or (test.stderr.strip().splitlines() or ["exit status"])[-1]

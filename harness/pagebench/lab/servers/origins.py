@@ -1,15 +1,17 @@
 """The origin servers of a lab: nginx for HTTP/1.x and HTTP/2, and Caddy beside it when
-the plan has h3 cells. Started and stopped together, and read as one access log: every
-binding has its own server address, so the two logs never count a connection twice.
+the plan has h3 cells, with the app sites' own processes behind them (`apps`). Started and
+stopped together, and read as one access log: every binding has its own server address,
+so the two logs never count a connection twice.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from pagebench.core.servers.accesslog import ServerLog, parse_both
 from pagebench.core.servers.plan import ServerPlan
+from pagebench.lab.servers.apps import AppServers
 from pagebench.lab.servers.caddy import CaddyServer
 from pagebench.lab.servers.nginx import NginxServer, ServerError
 from pagebench.system.commands import Bed
@@ -28,6 +30,7 @@ class OriginServers:
     """
 
     def __init__(self, bed: Bed, plan: ServerPlan, rundir: Path) -> None:
+        self.apps = AppServers(bed, plan, Path(rundir) / "apps")
         self.nginx = NginxServer(bed, plan, Path(rundir) / "nginx")
         self.caddy = (CaddyServer(bed, plan, Path(rundir) / "caddy")
                       if plan.served_by("caddy") else None)
@@ -38,13 +41,16 @@ class OriginServers:
         return self.nginx.plan
 
     def __enter__(self) -> OriginServers:
-        self.nginx.__enter__()
+        self.apps.start()  # first: the terminators' configuration names their ports
         try:
+            self.nginx.upstreams = self.apps.upstreams
+            self.nginx.__enter__()
             if self.caddy is not None:
                 self.caddy.plan = self.nginx.plan  # the same leaf
+                self.caddy.upstreams = self.apps.upstreams
                 self.caddy.__enter__()
         except BaseException:
-            self.nginx.stop()
+            self.stop()
             raise
         return self
 
@@ -55,6 +61,11 @@ class OriginServers:
         self.nginx.check_alive()
         if self.caddy is not None:
             self.caddy.check_alive()
+        self.apps.check_alive()
+
+    def check_app(self, site: str, page_statuses: Sequence[int]) -> None:
+        """After a load of `site`: its app is still well (`apps.AppServer.check_health`)."""
+        self.apps.check(site, page_statuses)
 
     def alive(self) -> bool:
         try:
@@ -67,6 +78,7 @@ class OriginServers:
         if self.caddy is not None:
             self.caddy.stop()
         self.nginx.stop()
+        self.apps.stop()
 
     def log_offset(self) -> Offset:
         return (self.nginx.log_offset(), self.caddy.log_offset() if self.caddy is not None else 0)

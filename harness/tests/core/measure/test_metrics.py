@@ -215,6 +215,14 @@ def test_identity_sends_text_as_stored_and_images_never_carry_an_encoding():
                            "(encoding identity), e.g. https://www.s.test/a.css",)
 
 
+def test_an_app_sites_compression_is_its_own():
+    """An app compresses (or not) as it does itself: no encoding promise of the lab's."""
+    raw = encoded_load(("/a.css", "zstd", {}), ("/c.png", "gzip", {}), document="br")
+    assert judge(encoded("identity"), raw).flags != ()
+    served = ServerView(1, len(raw.requests), (200,), frozenset())
+    assert evaluate(encoded("identity"), raw, link(tcp_conns=1), served, app=True).flags == ()
+
+
 def test_only_what_the_server_sent_is_checked_for_its_encoding():
     """A cached copy or a revalidated one (304: Chromium reports the cached response)
     was not sent in this load; an error is flagged as an error."""

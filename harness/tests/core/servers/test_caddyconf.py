@@ -12,6 +12,7 @@ from pagebench.core.modes import H2, H3
 from pagebench.core.servers import caddyconf
 from pagebench.core.servers.binding import PlanError
 from pagebench.core.servers.plan import plan
+from pagebench.core.sites.app import App
 from pagebench.core.sites.model import Site
 from tests.core.servers.samples import LEAF, A, B
 
@@ -71,3 +72,23 @@ def test_rendering_is_deterministic_json():
     assert text == caddyconf.render(plan([A, B], [H3], ["1.3"], LEAF), RUN)
     assert json.loads(text) == caddyconf.render_config(p, RUN) and text.endswith("}\n")
     assert caddyconf.render(plan([A, B], [H3], ["1.3"]), RUN, LEAF) == text
+
+
+def test_an_app_sites_h3_servers_proxy_to_its_process():
+    shop = Site(A.manifest.model_copy(update={"name": "shop"}), Path("/home/me/shop"), app=App(command="serve {port}"))
+    conf = json.loads(caddyconf.render(plan([shop, B], [H3], ["1.3"], LEAF), RUN,
+                                       upstreams={"shop": "127.0.0.1:40123"}))
+    servers = conf["apps"]["http"]["servers"]
+    assert list(servers) == ["pb0", "pb1", "pb2"]
+    for name in ("pb0", "pb1"):  # www.a.test and img.a.test: the same app
+        assert servers[name]["protocols"] == ["h3"]
+        assert servers[name]["routes"] == [{"handle": [
+            {"handler": "headers", "response": {"require": {"headers": {"Via": ["1.1 Caddy"]}}, "delete": ["Via"],
+                                                "deferred": True}},
+            {"handler": "reverse_proxy", "upstreams": [{"dial": "127.0.0.1:40123"}], "flush_interval": -1,
+             "headers": {"request": {"delete": ["X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host",
+                                                "Via"]}}},
+        ]}]
+    assert servers["pb2"]["routes"][-1]["handle"][0]["handler"] == "file_server"  # b is files
+    with pytest.raises(PlanError, match="^render: app site shop has no address"):
+        caddyconf.render(plan([shop], [H3], ["1.3"], LEAF), RUN)

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from pagebench.core.modes import H2, H3
+from pagebench.core.modes import H2, H3, HTTP10, KEEPALIVE
 from pagebench.core.servers import nginxconf
 from pagebench.core.servers.binding import PlanError
 from pagebench.core.servers.plan import plan
+from pagebench.core.sites.app import App
 from pagebench.core.sites.model import Site
 from tests.core.servers.samples import ALL_MODES, LEAF, A, B, servers, site, top_lines
 
@@ -128,3 +129,36 @@ def test_rendering_is_deterministic():
     p = plan([A, B], ALL_MODES, ["1.2", "1.3"], LEAF)
     assert nginxconf.render(p, RUN) == nginxconf.render(plan([A, B], ALL_MODES, ["1.2", "1.3"], LEAF), RUN)
     assert nginxconf.render(p, RUN) == nginxconf.render(p, RUN)
+
+
+# App sites: every request to the user's own process, its response passed through -------------
+
+SHOP = Site(A.manifest.model_copy(update={"name": "shop"}), Path("/home/me/shop"), app=App(command="serve {port}"))
+
+
+def test_an_app_sites_server_blocks_pass_every_request_to_its_process():
+    p = plan([SHOP, B], [HTTP10, KEEPALIVE, H2], ["1.3"], LEAF)
+    conf = nginxconf.render(p, RUN, upstreams={"shop": "127.0.0.1:40123"})
+    lines = top_lines(conf)
+    assert "upstream pagebench_app_shop {" in lines and "server 127.0.0.1:40123;" in lines
+    assert "keepalive 16;" not in lines and conf.count("upstream ") == 1  # a connection per request; b is files
+    blocks = servers(conf)
+    shop = [b for b in blocks.values() if "server_name www.a.test;" in b or "server_name img.a.test;" in b]
+    assert len(shop) == 6  # 3 modes x 2 origins
+    for block in shop:
+        assert block[block.index("location / {"):] == [
+            "location / {", "proxy_pass http://pagebench_app_shop;", "proxy_http_version 1.1;",
+            "proxy_set_header Host $host;", "proxy_buffering off;",
+            "proxy_request_buffering off;", "proxy_pass_header Server;", "proxy_pass_header Date;",
+            "proxy_redirect off;", "}"]
+        assert not [line for line in block if line.startswith(("root ", "add_header", "location ~"))]
+    per_request = [b for b in shop if "keepalive_timeout 0;" in b]
+    assert len(per_request) == 2  # http1.0: a connection per request, in front of the app too
+    b_blocks = [b for b in blocks.values() if "server_name www.b.test;" in b]
+    assert all(any(line.startswith("root /data/sites/b/") for line in block) for block in b_blocks)
+    assert conf.count("{") == conf.count("}")
+
+
+def test_an_app_site_without_its_processes_address_is_refused():
+    with pytest.raises(PlanError, match="^render: app site shop has no address"):
+        nginxconf.render(plan([SHOP], [H2], ["1.3"], LEAF), RUN)

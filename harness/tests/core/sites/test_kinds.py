@@ -11,19 +11,22 @@ import pytest
 from pagebench.core.sites import kinds
 from pagebench.core.sites.builtin import builtin_sites
 from pagebench.core.sites.generate import GenParams
-from pagebench.core.sites.kinds import BuiltinRef, DirectoryRef, GeneratedRef, RecordedRef
+from pagebench.core.sites.app import App, AppEntry
+from pagebench.core.sites.kinds import AppRef, BuiltinRef, DirectoryRef, GeneratedRef, RecordedRef
 from pagebench.core.sites.model import SiteError
 
 #: What a spec entry no kind found is told, every kind's hint in the table's order.
 UNKNOWN = ("unknown site 'nowhere'; built-in: seed000-{small,large}-n1..40, seed001-{a,b,c,d}, seed002, modern; "
            "or generate: {images: N, image_bytes: B, origins: K, ...}; or a directory with site.yaml; "
-           "or the name of a site imported by `pagebench site import-har` (into /data/sites)")
+           "or the name of a site imported by `pagebench site import-har` (into /data/sites); "
+           "or {name: NAME, app: {command: \"... {port}\", ready: /health}}")
 
 
 def test_the_table_names_each_kind_once_in_the_order_entries_are_tried():
-    assert [kind.name for kind in kinds.KINDS] == ["builtin", "generated", "directory", "recorded"]
+    assert [kind.name for kind in kinds.KINDS] == ["builtin", "generated", "directory", "recorded", "app"]
     assert all(kind.summary and kind.hint for kind in kinds.KINDS)
-    assert [kind.key for kind in kinds.KINDS if kind.key] == ["generate"]
+    assert [kind.key for kind in kinds.KINDS if kind.key] == ["generate", "app"]
+    assert "user's own server" in kinds.APP.summary  # what a report says of an app site
 
 
 @pytest.mark.parametrize(("entry", "expected"), [
@@ -36,6 +39,8 @@ def test_the_table_names_each_kind_once_in_the_order_entries_are_tried():
     ("/srv/mine", [(kinds.DIRECTORY, DirectoryRef(Path("/srv/mine")))]),
     ("Not A Name", []),
     ({"generate": {"images": 2, "origins": 2}}, [(kinds.GENERATED, GeneratedRef(GenParams(images=2, origins=2)))]),
+    ({"name": "shop", "app": {"command": "serve {port}"}},
+     [(kinds.APP, AppRef(AppEntry(name="shop", app=App(command="serve {port}"))))]),
 ])
 def test_an_entry_is_parsed_into_the_references_of_the_kinds_it_may_name(entry, expected):
     assert kinds.candidates(entry) == expected
@@ -47,8 +52,17 @@ def test_every_builtin_name_is_the_builtin_kind_first():
 
 
 @pytest.mark.parametrize(("entry", "message"), [
-    ({"generated": {}}, "site {'generated': {}}: a mapping must be {generate: {...}}"),
-    ({"generate": {}, "images": 2}, "site {'generate': {}, 'images': 2}: a mapping must be {generate: {...}}"),
+    ({"generated": {}}, "site {'generated': {}}: a mapping must be {generate: {...}} or "
+                        "{name, origins, page, app: {...}}"),
+    ({"generate": {}, "images": 2}, "site {'generate': {}, 'images': 2}: a mapping must be {generate: {...}} or "
+                                    "{name, origins, page, app: {...}}"),
+    ({"name": "shop", "app": {"command": "serve {port}"}, "path": "."},
+     "site {'name': 'shop', 'app': {'command': 'serve {port}'}, 'path': '.'}: a mapping must be {generate: {...}} "
+     "or {name, origins, page, app: {...}}"),
+    ({"app": {"command": "serve {port}"}}, "app site ?: name: Field required"),
+    ({"name": "shop", "app": {"command": "serve"}},
+     "app site shop: app.command: must contain {port}, where pagebench puts the port the app listens on "
+     "(127.0.0.1), e.g. \"gunicorn shop:app -b 127.0.0.1:{port}\""),
     ({"generate": {"images": -1}}, "generate: images: Input should be greater than or equal to 0"),
     ({"generate": {"pictures": 3}}, "generate: pictures: unknown field"),
 ])

@@ -16,6 +16,7 @@ from pagebench.core.encodings import GZIP
 from pagebench.core.modes import H2, H3, HTTP10
 from pagebench.core.profiles import Profile
 from pagebench.core.records import Condition
+from pagebench.core.sites.app import App
 from pagebench.core.sites.model import GeneratedSite, Site, SiteManifest
 from pagebench.core.sites.recording import Exchange, Recording
 from pagebench.core.spec import plan as planner
@@ -162,6 +163,28 @@ def test_the_proxy_pool_is_cold_unless_asked_warm_and_says_what_warm_cannot_keep
     with pytest.raises(SpecError) as caught:
         parse({**proxied, "proxy": {"pool": "hot"}}, "spec.yaml")
     assert str(caught.value) == "spec.yaml: proxy.pool: Input should be 'cold' or 'warm'"
+
+
+def test_an_app_site_is_refused_an_encoding_or_a_version_of_the_labs():
+    """The app compresses as it does itself and has one version, its own."""
+    app = Site(site("shop").manifest, Path("/srv/shop"), app=App(command="serve {port}"))
+    planner.check_site(parse({**BASE, "encoding": ["identity"]}, "s"), app, "spec.yaml", 0)
+    with pytest.raises(SpecError) as caught:
+        planner.check_site(parse({**BASE, "encoding": ["identity", "br"]}, "s"), app, "spec.yaml", 1)
+    assert str(caught.value) == ("spec.yaml: encoding: br: site shop (sites[1]) is an app, which compresses as it "
+                                 "does itself (the browser's Accept-Encoding reaches it unchanged): leave encoding "
+                                 "out, or identity")
+    with pytest.raises(SpecError, match=r"^spec.yaml: version: site shop \(sites\[0\]\) is an app: it serves one"):
+        planner.check_site(parse({**BASE, "version": [1, 2]}, "s"), app, "spec.yaml", 0)
+
+
+def test_an_app_sites_visits_say_so():
+    app = Site(site("shop").manifest, Path("/srv/shop"), app=App(command="serve {port}"))
+    spec = parse({**BASE, "sites": ["x"]}, "s")
+    servers = planner.serverplan.plan([app], [H2], ["1.3"])
+    c = planner.conditions(spec, ["shop"], [NONE])[0]
+    assert planner._visit(spec, app, servers, c).app is True
+    assert planner._visit(spec, site("shop"), servers, c).app is False
 
 
 def test_a_site_must_have_the_versions_and_dictionaries_a_spec_asks_for():

@@ -1,0 +1,92 @@
+"""A site that is an application: the user's own server process, started by the lab on
+its server side and reached through the lab's terminators (nginx, Caddy, the edge proxy),
+which pass its responses through (`nginxconf.app_body`, `caddyconf.app_routes`).
+
+    sites:
+      - name: shop
+        app: {command: "gunicorn shop:app -b 127.0.0.1:{port}", ready: /health, ready_timeout_s: 30}
+        origins: [shop.test, static.shop.test]   # default: [<name>.test]; all go to this app
+        page: /                                  # the page loaded (default /)
+
+Pure: the entry parsed and checked (`parse_app`); `lab.servers.apps` runs the command.
+`{port}` is where pagebench puts the loopback port the app must listen on (127.0.0.1 in
+the server namespace); the command is split as a shell would split it, not run by a shell.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pagebench.core.sites.model import SiteManifest, one_line
+
+PORT = "{port}"
+
+
+def _url_path(value: str) -> str:
+    if not value.startswith("/") or any(ord(ch) <= 32 or ord(ch) > 126 for ch in value):
+        raise ValueError("must be a path starting with / (printable ASCII, no spaces)")
+    return value
+
+
+#: A request path as the app is asked for it (`ready`, `page`).
+UrlPath = Annotated[str, AfterValidator(_url_path)]
+
+
+class App(BaseModel):
+    """`app:` of a site entry: how the user's server is started and known to be ready."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    command: str
+    #: A path the app answers 2xx on once it is ready (asked again between loads).
+    ready: UrlPath = "/"
+    ready_timeout_s: float = Field(30.0, gt=0, le=600)
+
+    @field_validator("command")
+    @classmethod
+    def _command(cls, value: str) -> str:
+        try:
+            words = shlex.split(value)
+        except ValueError as error:
+            raise ValueError(f"cannot split {value!r} ({error})") from None
+        if not words:
+            raise ValueError("must name a program")
+        if PORT not in value:
+            raise ValueError(f"must contain {PORT}, where pagebench puts the port the app listens on "
+                             "(127.0.0.1), e.g. \"gunicorn shop:app -b 127.0.0.1:{port}\"")
+        return value
+
+    def argv(self, port: int) -> list[str]:
+        """The command's words with the port filled in."""
+        return [word.replace(PORT, str(port)) for word in shlex.split(self.command)]
+
+
+class AppEntry(BaseModel):
+    """A spec's `{name, app, origins, page}` entry."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str  # checked with the manifest, as every site's name
+    app: App
+    origins: tuple[str, ...] | None = Field(None, min_length=1)
+    page: UrlPath = "/"
+
+    def manifest(self) -> SiteManifest:
+        """The site as the planner knows every site: its name, page URL and origins."""
+        origins = self.origins or (f"{self.name}.test",)
+        return SiteManifest(name=self.name, entry=f"https://{origins[0]}{self.page}", origins=origins)
+
+
+def parse_app(entry: Mapping[str, Any]) -> AppEntry:
+    """A spec's app entry, or a one-line SiteError naming the field at fault."""
+    where = f"app site {entry.get('name', '?')}"
+    try:
+        parsed = AppEntry.model_validate(dict(entry))
+        parsed.manifest()  # the origins checked as every site's are
+    except ValidationError as error:
+        raise one_line(where, error) from None
+    return parsed
