@@ -69,9 +69,12 @@ def markdown(checked: Checked) -> str:
             f"`{c.metric}` in `{label(c.condition)}`" for c in breached)
     else:
         head += f"all {len(checked.checks)} within their limits"
-    extra = [f"- warning: {line}" for line in warnings(checked)]
-    table = ci.markdown_table(COLUMNS, rows(checked)) if checked.checks else []
-    return "\n".join([head, "", *table, *([""] if table and extra else []), *extra]) + "\n"
+    parts = [head]
+    if checked.checks:
+        parts.append("\n".join(ci.markdown_table(COLUMNS, rows(checked))))
+    if checked.unmatched:
+        parts.append("\n".join(f"- warning: {line}" for line in warnings(checked)))
+    return "\n\n".join(parts) + "\n"
 
 
 def junit(checked: Checked) -> str:
