@@ -125,7 +125,7 @@ def _gate(store: Store, run_id: str, extra: list[Budget], junit: Path | None, ma
     for check, line in zip(checked.checks, gate.lines(checked)):
         out.print(line, markup=False, highlight=False, soft_wrap=True, style=None if check.passed else "red")
     for line in gate.warnings(checked):
-        err.print(f"warning: {line}", highlight=False, soft_wrap=True)
+        err.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
     for path, option, text in ((junit, "--junit", gate.junit), (markdown, "--markdown", gate.markdown)):
         if path is None:
             continue
