@@ -1,7 +1,7 @@
 """Reading the YAML files pagebench is given: experiment specs, network profiles (the
 built-in catalogue, package data beside the link emulation, and users' own) and
-compare's budgets. The one place that opens them; parsing and validation are `core`'s
-and `analysis`'s, and every error is one line naming the file (and the field)."""
+budgets (`run --budget`, `compare --budget`). The one place that opens them; parsing and
+validation are `core`'s, and every error is one line naming the file (and the field)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from pagebench.analysis.compare import Budget, CompareError, parse_budgets
+from pagebench.core.measure.budgets import Budget, BudgetError, parse_budgets, parse_expression
 from pagebench.core.profiles import Profile, ProfileError, parse_profiles, yaml_document
 from pagebench.core.spec.model import SpecError
 
@@ -45,5 +45,15 @@ def builtin_profiles() -> dict[str, Profile]:
 
 
 def load_budgets(path: Path) -> list[Budget]:
-    """compare's `--budget` file."""
-    return parse_budgets(read_yaml_file(path, CompareError), str(path))
+    """A budget file: `budgets: [{metric, max, site, mode, ...}]`."""
+    return parse_budgets(read_yaml_file(path, BudgetError), str(path))
+
+
+def budget_options(values: list[str]) -> list[Budget]:
+    """The `--budget` options of `run` and `compare`, in order: each an expression
+    (`load_ms<=1500@mode=h2`: it has a `<`, `=` or `@` and is no file) or a budget file."""
+    found: list[Budget] = []
+    for value in values:
+        expression = bool(set(value) & set("<=@")) and not Path(value).is_file()
+        found += [parse_expression(value)] if expression else load_budgets(Path(value))
+    return found

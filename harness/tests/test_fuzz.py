@@ -16,7 +16,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pagebench.analysis.compare import Budget, CompareError, parse_budgets
+from pagebench.core.measure.budgets import Budget, BudgetError, parse_budgets
 from pagebench.core.spec import model as spec_mod
 from pagebench.core.spec import plan as planner
 from pagebench.core.profiles import Profile, ProfileError, parse_profiles, yaml_document
@@ -131,7 +131,7 @@ def test_any_site_manifest_is_a_manifest_or_one_line(document):
 def test_any_budget_document_is_budgets_or_one_line(document):
     try:
         budgets = parse_budgets(document, "budget.yaml")
-    except CompareError as error:
+    except BudgetError as error:
         one_line(error, "budget.yaml")
     else:
         assert all(isinstance(b, Budget) for b in budgets)

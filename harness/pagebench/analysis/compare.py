@@ -6,8 +6,8 @@ at small n, Holm-corrected across conditions so a big matrix does not cry wolf) 
 median grew beyond the threshold with confidence: the one-sided lower bound of the ratio
 of medians (bootstrap, at 1 - alpha) is above 1 + threshold. A point estimate just past
 the threshold is not enough: on a shared VM a rerun of the same code can land one round
-trip slower in half its loads. A condition also regresses when its median breaks an
-absolute budget. Flagged, failed and warm-up loads never count.
+trip slower in half its loads. A condition also regresses when the candidate's median of
+any metric breaks an absolute budget (`core/measure/budgets.py`). Flagged, failed and warm-up loads never count.
 
 Every tested verdict also says the smallest slowdown its loads could have shown
 (`Verdict.detectable`, see `_detectable`); where none could (too few loads for the exact
@@ -21,19 +21,14 @@ import enum
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-from xml.sax.saxutils import escape, quoteattr
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from pagebench.analysis import stats
-from pagebench.analysis.summary import CONDITION_FIELDS, METRICS, Summary, label, order
-from pagebench.core import encodings, modes
-from pagebench.core.encodings import Encoding
-from pagebench.core.errors import BAD_INPUT, PagebenchError
-from pagebench.core.messages import shown
-from pagebench.core.modes import Mode
-from pagebench.core.records import Condition
+from pagebench.analysis.report import ci
+from pagebench.analysis.summary import Summary, label, order
+from pagebench.core.errors import PagebenchError
+from pagebench.core.measure import budgets as budgets_mod
+from pagebench.core.measure.budgets import Budget
+from pagebench.core.records import METRICS, Condition
 
 #: Fewer usable loads than this on either side: no test, the verdict says so.
 MIN_LOADS = 5
@@ -41,62 +36,6 @@ MIN_LOADS = 5
 
 class CompareError(PagebenchError, ValueError):
     """Bad input to compare; the message is one line naming what is wrong."""
-
-    exit_code = BAD_INPUT
-
-
-class Budget(BaseModel):
-    """An absolute limit on a metric's median, for the conditions it matches (unset fields match all)."""
-
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-    metric: str = "load_ms"
-    max: float = Field(gt=0)
-    site: str | None = None
-    mode: Mode | None = None
-    topology: str | None = None
-    profile: str | None = None
-    cache: str | None = None
-    tls: str | None = None
-    encoding: Encoding | None = None
-    version: int | None = None
-
-    @field_validator("mode", mode="before")
-    @classmethod
-    def _mode(cls, value: Any) -> Mode | None:
-        return None if value is None else modes.parse(str(value))
-
-    @field_validator("encoding", mode="before")
-    @classmethod
-    def _encoding(cls, value: Any) -> Encoding | None:
-        return None if value is None else encodings.parse(str(value))
-
-    def matches(self, condition: Condition) -> bool:
-        """Does this budget apply to the condition (every set field equal)?"""
-        return all(getattr(self, name) is None or str(getattr(self, name)) == str(getattr(condition, name))
-                   for name in CONDITION_FIELDS)
-
-
-class BudgetFile(BaseModel):
-    """The `--budget` file: `budgets: [...]`."""
-
-    model_config = ConfigDict(extra="forbid")
-    budgets: list[Budget]
-
-
-def parse_budgets(document: Any, origin: str) -> list[Budget]:
-    """`budgets: [{metric: load_ms, max: 2500, site: modern, mode: h2}, ...]`; errors
-    name `origin` (the file) and the field."""
-    try:
-        budgets = BudgetFile.model_validate(document).budgets
-    except ValidationError as error:
-        first = error.errors()[0]
-        where = ".".join(shown(part) for part in first["loc"])
-        raise CompareError(f"{origin}: {where}: {first['msg'].removeprefix('Value error, ')}") from None
-    for i, budget in enumerate(budgets):
-        if budget.metric not in METRICS:
-            raise CompareError(f"{origin}: budgets.{i}.metric: unknown metric {budget.metric!r}; "
-                               f"allowed: {', '.join(METRICS)}")
-    return budgets
 
 
 class Status(enum.Enum):
@@ -239,16 +178,18 @@ def _judged(verdict: Verdict, p_holm: float, threshold: float, alpha: float, tes
     return verdict
 
 
-def _budgeted(verdict: Verdict, metric: str, budgets: Sequence[Budget]) -> Verdict:
-    """A verdict against the tightest budget that matches its condition."""
-    limits = [b.max for b in budgets if b.metric == metric and b.matches(verdict.condition)]
-    if not limits or not verdict.candidate:
+def _budgeted(verdict: Verdict, metric: str, budgets: Sequence[Budget], candidate_run: Summary) -> Verdict:
+    """A verdict against every budget that matches its condition, each metric's median
+    (the candidate's summary has them all) against its tightest limit; `budget` shows the
+    compared metric's."""
+    found = next((c for c in candidate_run.conditions if c.condition == verdict.condition), None)
+    if found is None or not verdict.candidate:
         return verdict
-    verdict = replace(verdict, budget=min(limits))
-    median = verdict.candidate_median
-    if median is not None and verdict.budget is not None and median > verdict.budget:
-        return replace(verdict, status=Status.REGRESSION, reasons=verdict.reasons + (
-            f"median {median:.0f} over the budget {verdict.budget:g}",))
+    checks = budgets_mod.check(budgets, verdict.condition, found.medians(), found.n)
+    verdict = replace(verdict, budget=next((c.limit for c in checks if c.metric == metric), None))
+    breached = tuple(c.reason for c in checks if not c.passed)
+    if breached:
+        return replace(verdict, status=Status.REGRESSION, reasons=verdict.reasons + breached)
     return verdict
 
 
@@ -280,7 +221,7 @@ def compare(base_run: Summary, candidate_run: Summary, metric: str = "load_ms", 
     tested = [i for i, v in enumerate(verdicts) if v.p is not None]
     for i, adjusted in zip(tested, holm([verdicts[i].p for i in tested if verdicts[i].p is not None])):
         verdicts[i] = _judged(verdicts[i], adjusted, threshold, alpha, len(tested))
-    return Comparison(metric, threshold, alpha, tuple(_budgeted(v, metric, budgets) for v in verdicts))
+    return Comparison(metric, threshold, alpha, tuple(_budgeted(v, metric, budgets, candidate_run) for v in verdicts))
 
 
 # Rendering ---------------------------------------------------------------------------
@@ -313,24 +254,12 @@ def markdown(comparison: Comparison) -> str:
             f"alpha {comparison.alpha:g}, Holm-corrected): ")
     head += (f"{len(regressions)} regression{'s' if len(regressions) != 1 else ''}: "
              + ", ".join(f"`{v.name}`" for v in regressions)) if regressions else "no regression"
-    lines = [head, "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-    for row in rows(comparison):
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([head, "", *ci.markdown_table(COLUMNS, rows(comparison))]) + "\n"
 
 
 def junit(comparison: Comparison) -> str:
     """One test case per condition; a regression is a failure."""
-    cases = []
-    for v, row in zip(comparison.verdicts, rows(comparison)):
-        body = ""
-        if v.status is Status.REGRESSION:
-            body = f"<failure message={quoteattr('; '.join(v.reasons))}>{escape(' | '.join(row))}</failure>"
-        elif v.status in UNTESTED:
-            body = f"<skipped message={quoteattr('; '.join((str(v.status), *v.reasons)))}/>"
-        cases.append(f'  <testcase classname="pagebench.compare" name={quoteattr(v.name)}>{body}</testcase>')
-    failures = len(comparison.regressions)
-    skipped = sum(v.status in UNTESTED for v in comparison.verdicts)
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuite name="pagebench compare {escape(comparison.metric)}" tests="{len(cases)}" '
-            f'failures="{failures}" skipped="{skipped}" errors="0">\n' + "\n".join(cases) + "\n</testsuite>\n")
+    return ci.junit(f"pagebench compare {comparison.metric}", "pagebench.compare", [
+        ci.Case(v.name, failure="; ".join(v.reasons) if v.status is Status.REGRESSION else None,
+                skipped="; ".join((str(v.status), *v.reasons)) if v.status in UNTESTED else None, detail=" | ".join(row))
+        for v, row in zip(comparison.verdicts, rows(comparison))])

@@ -16,18 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 from pagebench.core import encodings, modes
 from pagebench.core.quantiles import percentile
-from pagebench.core.records import CACHE_STATES, Condition, PlannedLoad
+from pagebench.core.records import CACHE_STATES, CONDITION_FIELDS, METRICS, Condition, PlannedLoad
 from pagebench.results.rows import LoadRow
 
 if TYPE_CHECKING:
     from pagebench.results.store import Store
 
-CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version")
 #: The values every run stored before encodings has: shown nowhere, so its reports stay.
 DEFAULTS: dict[str, str] = {"encoding": encodings.IDENTITY.name, "version": "1"}
-METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser", "connections_link",
-           "connections_server", "connections_proxy", "connections_proxy_reused", "cache_hits", "requests",
-           "bytes")
 #: Below this many usable loads a condition's numbers say little: the report says so.
 MIN_N = 5
 
@@ -66,6 +62,10 @@ class ConditionSummary:
     @property
     def n(self) -> int:
         return len(self.used)
+
+    def medians(self) -> dict[str, float | None]:
+        """Each metric's median over the used loads (None: none has it): what budgets check."""
+        return {metric: stats.median for metric, stats in self.metrics.items()}
 
     def values(self, metric: str) -> list[float]:
         """A metric's values over the used loads that have it, in load order."""

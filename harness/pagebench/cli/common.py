@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -14,8 +14,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from pagebench.core.errors import BAD_INPUT, PagebenchError
-from pagebench.system.signals import Interrupted
+from pagebench.core.errors import ERROR, PagebenchError
+from pagebench.system.signals import Interrupted, signals_raise
 
 if TYPE_CHECKING:
     from pagebench.lab.machine import MachineLock
@@ -32,7 +32,7 @@ Command = TypeVar("Command", bound=Callable[..., Any])
 Hint = Callable[[BaseException], "str | None"]
 
 
-def fail(message: str, code: int = BAD_INPUT) -> typer.Exit:
+def fail(message: str, code: int = ERROR) -> typer.Exit:
     """Print a one-line error and return the Exit to raise. The message is text, not markup:
     '[min, default, max]' in it is printed as written."""
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
@@ -40,19 +40,18 @@ def fail(message: str, code: int = BAD_INPUT) -> typer.Exit:
 
 
 @contextmanager
-def reported(exit_code: int | None = None, hint: Hint | None = None, interrupted: str | None = None,
-             about: str | None = None) -> Iterator[None]:
-    """The one place a pagebench error ends a command: `error: [ABOUT: ]MESSAGE[; HINT]` and
-    the error's exit code. A command says where it matters what an error means at that
-    point (`exit_code`: a store that will not open is a bad option, the same error mid-run
-    a failure; `hint`: what a failed run kept) and, where it handles a stop, the line a
-    SIGINT or SIGTERM ends with (exit 130); elsewhere a stop is not caught here."""
+def reported(hint: Hint | None = None, interrupted: str | None = None, about: str | None = None) -> Iterator[None]:
+    """The one place a pagebench error ends a command: `error: [ABOUT: ]MESSAGE[; HINT]`,
+    exit 2 (`ERROR`: 1 is a check's no, never an error). A command says where it matters
+    what an error means at that point (`about`: the option it came from; `hint`: what a
+    failed run kept) and, where it handles a stop, the line a SIGINT or SIGTERM ends with
+    (exit 130); elsewhere a stop is not caught here."""
     try:
         yield
     except PagebenchError as error:
         extra = hint(error) if hint is not None else error.hint
         line = f"{about}: {error}" if about else str(error)
-        raise fail(line + (f"; {extra}" if extra else ""), exit_code or error.exit_code) from None
+        raise fail(line + (f"; {extra}" if extra else "")) from None
     except (Interrupted, KeyboardInterrupt) as stop:
         if interrupted is None:
             raise
@@ -60,17 +59,17 @@ def reported(exit_code: int | None = None, hint: Hint | None = None, interrupted
         raise fail(interrupted + (f"; {extra}" if extra else ""), INTERRUPTED) from None
 
 
-def command(group: typer.Typer, name: str | None = None, exit_code: int | None = None,
+def command(group: typer.Typer, name: str | None = None, interrupted: str | None = None,
             **settings: Any) -> Callable[[Command], Command]:
     """Register a function as a command of `group`, run inside `reported`, so no command
-    lists the errors it may meet: each one is a `PagebenchError` and says its exit code
-    (`exit_code`: the one every error of this command exits with, where the command's own
-    statuses mean something else)."""
+    lists the errors it may meet: each one is a `PagebenchError`, and ends it with exit 2.
+    `interrupted`: the line a SIGINT, SIGTERM or SIGHUP ends the whole command with (exit
+    130), for a command whose other statuses a CI job reads (`compare`)."""
 
     def register(function: Command) -> Command:
         @functools.wraps(function)
         def reporting(*args: Any, **kwargs: Any) -> Any:
-            with reported(exit_code=exit_code):
+            with reported(interrupted=interrupted), signals_raise() if interrupted else nullcontext():
                 return function(*args, **kwargs)
 
         group.command(name, **settings)(reporting)
@@ -129,5 +128,5 @@ def open_store(db: str | None, must_exist: bool = False, option: str = "--db") -
     sqlite_file = parsed.database if parsed is not None and parsed.get_backend_name() == "sqlite" else None
     if must_exist and sqlite_file and not Path(sqlite_file).exists():
         raise fail(f"{url}: no results store there")
-    with reported(exit_code=BAD_INPUT, about=option):
+    with reported(about=option):
         return Store(url)

@@ -10,7 +10,6 @@ import typer
 from pagebench.cli.common import WaitOpt, command, fail, machine, out, reported
 from pagebench.cli.linkoptions import BackendOpt, ProfileOpt, ProfilesFileOpt, link_options, profile_from_options
 from pagebench.core import modes
-from pagebench.core.errors import BAD_INPUT
 from pagebench.link.plan import check_backend
 
 lab_app = typer.Typer()
@@ -84,10 +83,9 @@ def shell(
         raise fail(f"--tls: must be {', '.join(modes.TLS_CHOICES)}, got {tls_version!r}")
     if tls_version not in chosen_mode.tls_in("direct"):
         raise fail(f"--tls: {chosen_mode.tls_refusal('direct', tls_version)}")
-    with reported(exit_code=BAD_INPUT):  # the sites named are the input here, not a lab's failure
-        chosen = profile_from_options(profile, profiles_file, knobs)
-        check_backend(backend)
-        site_list = [sitefiles.resolve(name) for name in (site or ["seed000-small-n20"])]
+    chosen = profile_from_options(profile, profiles_file, knobs)
+    check_backend(backend)
+    site_list = [sitefiles.resolve(name) for name in (site or ["seed000-small-n20"])]
     with reported(interrupted="interrupted; the lab was torn down"), signals_raise(), machine("shell", wait):
         status = run_shell(argv, site_list, chosen_mode, tls_version, chosen, backend)
     raise typer.Exit(status)

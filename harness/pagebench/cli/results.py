@@ -12,7 +12,7 @@ from rich.table import Table
 
 from pagebench import yamlfiles
 from pagebench.cli.common import command, err, fail, open_store, out
-from pagebench.core.errors import BAD_INPUT
+from pagebench.core.errors import CHECK_FAILED
 
 results_app = typer.Typer()
 
@@ -64,7 +64,7 @@ def _threshold(text: str) -> float:
     return value / 100
 
 
-@command(results_app, exit_code=BAD_INPUT)  # any error is 2: 1 says "regression"
+@command(results_app, interrupted="interrupted")
 def compare(
     base_run: Annotated[str, typer.Argument(help="Baseline run id, or 'latest' (in --base-db).")],
     candidate_run: Annotated[str, typer.Argument(help="Candidate run id, or 'latest' (in --db).")],
@@ -73,7 +73,10 @@ def compare(
     metric: Annotated[str, typer.Option(help="load_ms, ttfb_ms, dcl_ms, fcp_ms, ...")] = "load_ms",
     threshold: Annotated[str, typer.Option(help="Smallest median change that counts, e.g. 5%.")] = "5%",
     alpha: Annotated[float, typer.Option(help="Significance level (Holm-corrected across conditions).")] = 0.05,
-    budget: Annotated[Optional[Path], typer.Option(help="YAML of absolute limits: budgets: [{metric, max, site, ...}].")] = None,
+    budget: Annotated[Optional[list[str]], typer.Option("--budget", help=(
+        "An absolute limit on the candidate's median of any metric, per matching condition: "
+        "METRIC<=MAX[@FIELD=VALUE,...] (e.g. 'ttfb_ms<=200@mode=h2') or a YAML file of "
+        "budgets: [{metric, max, site, ...}]. Repeatable."))] = None,
     markdown: Annotated[bool, typer.Option("--markdown", help="Print a markdown table (for CI summaries).")] = False,
     junit: Annotated[Optional[Path], typer.Option("--junit", help="Also write JUnit XML here.")] = None,
     allow_different: Annotated[Optional[str], typer.Option(
@@ -81,16 +84,17 @@ def compare(
         help="Compare runs that differ in these, comma-separated: chromium, kernel, backend, link-check, "
              "conditions (refused otherwise).")] = None,
 ) -> None:
-    """Is the candidate run slower than the baseline? Exit 0 fine, 1 regression, 2 error
-    (runs not measured alike included: same Chromium, kernel, link backend and conditions,
-    link checks passed)."""
+    """Is the candidate run slower than the baseline, or over a budget? Exit 0 fine, 1 a
+    regression or a budget breached, 2 an error (runs not measured alike included: same
+    Chromium, kernel, link backend and conditions, link checks passed), 130 interrupted."""
     from pagebench.analysis import comparable
     from pagebench.analysis import compare as compare_mod
     from pagebench.analysis.summary import of_run
+    from pagebench.core.measure.budgets import unmatched, unmatched_line
 
     limit = _threshold(threshold)
     allowed = comparable.parse_allowed(allow_different)
-    budgets = yamlfiles.load_budgets(budget) if budget else []
+    budgets = yamlfiles.budget_options(budget or [])
     candidate_store = open_store(db, must_exist=True)
     base_store = open_store(base_db, must_exist=True, option="--base-db") if base_db else candidate_store
     base_id, candidate_id = _run_id(base_store, base_run), _run_id(candidate_store, candidate_run)
@@ -100,6 +104,8 @@ def compare(
                   highlight=False, markup=False, soft_wrap=True)
     result = compare_mod.compare(of_run(base_store, base_id), of_run(candidate_store, candidate_id),
                                  metric=metric, threshold=limit, alpha=alpha, budgets=budgets)
+    for unused in unmatched(budgets, [v.condition for v in result.verdicts if v.candidate]):
+        err.print(f"warning: {unmatched_line(unused, candidate_id)}", highlight=False, soft_wrap=True, markup=False)
     if junit is not None:
         try:
             junit.write_text(compare_mod.junit(result))
@@ -117,7 +123,7 @@ def compare(
         out.print(table)
         names = ", ".join(v.name for v in result.regressions)
         out.print(f"[red]regression in {names}[/]" if names else "no regression", highlight=False)
-    raise typer.Exit(1 if result.regressions else 0)
+    raise typer.Exit(CHECK_FAILED if result.regressions else 0)
 
 
 @command(results_app)

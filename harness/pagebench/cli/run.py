@@ -1,5 +1,5 @@
-"""The measuring commands: `run` (an experiment, or the rest of an interrupted one) and
-`reproduce` (the seeds' scenarios, answered claim by claim)."""
+"""The measuring commands: `run` (an experiment, or the rest of an interrupted one, and
+its budgets checked) and `reproduce` (the seeds' scenarios, answered claim by claim)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from pagebench.cli.common import WaitOpt, command, err, fail, machine, open_store, out, reported
-from pagebench.core.errors import FAILED
+from pagebench.core.errors import CHECK_FAILED
 
 if TYPE_CHECKING:
     from rich.progress import Progress
+
+    from pagebench.core.measure.budgets import Budget
+    from pagebench.results.store import Store
 
 run_app = typer.Typer()
 
@@ -36,22 +39,35 @@ def run(
         "Default: build the lab here."))] = None,
     sites: Annotated[Optional[str], typer.Option(envvar="PAGEBENCH_SITES", help=(
         "Control URL of a split lab's sites role (`pagebench serve sites`); with --router."))] = None,
+    budget: Annotated[Optional[list[str]], typer.Option("--budget", help=(
+        "A limit on each matching condition's median, checked when the run completes (exit 1 if "
+        "breached): METRIC<=MAX[@FIELD=VALUE,...], e.g. 'lcp_ms<=1200@mode=h2,profile=cable', or a "
+        "YAML file of budgets: [{metric, max, site, mode, ...}]. Repeatable; adds to the spec's budgets:."))] = None,
+    junit: Annotated[Optional[Path], typer.Option("--junit", help=(
+        "Also write the budget checks as JUnit XML here."))] = None,
+    markdown: Annotated[Optional[Path], typer.Option("--markdown", help=(
+        "Also write the budget checks as a markdown table here (for a CI summary)."))] = None,
     wait: WaitOpt = False,
 ) -> None:
-    """Run an experiment: every planned page load, committed as it finishes."""
+    """Run an experiment: every planned page load, committed as it finishes, then its budgets
+    checked. Exit 0 done, 1 a budget breached, 2 an error, 130 interrupted."""
     from pagebench.runner import run as runner
     from pagebench.runner.prepare import prepare
     from pagebench.core.spec.model import SpecError
     from pagebench.edge.proxy import rt_priority
     from pagebench.lab.build import Roles
     from pagebench.system.signals import signals_raise
-    from pagebench.yamlfiles import spec_document
+    from pagebench.yamlfiles import budget_options, spec_document
 
     if (spec is None) == (resume is None):
         raise fail("give a spec file, or --resume RUN (not both)")
     if (router is None) != (sites is None):
         raise fail("--router and --sites go together: give both, or neither to build the lab here")
     roles = Roles(router, sites) if router is not None and sites is not None else None
+    for path, option in ((junit, "--junit"), (markdown, "--markdown")):
+        if path is not None and not path.parent.is_dir():
+            raise fail(f"{option} {path}: no directory {path.parent}")
+    budgets = budget_options(budget or [])
     prepared = None
     if spec is not None:
         prepared = prepare(spec_document(spec), str(spec), spec.parent)
@@ -71,7 +87,7 @@ def run(
 
     # The error, if any, is printed after the progress bar's last line: the lock first,
     # the bar inside it.
-    with reported(exit_code=FAILED, hint=kept, interrupted="interrupted"), signals_raise(), \
+    with reported(hint=kept, interrupted="interrupted"), signals_raise(), \
             machine("run", wait) as lock, _bar() as bar:
         task = bar.add_task("starting", total=len(prepared.loads) if prepared else None)
 
@@ -91,7 +107,33 @@ def run(
             assert run_id is not None
             lock.note_run(run_id)
             runner.resume(store, run_id, progress, roles)
+    breached = _gate(store, run_id, budgets, junit, markdown)
     out.print(f"run [bold]{run_id}[/] complete: pagebench report {run_id}")
+    raise typer.Exit(CHECK_FAILED if breached else 0)
+
+
+def _gate(store: Store, run_id: str, extra: list[Budget], junit: Path | None, markdown: Path | None) -> bool:
+    """A complete run against its spec's budgets and the `--budget` ones: a line per check
+    on stdout (before the run's last line), a warning per budget that matched nothing, the
+    JUnit and markdown files. True if a budget was breached."""
+    from pagebench.analysis import budgets as gate
+    from pagebench.analysis.summary import of_run
+    from pagebench.core.spec.model import parse
+
+    spec = parse(store.experiment(run_id).spec, f"run {run_id}")
+    checked = gate.check_run(of_run(store, run_id), [*spec.budgets, *extra])
+    for check, line in zip(checked.checks, gate.lines(checked)):
+        out.print(line, markup=False, highlight=False, soft_wrap=True, style=None if check.passed else "red")
+    for line in gate.warnings(checked):
+        err.print(f"warning: {line}", markup=False, highlight=False, soft_wrap=True)
+    for path, option, text in ((junit, "--junit", gate.junit), (markdown, "--markdown", gate.markdown)):
+        if path is None:
+            continue
+        try:
+            path.write_text(text(checked))
+        except OSError as error:
+            raise fail(f"{option}: {path}: {error.strerror}; the run is complete: pagebench report {run_id}") from None
+    return bool(checked.breached)
 
 
 @command(run_app)
@@ -143,7 +185,7 @@ def reproduce(
         def kept(_: BaseException) -> str | None:
             return f"runs so far are kept ({', '.join(created)})" if created else None
 
-        with reported(exit_code=FAILED, hint=kept, interrupted="interrupted"), signals_raise(), \
+        with reported(hint=kept, interrupted="interrupted"), signals_raise(), \
                 machine("reproduce", wait) as lock, _bar() as bar:
             task = bar.add_task("starting", total=sum(len(p.loads) for _, p in planned))
 

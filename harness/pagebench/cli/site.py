@@ -11,7 +11,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from pagebench.cli.common import command, err, out, reported
-from pagebench.core.errors import BAD_INPUT
 
 if TYPE_CHECKING:
     from pagebench.core.har.importer import ImportedSite
@@ -150,8 +149,7 @@ def site_record(
     from pagebench.lab.record.recorder import parse_resolve, record_site
     from pagebench.system.signals import signals_raise
 
-    with reported(exit_code=BAD_INPUT):  # a bad --resolve is an option's error, not the recording's
-        mapping = parse_resolve(resolve or [])
+    mapping = parse_resolve(resolve or [])
     with reported(interrupted="interrupted; nothing was written, mitmproxy and Chromium are stopped"), \
             signals_raise(), err.status(escape(f"recording {url}")) as status:
         recorded = record_site(url, name, into if into is not None else sitefiles.sites_dir() / name,

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from pagebench.core.errors import BAD_INPUT, PagebenchError
+from pagebench.core.errors import PagebenchError
 from pagebench.core.messages import shown
 
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
@@ -31,8 +31,6 @@ MAX_RWND = 65535
 
 class ProfileError(PagebenchError, ValueError):
     """A one-line, user-facing description of a bad profile (file, field, what is allowed)."""
-
-    exit_code = BAD_INPUT
 
 
 def knob(unit: str, short: str | None = None) -> dict[str, str]:

@@ -10,6 +10,13 @@ from pagebench.core.encodings import IDENTITY, Encoding
 from pagebench.core.modes import Mode
 
 CACHE_STATES = ("cold", "warm")
+#: A condition's fields, in the order reports name them (`Condition` below).
+CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version")
+#: The metrics of a load the report summarizes per condition (median, p90, min, max) and
+#: budgets and `compare --metric` may name: fields of `LoadMeasurement` and `LoadResult`.
+METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "lcp_ms", "connections_browser", "connections_link",
+           "connections_server", "connections_proxy", "connections_proxy_reused", "cache_hits", "requests",
+           "bytes")
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,6 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
-from pagebench.core.errors import BAD_INPUT
 from pagebench.core.records import Condition, LoadResult, PlannedLoad
 from pagebench.results import migrate, rows
 from pagebench.results.database import Database, StoreError, dumps
@@ -35,8 +34,6 @@ Row = TypeVar("Row")
 
 class UnknownRun(StoreError):
     """No run with that id; the message lists the latest known runs."""
-
-    exit_code = BAD_INPUT
 
 
 class Store:

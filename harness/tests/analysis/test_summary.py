@@ -62,7 +62,7 @@ def test_json_contract_keys_exactly():
                               "n", "flagged", "failed", "metrics", "load_over_bound"}
     assert (condition["encoding"], condition["version"]) == ("identity", 1)
     assert condition["load_over_bound"] == NONE  # no bounds
-    assert set(condition["metrics"]) == {"load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "connections_browser",
+    assert set(condition["metrics"]) == {"load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "lcp_ms", "connections_browser",
                                          "connections_link", "connections_server", "connections_proxy",
                                          "connections_proxy_reused", "cache_hits", "requests",
                                          "bytes"} == set(METRICS)

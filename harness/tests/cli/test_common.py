@@ -1,5 +1,5 @@
 """The one place an error ends a command (`reported`, inside every `command`): the line,
-the exit code the error's kind gives or the command's stage says, the hint, a stop."""
+exit 2 for every error (1 is a check's no), the hint, a stop (130)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typer
 from typer.testing import CliRunner
 
 from pagebench.cli.common import command, reported
-from pagebench.core.errors import BAD_INPUT, PagebenchError
+from pagebench.core.errors import ERROR, PagebenchError
 from pagebench.system.signals import Interrupted
 
 
@@ -16,8 +16,8 @@ class Broken(PagebenchError):
     """A failure of the work: the default kind."""
 
 
-class Wrong(PagebenchError):
-    exit_code = BAD_INPUT
+class Wrong(PagebenchError, ValueError):
+    """Bad input."""
 
 
 class Advised(PagebenchError):
@@ -41,20 +41,20 @@ def ended(raise_, **stage) -> tuple[int, str]:
     return result.exit_code, result.stderr
 
 
-@pytest.mark.parametrize(("error", "code", "line"), [
-    (Broken("the lab broke"), 1, "error: the lab broke"),
-    (Wrong("--x: bad"), 2, "error: --x: bad"),
-    (Advised("busy"), 1, "error: busy; try again later"),
+@pytest.mark.parametrize(("error", "line"), [
+    (Broken("the lab broke"), "error: the lab broke"),
+    (Wrong("--x: bad"), "error: --x: bad"),
+    (Advised("busy"), "error: busy; try again later"),
 ])
-def test_an_error_is_one_line_and_its_kind_s_exit_code(error, code, line):
-    assert ended(error) == (code, line + "\n")
+def test_an_error_is_one_line_and_exit_2_whatever_its_kind(error, line):
+    assert ended(error) == (ERROR, line + "\n") == (2, line + "\n")
 
 
-def test_the_stage_decides_the_code_the_hint_and_what_the_line_is_about():
+def test_the_stage_decides_the_hint_and_what_the_line_is_about():
     kept = {"hint": lambda error: None if isinstance(error, Wrong) else "kept: resume it"}
-    assert ended(Wrong("bad spec"), exit_code=1, **kept) == (1, "error: bad spec\n")
-    assert ended(Broken("lost"), exit_code=1, **kept) == (1, "error: lost; kept: resume it\n")
-    assert ended(Broken("cannot open"), exit_code=BAD_INPUT, about="--db") == (2, "error: --db: cannot open\n")
+    assert ended(Wrong("bad spec"), **kept) == (2, "error: bad spec\n")
+    assert ended(Broken("lost"), **kept) == (2, "error: lost; kept: resume it\n")
+    assert ended(Broken("cannot open"), about="--db") == (2, "error: --db: cannot open\n")
 
 
 def test_a_stop_is_a_line_and_130_where_the_command_handles_it():
@@ -66,19 +66,23 @@ def test_a_stop_is_a_line_and_130_where_the_command_handles_it():
         ended(Interrupted("SIGTERM"))
 
 
-def test_a_command_s_own_code_for_every_error():
+def test_a_command_that_handles_a_stop_ends_with_130_and_its_line():
+    """`compare`: a SIGTERM (a CI job cancelled) is a line and 130, as Ctrl-C is (which
+    Typer makes 130 for every command, without a line)."""
     app = typer.Typer()
 
-    @command(app, exit_code=BAD_INPUT)
+    @command(app, interrupted="interrupted")
     def gate() -> None:
-        raise Broken("store gone")
+        raise Interrupted("SIGTERM")
 
     @command(app)
     def other() -> None:
-        raise AssertionError
+        raise Interrupted("SIGTERM")
 
     result = CliRunner().invoke(app, ["gate"])
-    assert (result.exit_code, result.stderr) == (2, "error: store gone\n")
+    assert (result.exit_code, result.stderr) == (130, "error: interrupted\n")
+    with pytest.raises(Interrupted):  # not handled there: it goes on unwinding
+        CliRunner().invoke(app, ["other"])
 
 
 def test_other_exceptions_are_not_caught():

@@ -21,7 +21,7 @@ def test_netem_backend_refused_where_the_kernel_lacks_it():
     else:
         assert choose_backend(None) == "userspace"
         result = pagebench("link", "check", "--rtt", "10", "--backend", "netem")
-        assert result.returncode == 1
+        assert result.returncode == 2
         assert result.stderr.strip().splitlines() == [
             "error: --backend netem: this kernel has no sch_netem; use --backend userspace"]
     assert nothing_left()

@@ -17,6 +17,7 @@ from tests.helpers import nothing_left, pagebench, write_spec
         ({"modes": ["pipelining"]}, "pipelining needs the edge-proxy topology"),
         ({"modes": ["h2"], "tls": ["none"]}, "h2 with tls none in topology direct: Chromium speaks HTTP/2 only"),
         ({"modes": ["h3"], "tls": ["none"]}, 'h3: QUIC always uses TLS 1.3; add "1.3" to tls'),
+        ({"budgets": [{"max": 1}, {"metric": "lcp", "max": 1}]}, "budgets.1.metric: unknown metric 'lcp'; allowed: "),
     ],
 )
 def test_bad_specs_start_nothing(tmp_path, fields, needle):
@@ -71,3 +72,31 @@ def test_an_unreachable_database_is_one_line_and_starts_nothing(tmp_path):
     assert line.startswith("error: --db: cannot connect to postgresql://bench:***@/results") and "secret" not in line
     assert "No such file or directory" in line
     assert nothing_left()
+
+
+@pytest.mark.parametrize(("options", "line"), [
+    (["--budget", "speed<=1"], "error: --budget 'speed<=1': metric: unknown metric 'speed'; allowed: load_ms, "),
+    (["--budget", "load_ms<=1", "--budget", "load_ms<1"], "error: --budget 'load_ms<1': want METRIC<=MAX"),
+    (["--budget", "nowhere.yaml"], "error: nowhere.yaml: cannot read: No such file or directory"),
+    (["--junit", "no/such/dir/j.xml"], "error: --junit no/such/dir/j.xml: no directory no/such/dir"),
+    (["--markdown", "no/such/dir/m.md"], "error: --markdown no/such/dir/m.md: no directory no/such/dir"),
+])
+def test_bad_budget_options_start_nothing(tmp_path, options, line):
+    spec = write_spec(tmp_path, sites=["seed000-small-n1"], modes=["h2"])
+    result = pagebench("run", str(spec), "--db", f"sqlite:///{tmp_path}/b.sqlite", *options)
+    assert result.returncode == 2
+    [got] = result.stderr.strip().splitlines()
+    assert got.startswith(line), got
+    assert not (tmp_path / "b.sqlite").exists() and nothing_left()
+
+
+def test_a_budget_file_of_the_spec_s_kind(tmp_path):
+    """`--budget FILE` is the file `compare --budget` takes; its errors name the file and field."""
+    budgets = tmp_path / "b.yaml"
+    budgets.write_text("budgets:\n  - {metric: load_ms, max: 1500}\n  - {metric: lcp_ms, max: 1200, mod: h2}\n")
+    spec = write_spec(tmp_path, sites=["seed000-small-n1"], modes=["h2"])
+    result = pagebench("run", str(spec), "--db", f"sqlite:///{tmp_path}/b.sqlite", "--budget", str(budgets))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {budgets}: budgets.1.mod: unknown field; allowed: metric, max, site, mode, topology, profile, "
+        "cache, tls, encoding, version"]

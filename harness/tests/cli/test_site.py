@@ -95,7 +95,7 @@ def test_import_har_writes_a_site_that_reads_back(tmp_path: Path, data_dir: Path
     again = pagebench("site", "import-har", str(_page(tmp_path)), "--name", "mine")
     assert again.returncode == 0, again.stderr
     other = pagebench("site", "import-har", str(_page(tmp_path)), "--name", "other", "--into", str(root))
-    assert other.returncode == 1
+    assert other.returncode == 2
     assert other.stderr.strip().splitlines() == [
         f"error: {root}: already holds another site; replace it with --force, or choose another directory"]
     forced = pagebench("site", "import-har", str(_page(tmp_path)), "--name", "other", "--into", str(root), "--force")
@@ -127,7 +127,7 @@ def test_a_malformed_har_is_one_line_and_writes_nothing(tmp_path: Path, data_dir
     bad.write_bytes(content)
     into = tmp_path / "out" / "site"
     result = pagebench("site", "import-har", str(bad), "--name", "bad", "--into", str(into))
-    assert result.returncode == 1
+    assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: ") and message in lines[0], result.stderr
     assert not (tmp_path / "out").exists() and not data_dir.exists()
@@ -138,7 +138,7 @@ def test_import_refuses_to_replace_what_is_not_a_site(tmp_path: Path, data_dir: 
     into.mkdir()
     (into / "notes.txt").write_text("mine")
     result = pagebench("site", "import-har", str(_page(tmp_path)), "--name", "x", "--into", str(into), "--force")
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "exists and is not a site directory; refusing to replace it" in result.stderr
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     assert (into / "notes.txt").read_text() == "mine"
@@ -161,5 +161,5 @@ def test_site_show_a_built_in_and_an_imported_site(tmp_path: Path, data_dir: Pat
     assert "img.example.com.test" in shown.stdout and "img.example.com " in shown.stdout  # recorded as
 
     unknown = pagebench("site", "show", "nowhere")
-    assert unknown.returncode == 1 and len(unknown.stderr.strip().splitlines()) == 1
+    assert unknown.returncode == 2 and len(unknown.stderr.strip().splitlines()) == 1
     assert "unknown site 'nowhere'" in unknown.stderr and "pagebench site import-har" in unknown.stderr

@@ -32,7 +32,7 @@ def test_a_bad_proxy_priority_stops_the_run_before_it_starts(tmp_path):
     db = f"sqlite:///{tmp_path}/x.sqlite"
     result = subprocess.run([sys.executable, "-m", "pagebench", "run", str(spec), "--db", db], capture_output=True,
                             text=True, timeout=120, env=tagged({RT_PRIORITY_ENV: "60"}))
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"error: {RT_PRIORITY_ENV}='60': use 0 (normal scheduling) or 1..49 (SCHED_FIFO below the delay program's 50)"]
     assert not (tmp_path / "x.sqlite").exists() and nothing_left()

@@ -27,7 +27,7 @@ def test_every_measuring_command_refuses_a_busy_machine_and_readers_do_not_lock(
         for args in (["run", str(spec), "--db", db], ["link", "check", "--rtt", "5"],
                      ["shell", "--", "true"]):
             result = pagebench(*args)
-            assert result.returncode == 1, (args, result.stderr)
+            assert result.returncode == 2, (args, result.stderr)
             line = result.stderr.strip().splitlines()[-1]
             assert line.startswith("error: this machine is measuring: `pagebench run`") and f"pid {proc.pid}" in line
         assert not Path(f"{tmp_path}/r.sqlite").exists() or not Store(db).runs()  # nothing started
@@ -51,7 +51,7 @@ def test_two_runs_one_machine_the_second_refuses_or_waits_and_both_complete(tmp_
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.2)
     refused = pagebench("run", str(spec), "--db", second_db)
-    assert refused.returncode == 1
+    assert refused.returncode == 2
     line = refused.stderr.strip().splitlines()[-1]
     assert f"`pagebench run` (pid {first.pid}, run {held.run_id}, since" in line, line
     waited = pagebench("run", str(spec), "--db", second_db, "--wait")

@@ -100,7 +100,7 @@ def fault_then_resume(tmp_path: Path, inject: Callable[[], None], expect: str, d
     run = wait_for_loads(db, 3, proc)
     inject()
     stderr = finish(proc)
-    assert proc.returncode == 1, stderr[-2000:]
+    assert proc.returncode == 2, stderr[-2000:]
     error = one_line_error(stderr)
     assert expect in error and f"pagebench run --resume {run}" in error, error
     seqs, experiment = stored(db, run)
@@ -156,11 +156,11 @@ def test_killing_the_browser_costs_the_load_in_flight_and_the_run_goes_on(tmp_pa
     subprocess.run(["kill", "-9", str(browser_pid(session_tag))], check=True)
     stderr = finish(proc, 240)
     assert "Traceback" not in stderr, stderr[-2000:]
-    if proc.returncode == 1:
+    if proc.returncode == 2:
         assert "the browser stopped answering" in one_line_error(stderr)
         assert nothing_left()
         resumed(db, run, stored(db, run)[0])
-    assert proc.returncode in (0, 1), stderr[-2000:]
+    assert proc.returncode in (0, 2), stderr[-2000:]
     with Store(db) as store:
         loads = store.loads(run, include_warmup=True)
         assert sorted(load.seq for load in loads) == list(range(PLANNED))
@@ -241,7 +241,7 @@ def test_a_full_filesystem_fails_the_run_keeping_what_was_recorded(tmp_path, ses
         run = wait_for_loads(db, 3, proc)
         fill_up()
         stderr = finish(proc)
-        assert proc.returncode == 1, stderr[-2000:]
+        assert proc.returncode == 2, stderr[-2000:]
         error = one_line_error(stderr)
         assert "cannot write" in error and "full" in error and f"--resume {run}" in error, error
         filler.unlink()
@@ -267,7 +267,7 @@ def test_a_read_only_results_directory_starts_nothing_and_loses_nothing(tmp_path
         subprocess.run(["mount", "-o", "remount,ro", str(fs)], check=True)
         for args in (["run", "--resume", run, "--db", db], ["run", str(write_spec(tmp_path, **SPEC)), "--db", db]):
             result = pagebench(*args)
-            assert result.returncode in (1, 2), result.stderr[-2000:]
+            assert result.returncode == 2, result.stderr[-2000:]
             error = one_line_error(result.stderr)
             assert "readonly" in error.replace("read-only", "readonly"), error
             assert nothing_left()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pagebench.core.encodings import IDENTITY, Encoding
-from pagebench.core.errors import BAD_INPUT, PagebenchError
+from pagebench.core.errors import PagebenchError
 from pagebench.core.layout import MAX_SERVER_IPS, Layout
 from pagebench.core.modes import CLEARTEXT, Mode
 
@@ -29,8 +29,6 @@ SERVER_ADDRESSES6 = _ADDRESSES.server_addresses6
 
 class PlanError(PagebenchError, ValueError):
     """One line: which mode, TLS version, site or host is at fault, and why."""
-
-    exit_code = BAD_INPUT
 
 
 @dataclass(frozen=True)

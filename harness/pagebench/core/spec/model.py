@@ -24,6 +24,9 @@ run's plan are `plan.py`'s). Pure: the caller reads the file.
     warmup: 1
     seed: 1
     timeouts: {load_s: 60}
+    budgets:                    # limits on a condition's median (core/measure/budgets.py): the
+      - {metric: load_ms, max: 1500}          # run exits 1 when one is breached
+      - {metric: lcp_ms, max: 1200, mode: h2}   # unset fields (site, mode, profile, ...) match all
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, 
 
 from pagebench.core import encodings, modes
 from pagebench.core.encodings import Encoding
-from pagebench.core.errors import BAD_INPUT, PagebenchError
+from pagebench.core.errors import PagebenchError
+from pagebench.core.measure.budgets import Budget
 from pagebench.core.messages import shown
 from pagebench.core.modes import Mode
 from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
@@ -45,8 +49,6 @@ from pagebench.core.sites.recording import QUERY_MATCHING, check_query_matching
 
 class SpecError(PagebenchError, ValueError):
     """One line: the file, the field, what is allowed."""
-
-    exit_code = BAD_INPUT
 
 
 def _names_of(parse: Callable[[str], object]) -> AfterValidator:
@@ -112,6 +114,8 @@ class Experiment(BaseModel):
     replay_query: Annotated[str, AfterValidator(check_query_matching)] = QUERY_MATCHING[0]
     #: Every page gets a fixed Date start and a seeded Math.random (`browser.deterministic_script`).
     deterministic: StrictBool = False
+    #: Limits on medians the run is checked against when it completes (`analysis/budgets.py`).
+    budgets: list[Budget] = Field(default_factory=list)
 
     @field_validator("version", mode="before")
     @classmethod
@@ -177,7 +181,7 @@ def _one_line(origin: str, error: ValidationError) -> SpecError:
     loc = ".".join(shown(part) for part in first["loc"]
                    if not str(part).startswith("function-after") and "[" not in str(part))
     if first["type"] == "extra_forbidden":
-        nested = {"timeouts": Timeouts, "proxy": ProxySettings}
+        nested = {"timeouts": Timeouts, "proxy": ProxySettings, "budgets": Budget}
         model = nested.get(str(first["loc"][0]), Experiment) if len(first["loc"]) > 1 else Experiment
         allowed = ", ".join(model.model_fields)
         return SpecError(f"{origin}: {loc}: unknown field; allowed: {allowed}")
@@ -192,9 +196,12 @@ def parse(document: Any, origin: str) -> Experiment:
     if not isinstance(document, dict):
         raise SpecError(f"{origin}: expected a mapping of spec fields (sites, modes, profiles, ...)")
     try:
-        return Experiment.model_validate(document)
+        spec = Experiment.model_validate(document)
     except ValidationError as error:
         raise _one_line(origin, error) from None
+    for index, budget in enumerate(spec.budgets):
+        budget.written_at(f"{origin}: budgets.{index}")
+    return spec
 
 
 def parse_text(text: str, origin: str) -> Experiment:

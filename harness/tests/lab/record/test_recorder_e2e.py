@@ -77,7 +77,7 @@ def test_a_url_that_does_not_answer_is_one_line_and_leaves_nothing(stand_in: Sta
         into = home / "silent"
         result = record_stand_in(stand_in, into, "silent", resolve={f"www.{DOMAIN}": stand_in.silent}, home=home,
                                  timeout=120)
-        assert result.returncode == 1, result.stderr
+        assert result.returncode == 2, result.stderr
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith(f"error: {URL} did not answer: connection refused ("), lines
         assert f"{stand_in.silent}', 443" in lines[0], lines  # mitmproxy's own words, with the address it tried
@@ -91,7 +91,7 @@ def test_the_sites_certificate_is_checked(stand_in: StandIn, tmp_path: Path) -> 
     """Without --upstream-ca the stand-in's CA is not trusted (the system's CAs only): no page."""
     into = tmp_path / "untrusted"
     result = record_stand_in(stand_in, into, "untrusted", trust=False, timeout=120)
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {URL} did not answer: Certificate verify failed"), lines
     assert not into.exists()
