@@ -37,6 +37,11 @@ def run(
     sites: Annotated[Optional[str], typer.Option(envvar="PAGEBENCH_SITES", help=(
         "Control URL of a split lab's sites role (`pagebench serve sites`); with --router."))] = None,
     wait: WaitOpt = False,
+    har: Annotated[bool, typer.Option("--har/--no-har", help=(
+        "Keep each measured load's HAR in the store's artifact directory (SQLite X.sqlite: X.artifacts/)."))] = True,
+    trace: Annotated[bool, typer.Option("--trace", help=(
+        "Also keep each measured load's Chrome trace there (tracing costs the browser CPU: the loads are slower)."
+    ))] = False,
 ) -> None:
     """Run an experiment: every planned page load, committed as it finishes."""
     from pagebench.runner import run as runner
@@ -86,11 +91,11 @@ def run(
                 created.append(new_id)
                 lock.note_run(new_id)
 
-            run_id = runner.start(store, prepared, progress, roles, created=named)
+            run_id = runner.start(store, prepared, progress, roles, created=named, keep=runner.Keep(har, trace))
         else:
             assert run_id is not None
             lock.note_run(run_id)
-            runner.resume(store, run_id, progress, roles)
+            runner.resume(store, run_id, progress, roles, runner.Keep(har, trace))
     out.print(f"run [bold]{run_id}[/] complete: pagebench report {run_id}")
 
 

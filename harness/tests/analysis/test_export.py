@@ -17,7 +17,8 @@ from tests.helpers import fill, pagebench
 LOADS = ["run", "seq", "condition_id", "repetition", "warmup", "started_at", "recorded_at", "ok", "flagged", "url",
          "ttfb_ms", "dcl_ms", "load_ms", "fcp_ms", "lcp_ms", "requests", "bytes", "cache_hits",
          "connections_browser", "connections_link", "connections_server", "flags", "errors", "notes", "link",
-         "bound_ms", "client", "connections_proxy", "connections_proxy_reused", "unrecorded", "condition", "site",
+         "bound_ms", "client", "connections_proxy", "connections_proxy_reused", "unrecorded", "har", "trace",
+         "condition", "site",
          "mode", "topology", "profile", "cache", "tls", "encoding", "version"]
 RESOURCES = ["run", "seq", "client", "position", "url", "origin", "protocol", "connection_id", "from_cache",
              "revalidated", "status", "resource_type", "start_ms", "response_start_ms", "end_ms", "transfer_bytes",
