@@ -1,6 +1,7 @@
 """What keeping each load's evidence costs a run (issue 24): the same 20 cold h2 loads of
 the built-in `modern` page (69 requests over 7 origins) at 20 ms RTT, run with
-`--no-har`, with HARs (the default) and with `--trace`, alternately, ROUNDS times each.
+`--no-har`, with HARs (the default) and with `--trace`, ROUNDS times each, in turn (the
+order reversed every other round).
 
     sudo .venv/bin/python harness/benchmarks/evidence_cost.py > table.md
 
@@ -78,8 +79,8 @@ def main() -> None:
     results: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _ in VARIANTS}
     with tempfile.TemporaryDirectory() as tmp:
         index = 0
-        for _ in range(ROUNDS):
-            for name, options in VARIANTS:
+        for round_ in range(ROUNDS):
+            for name, options in VARIANTS if round_ % 2 == 0 else VARIANTS[::-1]:  # no variant always first
                 index += 1
                 results[name].append(run(Path(tmp), index, options))
         cost = har_cost(Path(tmp))

@@ -68,7 +68,7 @@ class Runner:
     def __init__(self, store: Store, run_id: str, prepared: Prepared, progress: Progress,
                  roles: Roles | None = None, keep: Keep = Keep()) -> None:
         self.store = store
-        self.keep = keep if store.artifacts is not None else Keep(har=False)
+        self.keep = keep if store.artifacts is not None else Keep(har=False, trace=False)  # nowhere to keep it
         self.roles = roles
         self.run_id = run_id
         self.p = prepared
