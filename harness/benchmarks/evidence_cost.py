@@ -6,8 +6,10 @@ order reversed every other round).
     sudo .venv/bin/python harness/benchmarks/evidence_cost.py > table.md
 
 Per run: its wall time per load (first load's start to the last load's commit, over the
-loads), and the median load time (a HAR is built after the load, so load times must not
-move; a trace is recorded during it). Real `pagebench run`s into throwaway SQLite stores.
+loads); the median time each load spends around the page's own load (its start to its
+commit, less its load time: context, settling, idle wait, counters, and the HAR, built
+and written after the load); and the median load time (a HAR cannot move it; a trace is
+recorded during the load). Real `pagebench run`s into throwaway SQLite stores.
 On a shared machine the wall times move by more than a HAR costs, so the cost itself is
 timed too: building and writing the HAR of a recorded load of the same page
 (`tests/fixtures/load-modern-h2-cold.raw.json.gz`), 50 times.
@@ -42,8 +44,9 @@ SPEC = {"name": "evidence-cost", "sites": ["modern"], "modes": ["h2"], "profiles
         "cache": ["cold"], "repetitions": LOADS, "warmup": 1, "timeouts": {"link_check": False}}
 
 
-def run(workdir: Path, index: int, options: list[str]) -> tuple[float, float, int]:
-    """(wall ms per measured load, median load_ms, bytes kept per load) of one run."""
+def run(workdir: Path, index: int, options: list[str]) -> tuple[float, float, float, int]:
+    """(wall ms per measured load, median ms around the load, median load_ms, bytes kept
+    per load) of one run."""
     spec = workdir / "spec.yaml"
     spec.write_text(yaml.safe_dump(SPEC))
     db = f"sqlite:///{workdir}/run{index}.sqlite"
@@ -57,7 +60,8 @@ def run(workdir: Path, index: int, options: list[str]) -> tuple[float, float, in
         wall = (max(l.recorded_at for l in loads) - min(l.started_at for l in loads)) / len(loads) * 1000
         kept = workdir / f"run{index}.artifacts" / run_id
         size = sum(p.stat().st_size for p in kept.iterdir()) // len(loads) if kept.is_dir() else 0
-        return wall, statistics.median(l.load_ms for l in loads if l.load_ms is not None), size
+        around = statistics.median((l.recorded_at - l.started_at) * 1000 - l.load_ms for l in loads if l.load_ms)
+        return wall, around, statistics.median(l.load_ms for l in loads if l.load_ms is not None), size
 
 
 def har_cost(workdir: Path, times: int = 50) -> float:
@@ -76,7 +80,7 @@ def har_cost(workdir: Path, times: int = 50) -> float:
 
 
 def main() -> None:
-    results: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _ in VARIANTS}
+    results: dict[str, list[tuple[float, float, float, int]]] = {name: [] for name, _ in VARIANTS}
     with tempfile.TemporaryDirectory() as tmp:
         index = 0
         for round_ in range(ROUNDS):
@@ -84,14 +88,16 @@ def main() -> None:
                 index += 1
                 results[name].append(run(Path(tmp), index, options))
         cost = har_cost(Path(tmp))
-    base = statistics.median(wall for wall, _, _ in results[VARIANTS[0][0]])
-    print("| variant | wall time per load (each run) | median | vs no HAR | median load time | kept per load |")
-    print("|---|---|---|---|---|---|")
+    base = statistics.median(wall for wall, *_ in results[VARIANTS[0][0]])
+    print("| variant | wall time per load (each run) | median | vs no HAR | around the load (each run) "
+          "| median load time | kept per load |")
+    print("|---|---|---|---|---|---|---|")
     for name, found in results.items():
-        walls = [wall for wall, _, _ in found]
+        walls = [wall for wall, *_ in found]
         median = statistics.median(walls)
         print(f"| {name} | {', '.join(f'{w:.0f}' for w in walls)} ms | {median:.0f} ms | {median - base:+.0f} ms | "
-              f"{statistics.median(t for _, t, _ in found):.0f} ms | {found[0][2] / 1024:.1f} KiB |")
+              f"{', '.join(f'{a:.0f}' for _, a, _, _ in found)} ms | "
+              f"{statistics.median(t for _, _, t, _ in found):.0f} ms | {found[0][3] / 1024:.1f} KiB |")
     print(f"\nBuilding and writing one load's HAR (69 requests), median of 50: {cost:.1f} ms")
 
 

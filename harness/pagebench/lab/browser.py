@@ -312,7 +312,7 @@ class _Tracer:
     so the end is waited for in the page's own small pauses."""
 
     def __init__(self, session: CDPSession, raw: RawLoad, page: Page) -> None:
-        self.session, self.raw, self.page = session, raw, page
+        self.session, self.page = session, page
         self.done = False
         raw.trace = {"traceEvents": []}
         session.on("Tracing.dataCollected", lambda e: raw.trace["traceEvents"].extend(e.get("value") or []))
