@@ -27,6 +27,7 @@ import pytest
 
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.lab import netns
+from pagebench.results.artifacts import ARTIFACTS_ENV
 from tests.helpers import HARNESS, SESSION_TAG, is_e2e, ours
 
 PYPROJECT = HARNESS / "pyproject.toml"
@@ -137,9 +138,12 @@ def postgres(root: None, session_tag: str) -> Iterator[Postgres]:
         as_postgres(str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "pagebench", "--no-sync")
         as_postgres(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(base / "log"), "-w", "start", "-o",
                     f"-k {sock} -c listen_addresses='' -c fsync=off -c full_page_writes=off")
+        # The loads' evidence of its stores (`results.artifacts`) goes with it, not under /var/lib.
+        os.environ[ARTIFACTS_ENV] = str(base / "artifacts")
         yield Postgres(f"postgresql+psycopg://pagebench@/postgres?host={sock}", bindir, data)
     finally:
         if (data / "postmaster.pid").exists():
             subprocess.run(["runuser", "-u", "postgres", "--", str(bindir / "pg_ctl"), "-D", str(data), "-m",
                             "immediate", "-w", "stop"], capture_output=True)
+        os.environ.pop(ARTIFACTS_ENV, None)
         shutil.rmtree(base, ignore_errors=True)

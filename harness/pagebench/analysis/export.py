@@ -1,5 +1,5 @@
 """`pagebench export`: a run as flat tables for pandas, R or a spreadsheet, from the store
-only. `loads` and `resources` hold the raw samples, joined on (run, seq, client), in the
+only (and its measured loads' HARs, for DevTools and other HAR viewers). `loads` and `resources` hold the raw samples, joined on (run, seq, client), in the
 store's own columns (`results.schema`); `conditions` is the run's one summary
 (`summary`), a row per condition, as the reports state it.
 
@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +87,33 @@ def write_parquet(store: Store, run_id: str, directory: Path) -> list[Path]:
         pq.write_table(pa.Table.from_pylist(rows), path)
         written.append(path)
     return written
+
+
+@dataclass(frozen=True)
+class HarExport:
+    """What `write_hars` wrote, and the measured loads that kept no HAR (their seqs)."""
+
+    written: list[Path]
+    missing: list[int]
+
+
+def har_name(load: LoadRow) -> str:
+    """A load's HAR file name: its condition and seq (and client, when several loaded at once)."""
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", load.condition.key.replace("|", "_"))
+    return f"{name}-seq{load.seq}" + (f"-client{load.client}" if load.client else "") + ".har"
+
+
+def write_hars(store: Store, run_id: str, directory: Path) -> HarExport:
+    """Each measured load's HAR, uncompressed, one file per load (`har_name`)."""
+    loads = store.loads(run_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    written, missing = [], []
+    for load in loads:
+        document = store.artifacts.read(load.har) if store.artifacts is not None else None
+        if document is None:
+            missing.append(load.seq)
+            continue
+        path = directory / har_name(load)
+        path.write_text(json.dumps(document, indent=1))
+        written.append(path)
+    return HarExport(written, missing)

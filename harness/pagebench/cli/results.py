@@ -83,6 +83,9 @@ def compare(
         "--allow-different", metavar="KINDS",
         help="Compare runs that differ in these, comma-separated: chromium, kernel, backend, link-check, "
              "conditions (refused otherwise).")] = None,
+    html: Annotated[Optional[Path], typer.Option("--html", help=(
+        "Also write an HTML page here: the verdicts and each condition's median loads as waterfalls side by side."
+    ))] = None,
 ) -> None:
     """Is the candidate run slower than the baseline, or over a budget? Exit 0 fine, 1 a
     regression or a budget breached, 2 an error (runs not measured alike included: same
@@ -111,6 +114,14 @@ def compare(
             junit.write_text(compare_mod.junit(result))
         except OSError as error:
             raise fail(f"--junit: {junit}: {error.strerror}") from None
+    if html is not None:
+        from pagebench.analysis.report.comparison import write_comparison
+
+        try:
+            write_comparison(html, result, (base_store, base_id), (candidate_store, candidate_id))
+        except OSError as error:
+            raise fail(f"--html: {html}: {error.strerror}") from None
+        err.print(f"wrote {html}", highlight=False)
     if markdown:
         print(compare_mod.markdown(result), end="")
     else:
@@ -131,22 +142,33 @@ def export(
     run_id: Annotated[str, typer.Argument(help="Run id, or 'latest'.")],
     csv_dir: Annotated[Optional[Path], typer.Option("--csv", help="Write loads.csv, resources.csv, conditions.csv here.")] = None,
     parquet_dir: Annotated[Optional[Path], typer.Option("--parquet", help="Write loads, resources and conditions as .parquet here.")] = None,
+    har_dir: Annotated[Optional[Path], typer.Option("--har", help="Write each measured load's HAR here (one .har per load).")] = None,
     db: Annotated[Optional[str], typer.Option(help="Results store URL.")] = None,
 ) -> None:
     """A run's loads and resources as flat files (warm-up and flagged loads included, marked),
-    and its summary, a row per condition."""
+    and its summary, a row per condition; or its measured loads' HARs."""
     from pagebench.analysis import export as export_mod
 
-    if (csv_dir is None) == (parquet_dir is None):
-        raise fail("give exactly one of --csv DIR or --parquet DIR")
+    if sum(option is not None for option in (csv_dir, parquet_dir, har_dir)) != 1:
+        raise fail("give exactly one of --csv DIR, --parquet DIR or --har DIR")
     store = open_store(db, must_exist=True)
     run_id = _run_id(store, run_id)
+    missing: list[int] = []
     try:
         if csv_dir is not None:
             written = export_mod.write_csv(store, run_id, csv_dir)
-        else:
+        elif parquet_dir is not None:
             written = export_mod.write_parquet(store, run_id, parquet_dir)
+        else:
+            assert har_dir is not None
+            hars = export_mod.write_hars(store, run_id, har_dir)
+            written, missing = hars.written, hars.missing
     except OSError as error:
         raise fail(f"{error.filename}: {error.strerror}") from None
     for path in written:
         out.print(f"wrote {path}", highlight=False)
+    if missing:
+        err.print(f"{len(missing)} measured load(s) kept no HAR (seq {', '.join(map(str, missing[:10]))}"
+                  f"{', ...' if len(missing) > 10 else ''}): recorded before HARs were kept, with --no-har, "
+                  f"or their files are gone from {store.artifacts.root if store.artifacts else 'the store'}",
+                  highlight=False)

@@ -48,6 +48,11 @@ def run(
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help=(
         "Also write the budget checks as a markdown table here (for a CI summary)."))] = None,
     wait: WaitOpt = False,
+    har: Annotated[bool, typer.Option("--har/--no-har", help=(
+        "Keep each measured load's HAR in the store's artifact directory (SQLite X.sqlite: X.artifacts/)."))] = True,
+    trace: Annotated[bool, typer.Option("--trace", help=(
+        "Also keep each measured load's Chrome trace there (tracing costs the browser CPU: the loads are slower)."
+    ))] = False,
 ) -> None:
     """Run an experiment: every planned page load, committed as it finishes, then its budgets
     checked. Exit 0 done, 1 a budget breached, 2 an error, 130 interrupted."""
@@ -102,11 +107,11 @@ def run(
                 created.append(new_id)
                 lock.note_run(new_id)
 
-            run_id = runner.start(store, prepared, progress, roles, created=named)
+            run_id = runner.start(store, prepared, progress, roles, created=named, keep=runner.Keep(har, trace))
         else:
             assert run_id is not None
             lock.note_run(run_id)
-            runner.resume(store, run_id, progress, roles)
+            runner.resume(store, run_id, progress, roles, runner.Keep(har, trace))
     breached = _gate(store, run_id, budgets, junit, markdown)
     out.print(f"run [bold]{run_id}[/] complete: pagebench report {run_id}")
     raise typer.Exit(CHECK_FAILED if breached else 0)

@@ -143,3 +143,4 @@ class RawLoad:
     page: dict[str, Any] = field(default_factory=dict)
     requests: dict[str, dict[str, Any]] = field(default_factory=dict)  # CDP requestId -> merged events
     console_errors: list[str] = field(default_factory=list)
+    trace: Any = None  # the Chrome trace recorded during the load, when asked for (`run --trace`)

@@ -48,6 +48,12 @@ SETTLE_S = 0.1
 #: without a request once every announced one is in.
 DICTIONARY_QUIET_S = 1.0
 
+#: What a `--trace` load records: DevTools' timeline (tasks, layout, paint, frames),
+#: script execution, loading and user timing.
+TRACE_CATEGORIES = ("devtools.timeline", "disabled-by-default-devtools.timeline",
+                    "disabled-by-default-devtools.timeline.frame", "toplevel", "v8.execute", "blink.user_timing",
+                    "loading", "latencyInfo")
+
 #: Collected in the page after `load`: navigation timing, paints, LCP, resource timing.
 PAGE_METRICS_JS = """
 async () => {
@@ -188,6 +194,17 @@ def dictionary_links(headers: dict[str, Any], base: str) -> list[str]:
     return found
 
 
+def _initiator(initiator: dict[str, Any]) -> dict[str, Any]:
+    """What started a request (parser, script, preload, ...), where, without the full
+    stack: a script's top frame says which script asked."""
+    kept = {k: initiator[k] for k in ("type", "url", "lineNumber", "columnNumber") if k in initiator}
+    frames = (initiator.get("stack") or {}).get("callFrames") or []
+    if frames and "url" not in kept:
+        top = frames[0]
+        kept.update(url=top.get("url", ""), lineNumber=top.get("lineNumber"), columnNumber=top.get("columnNumber"))
+    return kept
+
+
 class _Recorder:
     """Collects CDP Network events of one page into per-request records. The ExtraInfo
     events (headers as sent and received) may come before or after their request's."""
@@ -211,7 +228,10 @@ class _Recorder:
 
     def _sent(self, e: dict[str, Any]) -> None:
         entry = self._entry(e["requestId"])
-        entry.update(url=e["request"]["url"], type=e.get("type", ""), sent=e["timestamp"])
+        request = e["request"]
+        entry.update(url=request["url"], type=e.get("type", ""), sent=e["timestamp"], wall=e.get("wallTime"),
+                     method=request.get("method", "GET"), initiator=_initiator(e.get("initiator") or {}))
+        entry.setdefault("request_headers", request.get("headers") or {})  # ExtraInfo's, as sent, replace them
         self.inflight.add(e["requestId"])
 
     def _sent_extra(self, e: dict[str, Any]) -> None:
@@ -226,7 +246,8 @@ class _Recorder:
             status=r.get("status"), protocol=r.get("protocol", ""), connection_id=r.get("connectionId"),
             from_disk_cache=r.get("fromDiskCache", False), from_prefetch=r.get("fromPrefetchCache", False),
             remote_ip=r.get("remoteIPAddress"), timing=r.get("timing") or {}, headers_bytes=r.get("encodedDataLength"),
-            response_headers=r.get("headers") or {},
+            response_headers=r.get("headers") or {}, mime_type=r.get("mimeType", ""),
+            status_text=r.get("statusText", ""),
         )
         self._encoding(entry)
 
@@ -246,7 +267,8 @@ class _Recorder:
         self.inflight.discard(e["requestId"])
 
     def _failed(self, e: dict[str, Any]) -> None:
-        self._entry(e["requestId"]).update(failed=e.get("errorText", "failed"), canceled=e.get("canceled", False))
+        self._entry(e["requestId"]).update(failed=e.get("errorText", "failed"), canceled=e.get("canceled", False),
+                                           failed_at=e.get("timestamp"))
         self.inflight.discard(e["requestId"])
 
     def _from_cache(self, e: dict[str, Any]) -> None:
@@ -284,22 +306,49 @@ class _Recorder:
         return f"{len(missing)} announced dictionar(ies) not fetched, e.g. {missing[0]}" if missing else None
 
 
+class _Tracer:
+    """A Chrome trace of one page's load over its CDP session (`RawLoad.trace`: the events
+    as DevTools' Performance panel reads them). Events arrive only inside Playwright calls,
+    so the end is waited for in the page's own small pauses."""
+
+    def __init__(self, session: CDPSession, raw: RawLoad, page: Page) -> None:
+        self.session, self.page = session, page
+        self.done = False
+        raw.trace = {"traceEvents": []}
+        session.on("Tracing.dataCollected", lambda e: raw.trace["traceEvents"].extend(e.get("value") or []))
+        session.on("Tracing.tracingComplete", self._complete)
+        session.send("Tracing.start", {"transferMode": "ReportEvents",
+                                       "traceConfig": {"includedCategories": list(TRACE_CATEGORIES)}})
+
+    def _complete(self, _e: dict[str, Any]) -> None:
+        self.done = True
+
+    def end(self, timeout: float = 10.0) -> None:
+        self.session.send("Tracing.end")
+        deadline = time.monotonic() + timeout
+        while not self.done and time.monotonic() < deadline:
+            self.page.wait_for_timeout(20)
+
+
 def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeout_s: float,
-             dictionaries: bool = False) -> list[RawLoad]:
+             dictionaries: bool = False, trace: bool = False) -> list[RawLoad]:
     """Each page loads `url`, all at the same moment (several clients: aggregation).
     Sync Playwright's `goto` returns only at `load`, so with several pages each
     navigation is started from the page itself, then awaited. With `dictionaries`, it
-    then waits for the dictionaries the page announced (an error if they did not come)."""
+    then waits for the dictionaries the page announced (an error if they did not come);
+    with `trace`, each page's load is traced (`_Tracer`)."""
     for page in pages:
         page.evaluate("1")  # the renderer is up and answering before navigation starts
     time.sleep(SETTLE_S)
     raws = [RawLoad(url=url, started_at=time.time(), error=None) for _ in pages]
     sessions = [context.new_cdp_session(page) for page, context in zip(pages, contexts)]
     try:
-        recorders = []
+        recorders, tracers = [], []
         for page, session, raw in zip(pages, sessions, raws):
             session.send("Network.enable")
             recorders.append(_Recorder(session, raw, page))
+            if trace:
+                tracers.append(_Tracer(session, raw, page))
             page.on("console", lambda m, raw=raw: raw.console_errors.append(m.text) if m.type == "error" else None)
         together = len(pages) > 1
         if together:
@@ -319,6 +368,8 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
                 raw.error = str(error).splitlines()[0]
                 if isinstance(error, PlaywrightError):
                     page.evaluate("1")  # raises if the browser went away: the Driver's "lost" load
+        for tracer in tracers:
+            tracer.end()
     finally:
         for session in sessions:
             _quietly(session.detach)  # or it collects the next load's events
@@ -348,10 +399,12 @@ class Driver:
     relaunched persistent profiles for warm ones."""
 
     def __init__(self, playwright: Playwright, workdir: Path, namespace: str | None,
-                 deterministic: int | None = None) -> None:
+                 deterministic: int | None = None, trace: bool = False) -> None:
         """`deterministic`: the seed of a deterministic run (`deterministic_script`): every
-        context its loads use, cold, warm or priming, runs that script in every page."""
+        context its loads use, cold, warm or priming, runs that script in every page.
+        `trace`: every measured load records a Chrome trace (`RawLoad.trace`)."""
         self.pw = playwright
+        self.trace = trace
         self.workdir = workdir
         self.wrapper = write_wrapper(workdir / "chromium-in-netns", namespace, workdir / "home")
         self._browsers: dict[Setup, PWBrowser] = {}
@@ -388,7 +441,8 @@ class Driver:
             for k in range(clients):
                 contexts.append(browser.new_context(**setup.context_options(k)))
                 self._prepared(contexts[-1])
-            return _measure([context.new_page() for context in contexts], contexts, url, timeout_s)
+            return _measure([context.new_page() for context in contexts], contexts, url, timeout_s,
+                            trace=self.trace)
         except PlaywrightError as error:
             self._browsers.pop(setup, None)
             _quietly(browser.close)
@@ -407,16 +461,17 @@ class Driver:
         path = self._profile(profile)
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
-        return self.warm(setup, profile, url, timeout_s, dictionaries=dictionaries)
+        return self.warm(setup, profile, url, timeout_s, dictionaries=dictionaries, measured=False)
 
-    def warm(self, setup: Setup, profile: str, url: str, timeout_s: float, dictionaries: bool = False) -> RawLoad:
+    def warm(self, setup: Setup, profile: str, url: str, timeout_s: float, dictionaries: bool = False,
+             measured: bool = True) -> RawLoad:
         context = self.pw.chromium.launch_persistent_context(str(self._profile(profile)),
                                                             **self._launch_options(setup))
         started = time.time()
         try:
             self._prepared(context)
             page = context.pages[0] if context.pages else context.new_page()
-            return _measure([page], [context], url, timeout_s, dictionaries)[0]
+            return _measure([page], [context], url, timeout_s, dictionaries, trace=self.trace and measured)[0]
         except PlaywrightError as error:
             return _lost(url, started, error)
         finally:

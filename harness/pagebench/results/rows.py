@@ -79,6 +79,9 @@ class LoadRow(LoadMeasurement):
     connections_proxy: int | None
     connections_proxy_reused: int | None
     unrecorded: int | None  # requests a replayed site's recording lacked; None: not replayed
+    #: Its evidence, relative to the store's artifact directory (`Store.artifacts`); None: none kept.
+    har: str | None = None
+    trace: str | None = None
 
     def metric(self, name: str) -> float | None:
         """A metric by its name (`analysis.summary.METRICS`, a compare's `--metric`); counts

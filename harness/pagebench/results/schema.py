@@ -121,6 +121,9 @@ loads = sa.Table(
     sa.Column("connections_proxy", sa.Integer),
     sa.Column("connections_proxy_reused", sa.Integer),  # a warm pool's, opened by an earlier load
     sa.Column("unrecorded", sa.Integer),  # requests a replayed site's recording lacked; null: not replayed
+    # The load's evidence, relative to the store's artifact directory (results.artifacts); null: none kept
+    sa.Column("har", sa.Text),
+    sa.Column("trace", sa.Text),
     sa.UniqueConstraint("experiment_id", "seq", "client", name="uq_loads_experiment_seq_client"),
     sa.ForeignKeyConstraint(["experiment_id", "seq"], ["planned_loads.experiment_id", "planned_loads.seq"],
                             name="fk_loads_planned", ondelete="CASCADE"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import platform
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from pagebench.core.records import Condition, LoadResult, PlannedLoad
 from pagebench.results import migrate, rows
+from pagebench.results.artifacts import Artifacts, Evidence, directory_of
 from pagebench.results.database import Database, StoreError, dumps
 from pagebench.results.rows import (ConditionRow, LinkCheckRow, LoadRow, ProxyOverheadRow, ResourceRow, RunRow,
                                     load_columns, resource_columns)
@@ -37,11 +38,14 @@ class UnknownRun(StoreError):
 
 
 class Store:
-    """One results database. `Store(url)` opens it and migrates it to the latest schema."""
+    """One results database. `Store(url)` opens it and migrates it to the latest schema;
+    `artifacts` is where its loads' evidence is kept (None: an in-memory store keeps none)."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self._db = Database(url)
+        root = directory_of(url)
+        self.artifacts = Artifacts(root) if root is not None else None
         self.engine = self._db.engine
         try:
             migrate.upgrade(self.engine, self._db.shown)
@@ -159,14 +163,18 @@ class Store:
                                                            **overhead))
 
     def record_loads(self, run_id: str, planned: PlannedLoad, results: list[LoadResult],
-                     started_at: float) -> list[int]:
-        """Insert the loads of one planned load (client k is `results[k]`) and their
-        resources in one transaction: a seq is done with all its clients or not at all.
-        A seq can be recorded once only."""
-        return self._db.retrying(lambda: self._record_loads(run_id, planned, results, started_at))
+                     started_at: float, evidence: Sequence[Evidence] = ()) -> list[int]:
+        """Insert the loads of one planned load (client k is `results[k]`, its evidence
+        `evidence[k]`, written first into `artifacts`) and their resources in one
+        transaction: a seq is done with all its clients or not at all. A seq can be
+        recorded once only."""
+        kept = [self.artifacts.keep(run_id, planned.seq, client, found) if self.artifacts is not None else {}
+                for client, found in enumerate(evidence)]
+        kept += [{}] * (len(results) - len(kept))
+        return self._db.retrying(lambda: self._record_loads(run_id, planned, results, started_at, kept))
 
     def _record_loads(self, run_id: str, planned: PlannedLoad, results: list[LoadResult],
-                      started_at: float) -> list[int]:
+                      started_at: float, kept: list[dict[str, str | None]]) -> list[int]:
         ids = []
         try:
             with self._db.write() as conn:
@@ -176,7 +184,7 @@ class Store:
                     load_id = conn.execute(sa.insert(loads).values(
                         experiment_id=experiment_id, seq=planned.seq, condition_id=condition_id,
                         repetition=planned.repetition, warmup=planned.warmup, client=client,
-                        started_at=started_at, recorded_at=time.time(), **load_columns(result),
+                        started_at=started_at, recorded_at=time.time(), **load_columns(result), **kept[client],
                     )).inserted_primary_key[0]
                     ids.append(load_id)
                     if result.resources:

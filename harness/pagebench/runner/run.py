@@ -14,16 +14,17 @@ import statistics
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from pagebench.core.measure.bound import fetches_of, lower_bound_ms
+from pagebench.core.measure.har import har
 from pagebench.core.measure.metrics import LinkView, ProxyView, ServerView, evaluate
 from pagebench.core.profiles import Profile
-from pagebench.core.records import LoadResult, PlannedLoad
+from pagebench.core.records import LoadResult, PlannedLoad, RawLoad
 from pagebench.core.sites.model import Site
 from pagebench.core.spec import plan as planner
 from pagebench.core.spec.model import SpecError
@@ -35,6 +36,7 @@ from pagebench.lab.build import Origins, Roles
 from pagebench.link.counters import LinkCounters
 from pagebench.link.emulator import LinkControl, choose_backend
 from pagebench.link.plan import SPIN_US
+from pagebench.results.artifacts import Evidence
 from pagebench.results.store import Store
 from pagebench.runner.environment import environment
 from pagebench.runner.prepare import Prepared, encoding_costs, plan_run, prepare
@@ -50,20 +52,33 @@ def new_run_id() -> str:
 Progress = Callable[[int, int, PlannedLoad, LoadResult | None, str], None]
 
 
+@dataclass(frozen=True)
+class Keep:
+    """What evidence each measured load leaves in the store's artifact directory: its HAR
+    (built from what the load collected anyway: milliseconds between loads), its Chrome
+    trace (recorded during the load: it costs the browser CPU, so a traced run's timings
+    are its own)."""
+
+    har: bool = True
+    trace: bool = False
+
+
 class Runner:
     """Runs the remaining loads of one stored run in a fresh lab."""
 
     plan: planner.RunPlan  # once the run has loads left and its sites are on disk
 
     def __init__(self, store: Store, run_id: str, prepared: Prepared, progress: Progress,
-                 roles: Roles | None = None) -> None:
+                 roles: Roles | None = None, keep: Keep = Keep()) -> None:
         self.store = store
+        self.keep = keep if store.artifacts is not None else Keep(har=False, trace=False)  # nowhere to keep it
         self.roles = roles
         self.run_id = run_id
         self.p = prepared
         self.progress = progress
         self._watchdog = Watchdog([])  # the lab's, once it is up
         self._scheduling: str | None = None  # the delay program's, as noted in the store
+        self._versions: tuple[str, str | None] | None = None  # pagebench's and Chromium's, for the HARs
 
     def run(self) -> None:
         """The remaining loads; the run ends in a stated state whatever happens: complete,
@@ -90,6 +105,8 @@ class Runner:
             self.store.set_status(self.run_id, "complete")
             return
         plan = self.plan = plan_run(self.p, done)
+        if self.store.artifacts is not None and (self.keep.har or self.keep.trace):
+            self.store.artifacts.prepare(self.run_id)
         if plan.note_encoding_cost:  # seed 001's table 6-4: what compressing cost
             self.store.note(self.run_id, encoding_cost=encoding_costs(plan.servers.sites))
         spec = plan.spec
@@ -104,7 +121,7 @@ class Runner:
             with lab as parts, sync_playwright() as pw:
                 bed, link, origins = parts.bed, parts.link, parts.origins
                 driver = Driver(pw, bed.state_dir / "browser", parts.client_namespace,
-                                deterministic=spec.seed if spec.deterministic else None)
+                                deterministic=spec.seed if spec.deterministic else None, trace=self.keep.trace)
                 try:
                     self._link_checks(link, parts.measure)
                     with self._edge_proxy(bed, origins) as proxy, \
@@ -176,7 +193,8 @@ class Runner:
                         dict(upstream.addresses), upstream.pool, key=upstream.key)
 
     def _load(self, visit: planner.Visit, link: LinkControl, origins: Origins, driver: Driver,
-              proxy: EdgeProxy | None, warm_profile: str, clients: int) -> tuple[list[LoadResult], float]:
+              proxy: EdgeProxy | None, warm_profile: str, clients: int
+              ) -> tuple[list[LoadResult], float, list[RawLoad]]:
         """One planned load: every client loads the page at once; counters read around it."""
         spec, c = self.plan.spec, visit.condition
         setup = self._setup(visit, proxy)
@@ -208,7 +226,20 @@ class Runner:
             results.append(evaluate(c, raw, _link_view(delta), server, view, expect_delta=visit.expect_delta,
                                     versioned=visit.versioned, recording=visit.recording, query=spec.replay_query,
                                     app=visit.app))
-        return results, started
+        return results, started, raws
+
+    def _evidence(self, planned: PlannedLoad, raws: list[RawLoad], results: list[LoadResult]) -> list[Evidence]:
+        """Each client's HAR (and trace) of a measured load, as `keep` asks."""
+        if not self.keep.har and not self.keep.trace:
+            return []
+        run = self.store.experiment(self.run_id) if self._versions is None else None
+        if run is not None:
+            self._versions = (run.pagebench_version or "", run.chromium_version)
+        creator, browser = self._versions or ("", None)
+        title = f"{planned.condition.key} seq {planned.seq}"
+        return [Evidence(har=har(raw, result, title + (f" client {k}" if len(raws) > 1 else ""), creator, browser)
+                         if self.keep.har else None, trace=raw.trace)
+                for k, (raw, result) in enumerate(zip(raws, results))]
 
     def _loads(self, link: LinkControl, origins: Origins, driver: Driver, proxy: EdgeProxy | None) -> None:
         plan = self.plan
@@ -227,13 +258,14 @@ class Runner:
                 raw = driver.prime(self._setup(first, proxy), step.warm_profile, first.url, plan.spec.timeouts.load_s,
                                    dictionaries=step.prime.dictionaries)
                 prime_errors[c.key] = raw.error
-            results, started = self._load(step.visit, link, origins, driver, proxy, step.warm_profile,
-                                          plan.spec.clients)
+            results, started, raws = self._load(step.visit, link, origins, driver, proxy, step.warm_profile,
+                                                plan.spec.clients)
             results = [replace(r, bound_ms=self._bound(step, r)) for r in results]
             if prime_errors.get(c.key):  # not warm as its condition says
                 results = [replace(r, flagged=True, flags=(*r.flags, f"its warm profile's priming load failed: "
                                                                      f"{prime_errors[c.key]}")) for r in results]
-            self.store.record_loads(self.run_id, planned, results, started)
+            evidence = [] if planned.warmup else self._evidence(planned, raws, results)
+            self.store.record_loads(self.run_id, planned, results, started, evidence)
             done += 1
             self.progress(done, total, planned, results[0], "")
 
@@ -247,7 +279,7 @@ class Runner:
         for measured, visit in overhead.visits:
             topology = visit.condition.topology
             self._status(f"edge-proxy overhead: {topology}")
-            results, _ = self._load(visit, link, origins, driver, proxy, "", 1)
+            results, _, _ = self._load(visit, link, origins, driver, proxy, "", 1)
             result = results[0]
             if not result.ok or result.load_ms is None:
                 raise ProxyError(f"edge-proxy overhead: a {topology} load of {overhead.site} failed: "
@@ -277,7 +309,8 @@ def _proxy_view(stats: ProxyStats, client: int) -> ProxyView:
 
 
 def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None,
-          created: Callable[[str], None] = lambda _: None, meta_extra: dict[str, Any] | None = None) -> str:
+          created: Callable[[str], None] = lambda _: None, meta_extra: dict[str, Any] | None = None,
+          keep: Keep = Keep()) -> str:
     """Create the run in the store (`created` hears its id), then run it (in a split lab's
     `roles`, else natively). Returns the run id."""
     run_id = new_run_id()
@@ -289,11 +322,11 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
     store.create_experiment(run_id, prepared.document, meta, prepared.loads,
                             {name: p.fields() for name, p in prepared.profiles.items()})
     created(run_id)
-    Runner(store, run_id, prepared, progress, roles).run()
+    Runner(store, run_id, prepared, progress, roles, keep).run()
     return run_id
 
 
-def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = None) -> None:
+def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = None, keep: Keep = Keep()) -> None:
     """Finish a stored run: exactly the planned loads that are not yet recorded."""
     experiment = store.experiment(run_id)
     prepared = prepare(experiment.spec, f"run {run_id}", Path(experiment.meta.get("spec_dir", ".")))
@@ -302,7 +335,7 @@ def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = 
         (p.seq, p.condition.key, p.repetition) for p in prepared.loads
     ]:
         raise SpecError(f"run {run_id}: its stored plan no longer matches its spec; cannot resume")
-    Runner(store, run_id, prepared, progress, roles).run()
+    Runner(store, run_id, prepared, progress, roles, keep).run()
 
 
 #: (scenario, variant, run label) of a reproduction, and its run's prepared spec.

@@ -10,14 +10,16 @@ import pyarrow.parquet as pq
 import pytest
 
 from pagebench.analysis.summary import of_run
+from pagebench.results.artifacts import Evidence
 from pagebench.results.store import Store
-from tests.helpers import fill, pagebench
+from tests.helpers import META, PROFILES, SPEC, fake_load, fill, make_plan, pagebench
 
 #: The columns as exports have always had them (a public interface, like the store's).
 LOADS = ["run", "seq", "condition_id", "repetition", "warmup", "started_at", "recorded_at", "ok", "flagged", "url",
          "ttfb_ms", "dcl_ms", "load_ms", "fcp_ms", "lcp_ms", "requests", "bytes", "cache_hits",
          "connections_browser", "connections_link", "connections_server", "flags", "errors", "notes", "link",
-         "bound_ms", "client", "connections_proxy", "connections_proxy_reused", "unrecorded", "condition", "site",
+         "bound_ms", "client", "connections_proxy", "connections_proxy_reused", "unrecorded", "har", "trace",
+         "condition", "site",
          "mode", "topology", "profile", "cache", "tls", "encoding", "version"]
 RESOURCES = ["run", "seq", "client", "position", "url", "origin", "protocol", "connection_id", "from_cache",
              "revalidated", "status", "resource_type", "start_ms", "response_start_ms", "end_ms", "transfer_bytes",
@@ -87,9 +89,29 @@ def test_bad_export_arguments_are_one_line_errors(tmp_path):
     url = f"sqlite:///{tmp_path}/x.sqlite"
     fill(Store(url), "r1")
     both = pagebench("export", "r1", "--csv", str(tmp_path / "a"), "--parquet", str(tmp_path / "b"), "--db", url)
-    assert both.returncode == 2 and both.stderr.strip() == "error: give exactly one of --csv DIR or --parquet DIR"
+    assert both.returncode == 2 and both.stderr.strip() == "error: give exactly one of --csv DIR, --parquet DIR or --har DIR"
     unknown = pagebench("export", "r9", "--csv", str(tmp_path / "a"), "--db", url)
     assert unknown.returncode == 2 and unknown.stderr.startswith("error: unknown run 'r9'")
     missing = pagebench("export", "r1", "--csv", str(tmp_path / "a"), "--db", f"sqlite:///{tmp_path}/none.sqlite")
     assert missing.returncode == 2 and "no results store there" in missing.stderr
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_har_export_writes_each_measured_load_kept_and_names_those_without(tmp_path):
+    url = f"sqlite:///{tmp_path}/x.sqlite"
+    plan = make_plan(profiles=("3g",), reps=2, warmups=1)
+    with Store(url) as store:
+        store.create_experiment("r1", SPEC, META, plan, PROFILES)
+        for planned in plan:
+            kept = [] if planned.seq == 3 else [Evidence(har={"log": {"version": "1.2", "_seq": planned.seq}})]
+            store.record_loads("r1", planned, [fake_load(planned)], 1.0, kept)
+    result = pagebench("export", "r1", "--har", str(tmp_path / "hars"), "--db", url)
+    assert result.returncode == 0, result.stderr
+    measured = [p for p in plan if not p.warmup and p.seq != 3]
+    names = {f"demo_{p.condition.mode.name}_direct_3g_cold_tls1.3-seq{p.seq}.har": p.seq for p in measured}
+    assert sorted(p.name for p in (tmp_path / "hars").iterdir()) == sorted(names)  # no warm-up, no seq 3
+    for name, seq in names.items():
+        assert json.loads((tmp_path / "hars" / name).read_text())["log"]["_seq"] == seq  # uncompressed
+    assert "1 measured load(s) kept no HAR (seq 3)" in result.stderr
+    both = pagebench("export", "r1", "--har", str(tmp_path / "h"), "--csv", str(tmp_path / "c"), "--db", url)
+    assert both.returncode == 2 and "give exactly one of --csv DIR, --parquet DIR or --har DIR" in both.stderr

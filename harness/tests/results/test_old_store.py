@@ -40,3 +40,13 @@ def test_an_old_store_reports_as_it_did(tmp_path):
     result = pagebench("report", RUN, "--db", _copy(tmp_path))
     assert result.returncode == 0, result.stderr
     assert result.stdout == (FIXTURES / "store-271554b.report.txt").read_text()
+
+
+def test_an_old_store_keeps_no_evidence_and_its_html_report_says_so(tmp_path):
+    url = _copy(tmp_path)
+    with Store(url) as store:
+        assert all(load.har is None and load.trace is None for load in store.loads(RUN, include_warmup=True))
+    result = pagebench("report", RUN, "--db", url, "--html", str(tmp_path / "old.html"))
+    assert result.returncode == 0, result.stderr
+    evidence = (tmp_path / "old.html").read_text().split('<section id="evidence">', 1)[1].split("</section>")[0]
+    assert "download>HAR" not in evidence and evidence.count("no evidence kept</span>") == 2 * 12  # median, slowest

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import statistics
+from pathlib import Path
 
 import pytest
 
 from pagebench.analysis.summary import of_run
+from pagebench.results.artifacts import ARTIFACTS_ENV
 from pagebench.results.store import Store
 
 from tests.helpers import drop_database, fresh_database, needs_root, nothing_left, pagebench, run_id_of, write_spec
@@ -47,6 +50,14 @@ def test_the_run_is_stored_in_postgresql(pg_run):
     assert experiment.spec["profiles"] == [{"name": "r10", "rtt_ms": 10}]
     assert experiment.meta["backend"] == experiment.backend and experiment.chromium_version
     assert nothing_left()
+
+
+def test_the_loads_evidence_is_kept_where_the_user_said(pg_run):
+    """PostgreSQL has no "beside the store": $PAGEBENCH_ARTIFACTS (the session's, conftest)."""
+    _, store, run = pg_run
+    assert store.artifacts is not None and store.artifacts.root == Path(os.environ[ARTIFACTS_ENV])
+    loads = store.loads(run)
+    assert len(loads) == 3 and all(store.artifacts.read(load.har)["log"]["entries"] for load in loads)
 
 
 def test_report_and_its_json_agree_with_the_stored_rows(pg_run):

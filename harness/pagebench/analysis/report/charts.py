@@ -308,9 +308,10 @@ def grouped_bars(groups: Sequence[BarGroup], names: Sequence[str], colours: Sequ
 
 
 def waterfall(spans: Sequence[Span], colours: Sequence[str], events: dict[str, float], axis_label: str,
-              width: float = WIDTH) -> str:
+              width: float = WIDTH, until: float = 0.0) -> str:
     """One row per resource: a light bar while waiting for the first byte, a solid one while
-    receiving, in its connection's colour (grey when it used none); `events` are dashed lines."""
+    receiving, in its connection's colour (grey when it used none); `events` are dashed lines.
+    The axis reaches at least `until` ms (two waterfalls side by side share one scale)."""
     row = 13
     labels, left = _label_column([s.label for s in spans], 56, FONT - 2)
     left += 6
@@ -318,7 +319,8 @@ def waterfall(spans: Sequence[Span], colours: Sequence[str], events: dict[str, f
     stops = [v for s in spans for v in (s.start, s.response_start, s.end) if v is not None]
     top = 12 + 13 * len(events)
     bottom = top + row * len(spans) + 4
-    scale, parts = _from_zero(max([*stops, *events.values()], default=1.0), left, right, top, bottom, axis_label, 8)
+    scale, parts = _from_zero(max([*stops, *events.values(), until], default=1.0), left, right, top, bottom,
+                              axis_label, 8)
     for i, (span, label) in enumerate(zip(spans, labels)):
         y = top + row * i + 2
         colour = "#999" if span.lane is None else colours[span.lane % len(colours)]

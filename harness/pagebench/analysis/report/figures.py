@@ -122,6 +122,19 @@ def waterfalls(resources: Mapping[int, Sequence[ResourceRow]], conditions: Seque
 
 
 def _waterfall(condition: ConditionView, load: LoadRow, rows: Sequence[ResourceRow]) -> str:
+    svg, key, requests, connections = load_waterfall(load, rows)
+    notes = "".join(f"<li>{cell(text)}</li>" for text in [*load.flags, *load.notes])
+    caption = (f"Load seq {load.seq}, {ms(load.load_ms)} ms "
+               f"(median of n={condition.summary.n}: {ms(condition.median)} ms), "
+               f"{_plural(requests, 'request')} over {_plural(connections, 'connection')}."
+               + (f'<ul class="notes">{notes}</ul>' if notes else ""))
+    return f"<h3>{escape(condition.label)}</h3>" + figure("waterfall", svg, caption, key, condition.label)
+
+
+def load_waterfall(load: LoadRow, rows: Sequence[ResourceRow], until: float = 0.0,
+                   width: float = charts.WIDTH) -> tuple[str, str, int, int]:
+    """A load's waterfall (its axis to at least `until` ms) and its legend (origin, protocol
+    and connections), with its counts of requests and connections."""
     resources = [row.resource for row in rows]
     lanes: dict[int, int] = {}  # connection id -> lane, numbered in order of first use
     for r in resources:
@@ -134,7 +147,7 @@ def _waterfall(condition: ConditionView, load: LoadRow, rows: Sequence[ResourceR
              for r in resources
              for lane in [None if r.from_cache or r.connection_id is None else lanes[r.connection_id]]]
     events = {name: value for name, value in (("DCL", load.dcl_ms), ("load", load.load_ms)) if value is not None}
-    svg = charts.waterfall(spans, colours, events, "ms from navigation start")
+    svg = charts.waterfall(spans, colours, events, "ms from navigation start", width, until)
     by_origin: dict[tuple[str, str], list[int]] = {}  # (origin, protocol) -> its connections' lanes
     for r, span in zip(resources, spans):
         if span.lane is not None:
@@ -146,12 +159,14 @@ def _waterfall(condition: ConditionView, load: LoadRow, rows: Sequence[ResourceR
               + " ".join(f'<span class="lane">{chip(colours[lane])}#{lane + 1}</span>' for lane in found))
          for (origin, protocol), found in by_origin.items()]
         + ([(chip("#999"), "cache / no connection")] if any(s.lane is None for s in spans) else []))
-    notes = "".join(f"<li>{cell(text)}</li>" for text in [*load.flags, *load.notes])
-    caption = (f"Load seq {load.seq}, {ms(load.load_ms)} ms "
-               f"(median of n={condition.summary.n}: {ms(condition.median)} ms), "
-               f"{_plural(len(resources), 'request')} over {_plural(len(lanes), 'connection')}."
-               + (f'<ul class="notes">{notes}</ul>' if notes else ""))
-    return f"<h3>{escape(condition.label)}</h3>" + figure("waterfall", svg, caption, key, condition.label)
+    return svg, key, len(resources), len(lanes)
+
+
+def waterfall_end(load: LoadRow, rows: Sequence[ResourceRow]) -> float:
+    """Where a load's waterfall axis must reach: its last byte, DCL and load event."""
+    stops = [v for row in rows for v in (row.resource.start_ms, row.resource.response_start_ms, row.resource.end_ms)
+             if v is not None]
+    return max([*stops, *(v for v in (load.dcl_ms, load.load_ms) if v is not None)], default=0.0)
 
 
 def _plural(count: int, noun: str) -> str:

@@ -9,7 +9,7 @@ load, so large runs stay fast; everything after it is pure.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pagebench.analysis import encoding as encoding_mod
@@ -36,6 +36,8 @@ class ReportData:
     resources: Mapping[int, Sequence[ResourceRow]]  # load id -> its resources, for each median load
     #: Each condition against identity (`encoding.savings`), when the run has several encodings.
     encodings: Sequence[encoding_mod.EncodingSaving] = ()
+    #: Load id -> its evidence as links from the page (`evidence.kept`), for the loads it links.
+    evidence: Mapping[int, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -9,17 +9,22 @@ load a median has no interval (it is shown missing, not as zero width).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from pagebench.analysis.report import figures, sections
+from pagebench.analysis.report import evidence, figures, sections
 from pagebench.analysis.report.gather import ReportData, gather, views
 from pagebench.analysis.report.page import document, section
 from pagebench.results.store import Store
 
 
 def write_html_report(store: Store, run_id: str, path: Path) -> None:
-    """Write the run's report to `path` (UTF-8). Raises UnknownRun for an unknown run."""
-    path.write_text(render(gather(store, run_id)), encoding="utf-8")
+    """Write the run's report to `path` (UTF-8), its evidence linked relative to it. Raises
+    UnknownRun for an unknown run."""
+    data = gather(store, run_id)
+    shown = evidence.shown_loads(views(data.summary, data.profiles, ["mode"]))
+    data = replace(data, evidence=evidence.kept(store, shown, path.parent))
+    path.write_text(render(data), encoding="utf-8")
 
 
 def render(data: ReportData) -> str:
@@ -42,5 +47,6 @@ def render(data: ReportData) -> str:
         section("Load time against round-trip time", figures.against_rtt(conditions, fields, profiles), "rtt"),
         section("Connections", figures.connections(conditions), "connections"),
         section("Waterfalls of the median loads", figures.waterfalls(data.resources, conditions), "waterfalls"),
+        section("Evidence: the median and the slowest load", evidence.table(conditions, data.evidence), "evidence"),
     ]
     return document(f"pagebench run {data.run_id}", body)

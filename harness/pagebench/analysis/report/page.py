@@ -87,6 +87,7 @@ th { background: #f3f3f3; font-weight: 600; text-align: center; }
 td.f { text-align: left; } .numbers td { font-variant-numeric: tabular-nums; }
 td.few { color: var(--bad); font-weight: bold; }
 tbody tr:nth-child(even) { background: #fafafa; }
+.pair { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; } .pair figure.chart { margin-top: 0; }
 figure.chart { margin: 12px 0 28px; } figure.chart svg { max-width: 100%; height: auto; display: block; }
 figcaption { font-size: 13px; margin-top: 4px; } figcaption ul.notes { margin: 4px 0; }
 ul.legend { list-style: none; padding: 0; margin: 6px 0; display: flex; flex-wrap: wrap; gap: 4px 16px;

@@ -80,7 +80,7 @@ def _match_timing(page: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     return by_url
 
 
-def _entries(raw: RawLoad) -> list[dict[str, Any]]:
+def network_entries(raw: RawLoad) -> list[dict[str, Any]]:
     """The load's http(s) requests in request order: `resources` makes one Resource of each."""
     entries = [e for e in raw.requests.values() if str(e.get("url", "")).startswith(("http://", "https://"))]
     entries.sort(key=lambda e: e.get("sent", 0.0))
@@ -123,7 +123,7 @@ def resources(raw: RawLoad) -> list[Resource]:
     """Network requests of the load (http/https only), in request order."""
     timing = _match_timing(raw.page)
     nav = raw.page.get("nav", {})
-    entries = _entries(raw)
+    entries = network_entries(raw)
     doc_sent = entries[0].get("sent", 0.0) if entries else 0.0
     result = []
     for index, e in enumerate(entries):
@@ -213,7 +213,7 @@ def evaluate(
     mode = condition.mode
     replayed = recording is not None
     res = [replace(r, revalidated=_host_path(r.url) in server.not_modified) for r in resources(raw)]
-    entries = _entries(raw)  # res[i] is entries[i]
+    entries = network_entries(raw)  # res[i] is entries[i]
     unrecorded = [r.url for r, entry in zip(res, entries) if _unrecorded(entry)] if replayed else []
     nav = raw.page.get("nav", {})
     paints = raw.page.get("paints", {})
