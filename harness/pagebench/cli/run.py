@@ -54,7 +54,7 @@ def run(
     roles = Roles(router, sites) if router is not None and sites is not None else None
     prepared = None
     if spec is not None:
-        prepared = prepare(spec_document(spec), str(spec))
+        prepared = prepare(spec_document(spec), str(spec), spec.parent)
         for note in prepared.notes:
             err.print(f"note: {note}", highlight=False, soft_wrap=True)
         if "proxy" in prepared.spec.topologies:

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pagebench.core.profiles import Profile
 from pagebench.core.records import PlannedLoad
+from pagebench.core.sites import kinds
+from pagebench.core.sites.folder import FolderSite
 from pagebench.core.sites.model import GeneratedSite, Site
 from pagebench.core.spec import model as spec_mod
 from pagebench.core.spec import plan as planner
@@ -27,23 +30,47 @@ class Prepared:
     sites: dict[str, GeneratedSite | Site]
     profiles: dict[str, Profile]
     loads: list[PlannedLoad]  # the seeded order, stored with the run
-    notes: list[str]  # said before the run and stored with it
+    notes: list[str]  # said before the run
+    #: Each site's kind as the run's meta keeps it (`site_meta`): what the report says of it.
+    site_kinds: dict[str, dict[str, Any]]
 
 
-def prepare(document: dict[str, Any], origin: str) -> Prepared:
-    """Validate everything a run needs (spec, sites, profiles) before touching the machine."""
+def prepare(document: dict[str, Any], origin: str, base: Path | None = None) -> Prepared:
+    """Validate everything a run needs (spec, sites, profiles) before touching the machine.
+    `base`: the spec file's directory, which the paths its sites name are relative to;
+    the document kept (and stored with the run) names them absolute, so that a resumed
+    run, or a split lab's sites role, finds the same folders."""
+    if base is not None and isinstance(document.get("sites"), list):
+        document = {**document, "sites": [kinds.anchored(entry, base.absolute()) for entry in document["sites"]]}
     spec = spec_mod.parse(document, origin)
     found: dict[str, GeneratedSite | Site] = {}
+    site_kinds: dict[str, dict[str, Any]] = {}
+    notes = planner.notes(spec)
     for index, entry in enumerate(spec.sites):
         try:
-            site = sitefiles.resolve(entry)
+            kind, site = sitefiles.found(entry)
         except ValueError as error:
             raise spec_mod.SpecError(f"{origin}: sites[{index}]: {error}") from None
+        if site.name in found:
+            raise spec_mod.SpecError(f"{origin}: sites[{index}]: site {site.name} is named twice")
         found[site.name] = site
         planner.check_site(spec, site, origin, index)
+        site_kinds[site.name] = site_meta(kind, site)
+        if isinstance(site, FolderSite):
+            notes += [f"site {site.name}: {host.line()}: requests to it fail at once (the lab has no internet)"
+                      for host in sitefiles.external(site) if host.served_as is None]
     profiles = spec_mod.resolve_profiles(spec, builtin_profiles(), origin)
     loads = planner.loads(spec, planner.conditions(spec, list(found), profiles))
-    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, planner.notes(spec))
+    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, notes, site_kinds)
+
+
+def site_meta(kind: kinds.SiteKind, site: GeneratedSite | Site) -> dict[str, Any]:
+    """What the run's meta keeps of a site: its kind, the kind's summary (the report's
+    words) and, for a site of one's own, where it was."""
+    where = {"path": str(site.root)} if isinstance(site, Site) else {}
+    if isinstance(site, FolderSite):
+        where["digest"] = site.digest
+    return {"kind": kind.name, "summary": kind.summary, **where}
 
 
 def plan_run(prepared: Prepared, done: Iterable[int]) -> planner.RunPlan:

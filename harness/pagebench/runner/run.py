@@ -275,7 +275,7 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
     run_id = new_run_id()
     backend = choose_backend(prepared.spec.backend)
     link = {"backend": backend, "delay_spin_us": SPIN_US if backend == "userspace" else None}
-    meta = environment() | planner.run_meta(prepared.spec, link, meta_extra or {})
+    meta = environment() | planner.run_meta(prepared.spec, link, meta_extra or {}) | {"sites": prepared.site_kinds}
     store.create_experiment(run_id, prepared.document, meta, prepared.loads,
                             {name: p.fields() for name, p in prepared.profiles.items()})
     created(run_id)
