@@ -169,15 +169,21 @@ def found(entry: str | Mapping[str, Any]) -> tuple[SiteKind, GeneratedSite | Sit
     for kind, ref in kinds.candidates(entry):
         site = FINDERS[kind](ref)
         if site is not None:
-            return kind, site
+            return _recorded_kind(kind, site), site
     raise kinds.unknown(str(entry), str(sites_dir()))
+
+
+def _recorded_kind(kind: SiteKind, site: GeneratedSite | Site) -> SiteKind:
+    """A site directory holding a recording is a recorded site, wherever it is kept."""
+    return kinds.RECORDED if isinstance(site, Site) and site.recording is not None else kind
 
 
 def found_at(directory: Path) -> tuple[SiteKind, Site]:
     """A directory as `site show` names it: a site directory when it holds site.yaml,
     else a folder site named after it (`{name: <its name>, path: <it>}`)."""
     if (directory / "site.yaml").is_file():
-        return kinds.DIRECTORY, load_site(directory)
+        site = load_site(directory)
+        return _recorded_kind(kinds.DIRECTORY, site), site
     name = re.sub(r"[^a-z0-9.-]+", "-", directory.absolute().name.lower()).strip(".-") or "site"
     return found({"name": name, "path": str(directory)})
 

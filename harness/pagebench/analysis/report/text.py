@@ -165,9 +165,8 @@ def report_table(store: Store, run_id: str) -> RenderableType:
     table = Table(title=f"run {run_id}: {state}, {experiment.recorded}/{experiment.planned} loads"
                         + (f" ({versions})" if versions else "")
                         + (f"\n{', '.join(constant)}" if constant else "")
-                        + (f"\n{proxy_line(proxy)}" if proxy else "")
-                        + "".join(f"\n{line}" for line in site_lines(experiment)),
-                  caption="\n".join([f"warning: {line}" for line in summary.warnings()]
+                        + (f"\n{proxy_line(proxy)}" if proxy else ""),
+                  caption="\n".join(site_lines(experiment) + [f"warning: {line}" for line in summary.warnings()]
                                     + [overhead_line(row) for row in report.proxy_overheads]) or None,
                   caption_justify="left")
     for field in varying:

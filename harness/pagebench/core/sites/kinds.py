@@ -109,7 +109,7 @@ def _recorded(name: str) -> RecordedRef | None:
 BUILTIN = SiteKind("builtin", "a page of the built-in catalogue, generated in memory", HINT, _builtin)
 GENERATED = SiteKind("generated", "a parametric page, generated in memory from its parameters",
                      "generate: {images: N, image_bytes: B, origins: K, ...}", _generated, key="generate")
-FOLDER = SiteKind("folder", "a folder of one's own with index.html (a static build), served from a copy",
+FOLDER = SiteKind("folder", "a static build of one's own (a folder with index.html), served from a copy",
                   "{name: N, path: DIR} (a folder with index.html)", parse_folder, key="path",
                   anchor=folder.anchored)
 DIRECTORY = SiteKind("directory", "a site directory of one's own, served where it is",
