@@ -13,7 +13,7 @@ from typing import Any
 from pagebench.core.profiles import Profile
 from pagebench.core.records import PlannedLoad
 from pagebench.core.sites import kinds
-from pagebench.core.sites.folder import FolderSite
+from pagebench.core.sites.folder import ExternalHost, FolderSite
 from pagebench.core.sites.model import GeneratedSite, Site
 from pagebench.core.spec import model as spec_mod
 from pagebench.core.spec import plan as planner
@@ -57,11 +57,25 @@ def prepare(document: dict[str, Any], origin: str, base: Path | None = None) -> 
         planner.check_site(spec, site, origin, index)
         site_kinds[site.name] = site_meta(kind, site)
         if isinstance(site, FolderSite):
-            notes += [f"site {site.name}: {host.line()}: requests to it fail at once (the lab has no internet)"
-                      for host in sitefiles.external(site) if host.served_as is None]
+            notes += unserved_notes(site.name, sitefiles.external(site))
     profiles = spec_mod.resolve_profiles(spec, builtin_profiles(), origin)
     loads = planner.loads(spec, planner.conditions(spec, list(found), profiles))
     return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, notes, site_kinds)
+
+
+def unserved_notes(name: str, hosts: Iterable[ExternalHost]) -> list[str]:
+    """What a run says before its loads about the hosts a folder site names that the lab
+    does not serve: one line per host the page fetches, one for those only its scripts
+    name (a bundle names many it never requests; `site show` lists each)."""
+    unserved = [host for host in hosts if host.served_as is None]
+    notes = [f"site {name}: {host.line()}: requests to it fail at once (the lab has no internet)"
+             for host in unserved if host.fetched]
+    named = [host.host for host in unserved if not host.fetched]
+    if named:
+        shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+        notes.append(f"site {name}: {len(named)} host(s) only its scripts name are not served ({shown}; "
+                     f"`pagebench site show` lists them): a request a script makes to one fails at once")
+    return notes
 
 
 def site_meta(kind: kinds.SiteKind, site: GeneratedSite | Site) -> dict[str, Any]:

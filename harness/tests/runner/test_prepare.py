@@ -15,7 +15,9 @@ from pagebench.core.spec.model import SpecError
 from pagebench.runner.prepare import prepare
 
 PAGE = (b'<!DOCTYPE html><script src="https://cdn.example.com/lib.js"></script>'
-        b'<img src="https://img.example.net/a.png"><img src="https://img.example.net/b.png">')
+        b'<img src="https://img.example.net/a.png"><img src="https://img.example.net/b.png">'
+        b'<script>const links = ["https://github.com/acme", "https://a.example.com/", "https://b.example.com/", '
+        b'"https://c.example.com/", "https://d.example.com/", "https://e.example.com/"]</script>')
 
 
 def _spec(tmp_path: Path, *sites: object) -> tuple[dict, Path]:
@@ -41,8 +43,12 @@ def test_folder_paths_are_the_spec_files_and_the_stored_document_names_them_abso
     docs = prepared.site_kinds["docs"]
     assert docs["kind"] == "folder" and docs["summary"] == kinds.FOLDER.summary
     assert Path(docs["path"]).resolve() == (specs / "site").resolve() and len(docs["digest"]) == 64
-    assert prepared.notes == ["site docs: img.example.net: not served (2 URL(s), fetched by the page, first in "
-                              "index.html): requests to it fail at once (the lab has no internet)"]
+    assert prepared.notes == [
+        "site docs: img.example.net: not served (2 URL(s), fetched by the page, first in index.html): requests to "
+        "it fail at once (the lab has no internet)",
+        "site docs: 6 host(s) only its scripts name are not served (github.com, a.example.com, b.example.com, "
+        "c.example.com, d.example.com and 1 more; `pagebench site show` lists them): a request a script makes to "
+        "one fails at once"]
     resumed = prepare(prepared.document, "run x")  # as `run --resume` reads it back, from anywhere
     monkeypatch.chdir(tmp_path)
     assert resumed.site_kinds == prepared.site_kinds
