@@ -89,6 +89,17 @@ def test_warm_load_must_use_the_cache_and_revalidate_the_html():
     assert "warm load did not revalidate the HTML (no 304 at the server)" in stale.flags
 
 
+def test_a_request_without_response_needs_no_connection_of_its_own_in_http10():
+    raw = raw_load(protocol="http/1.1", connections=[1, 2, 3, 4])
+    raw.requests["gone"] = {"url": "https://img.unserved.example/b.png", "type": "Image", "sent": 10.3,
+                            "failed": "net::ERR_NAME_NOT_RESOLVED"}
+    result = evaluate(cond(HTTP10), raw, link(tcp_conns=4), ServerView(4, 4, (200,)))
+    assert not result.flagged, result.flags
+    raw.requests["gone"] |= {"status": 200, "connection_id": 4}  # answered, on a connection already used
+    assert evaluate(cond(HTTP10), raw, link(tcp_conns=4), ServerView(4, 5, (200,))).flags == (
+        "http1.0 load used 4 connection(s) for 5 request(s)",)
+
+
 def test_a_warm_load_is_not_flagged_for_a_request_without_response_or_a_scripts_own_fetch():
     raw = raw_load(disk_cache=True)
     raw.requests["gone"] = {"url": "https://img.unserved.example/b.png", "type": "Image", "sent": 10.3,
