@@ -90,8 +90,9 @@ def _loads(store: Store, run: str, **where: object) -> list[LoadRow]:
 
 
 def _paths(build: Path) -> dict[str, int]:
-    """URL -> bytes of each file the page fetches from the lab's two origins."""
-    return {"https://docs.test/": (build / "index.html").stat().st_size,
+    """URL -> bytes of each file the page fetches from the lab's two origins (the page names
+    its CDN by the lab's name in the served copy: `.test` more)."""
+    return {"https://docs.test/": (build / "index.html").stat().st_size + len(".test"),
             "https://docs.test/css/site.css": (build / "css" / "site.css").stat().st_size,
             "https://docs.test/js/app.js": (build / "js" / "app.js").stat().st_size,
             "https://docs.test/img/logo.png": 6000,
