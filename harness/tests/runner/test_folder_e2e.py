@@ -19,9 +19,8 @@ from pagebench.core.encodings import BR, GZIP
 from pagebench.core.modes import H2, H3, HTTP10, KEEPALIVE, PIPELINING
 from pagebench.core.sites import kinds
 from pagebench.core.sites.media import png
-from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
-from tests.helpers import needs_root, pagebench, run_id_of, write_spec
+from tests.helpers import good_loads, needs_root, pagebench, run_id_of, write_spec
 
 pytestmark = needs_root
 
@@ -81,14 +80,6 @@ def runs(tmp_path_factory) -> dict:
             "build": build, "cdn": cdn, "before": before, "db": db}
 
 
-def _loads(store: Store, run: str, **where: object) -> list[LoadRow]:
-    rows = [row for row in store.loads(run) if all(getattr(row.condition, k) == v for k, v in where.items())]
-    assert rows, where
-    for row in rows:
-        assert row.ok and not row.flagged, (where, row.flags, row.errors)
-    return rows
-
-
 def _paths(build: Path) -> dict[str, int]:
     """URL -> bytes of each file the page fetches from the lab's two origins (the page names
     its CDN by the lab's name in the served copy: `.test` more)."""
@@ -103,7 +94,7 @@ def test_a_cold_load_gets_every_file_of_the_folder_compressed_as_the_spec_says(r
     store, paths = runs["store"], _paths(runs["build"])
     for run, mode, encoding in [(runs["direct"], m, BR) for m in (HTTP10, KEEPALIVE, H2, H3)] + [
             (runs["proxied"], PIPELINING, GZIP)]:
-        [load] = _loads(store, run, mode=mode, cache="cold")
+        [load] = good_loads(store, run, mode=mode, cache="cold")
         got = {row.resource.url: row.resource for row in store.resources(load.id)}
         assert set(got) == {*paths, UNSERVED}, (mode, sorted(got))
         for url, size in paths.items():
@@ -121,7 +112,7 @@ def test_a_cold_load_gets_every_file_of_the_folder_compressed_as_the_spec_says(r
 def test_a_warm_load_revalidates_the_page_and_takes_the_rest_from_the_cache(runs):
     store, paths = runs["store"], _paths(runs["build"])
     for run, mode in [(runs["direct"], m) for m in (HTTP10, KEEPALIVE, H2, H3)] + [(runs["proxied"], PIPELINING)]:
-        [load] = _loads(store, run, mode=mode, cache="warm")
+        [load] = good_loads(store, run, mode=mode, cache="warm")
         got = {row.resource.url: row.resource for row in store.resources(load.id)}
         assert got["https://docs.test/"].revalidated, mode  # 304: ETag/Last-Modified of the build's file
         cached = [url for url in paths if url != "https://docs.test/"]
@@ -170,13 +161,13 @@ def test_a_static_build_from_the_npm_registry_loads_as_a_folder_site(tmp_path: P
     assert "host(s) only its scripts name are not served" in result.stderr
     store = Store(db)
     bundle = (package / "swagger-ui-bundle.js").stat().st_size
-    [cold] = _loads(store, run, cache="cold")
+    [cold] = good_loads(store, run, cache="cold")
     got = {row.resource.url: row.resource for row in store.resources(cold.id)}
     r = got["https://swagger.test/swagger-ui-bundle.js"]
     assert r.status == 200 and r.content_encoding == "br" and r.body_bytes == bundle and r.encoded_bytes < bundle / 3
     # The page's own script asked the mapped host (rewritten in the served copy) for its API.
     assert got["https://petstore.swagger.io.test/v2/swagger.json"].status == 200
-    [warm] = _loads(store, run, cache="warm")
+    [warm] = good_loads(store, run, cache="warm")
     got = {row.resource.url: row.resource for row in store.resources(warm.id)}
     assert got["https://swagger.test/"].revalidated and got["https://swagger.test/swagger-ui-bundle.js"].from_cache
     assert _snapshot(package) == before
