@@ -149,6 +149,15 @@ def write_spec(tmp_path: Path, **fields) -> Path:
     return path
 
 
+def good_loads(store: Store, run: str, **where: object) -> list[LoadRow]:
+    """A run's loads whose condition has these fields, at least one, each ok and unflagged."""
+    rows = [row for row in store.loads(run) if all(getattr(row.condition, k) == v for k, v in where.items())]
+    assert rows, where
+    for row in rows:
+        assert row.ok and not row.flagged, (where, row.flags, row.errors)
+    return rows
+
+
 def run_id_of(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 0, result.stderr[-3000:]
     line = next(line for line in result.stdout.splitlines() if line.startswith("run "))

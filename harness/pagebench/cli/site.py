@@ -81,27 +81,36 @@ def site_import_har(
 
 @command(site_app, "show")
 def site_show(
-    site: Annotated[str, typer.Argument(help="A built-in site's name, an imported site's name, or a site directory.")],
+    site: Annotated[str, typer.Argument(help=(
+        "A built-in site's name, an imported site's name, a site directory, a folder with index.html, "
+        "or a spec's folder entry as YAML: '{name: docs, path: ./site, origins: {cdn.example.com: ./cdn}}' "
+        "(paths relative to here)."))],
 ) -> None:
-    """What a site holds: origins (with the hosts they were recorded as), requests, bytes by
-    type and the dependency levels (the lower bound's round trips)."""
+    """What a site holds: its kind, origins (with the hosts they were recorded as), requests,
+    bytes by type and the dependency levels (the lower bound's round trips); for a folder,
+    the other hosts its pages name and whether the lab serves them."""
     from pagebench.analysis.report.text import human_bytes
     from pagebench.core.sites.describe import describe
+    from pagebench.core.sites.folder import UNSERVED, FolderSite
     from pagebench.core.sites.model import Site, SiteError
     from pagebench.lab import sites as sitefiles
 
-    if "/" in site:
-        found = sitefiles.load_site(Path(site))
-    else:
+    if site.lstrip().startswith("{"):
+        import yaml
+
         try:
-            found = sitefiles.resolve(site)
-        except SiteError:
-            if not (Path(site) / "site.yaml").is_file():
-                raise
-            found = sitefiles.load_site(Path(site))
+            entry = yaml.safe_load(site)
+        except yaml.YAMLError as error:
+            raise SiteError(f"{site}: not a YAML mapping ({str(error).splitlines()[0]})") from None
+        kind, found = sitefiles.found(entry if isinstance(entry, dict) else site)
+    elif "/" in site or Path(site).is_dir():
+        kind, found = sitefiles.found_at(Path(site))
+    else:
+        kind, found = sitefiles.found(site)
     summary = describe(found, sitefiles.file_sizes(found) if isinstance(found, Site) else None)
     where = f" in {found.root}" if isinstance(found, Site) else ""
-    out.print(escape(f"{summary.name} ({summary.kind}{where}): {summary.entry}"), highlight=False, soft_wrap=True)
+    out.print(escape(f"{summary.name} ({kind.name}{where}): {summary.entry}"), highlight=False, soft_wrap=True)
+    out.print(escape(f"{kind.name}: {kind.summary}"), highlight=False, soft_wrap=True)
     if summary.source:
         out.print(escape(f"recorded from {summary.source}"), highlight=False, soft_wrap=True)
     out.print(f"{summary.requests} request(s), {human_bytes(summary.bytes)}, {len(summary.origins)} origin(s), "
@@ -126,6 +135,13 @@ def site_show(
         out.print(f"  {level:>2}  {count:>5}  {'#' * max(1, round(40 * count / most))}", highlight=False)
     if summary.missing:
         out.print(f"{len(summary.missing)} request(s) the recording lacks will 404", highlight=False)
+    if isinstance(found, FolderSite):
+        hosts = sitefiles.external(found)
+        out.print(f"other hosts its pages name in absolute URLs: {len(hosts) or 'none'}", highlight=False)
+        for host in hosts:
+            _say(f"  {host.line()}")
+        if any(host.served_as is None for host in hosts):
+            _say(UNSERVED)
 
 
 @command(site_app, "record")

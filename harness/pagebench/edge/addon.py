@@ -46,6 +46,12 @@ class EdgeAddon:
         if self.upstream is None:
             flow.response = http.Response.make(503, b"pagebench edge proxy: not configured for a load")
             return
+        if flow.request.host not in self.upstream.addresses:
+            # A host the lab does not serve (a folder site's page naming the internet): no
+            # response, as a direct load's browser gets none (its name does not resolve);
+            # a 502 would be the lab failing a host that was never in it.
+            flow.kill()
+            return
         client = flow.client_conn.sockname[1] - self.base_port if flow.client_conn.sockname else 0
         request = Request(
             method=flow.request.method, path=flow.request.path,

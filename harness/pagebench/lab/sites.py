@@ -22,13 +22,26 @@ What a spec names is found by its kind (`core.sites.kinds`): `resolve` asks each
 candidate kind's finder (`FINDERS`), reading but never writing, and `materialize` puts
 the site found on disk for the servers. Imported and recorded sites are written by
 `lab.imported`.
+
+A folder site (`core.sites.folder`) is never written where it is (a team's build output):
+it is served from a copy, `<data dir>/sites/.folders/<name>-<digest>/<host>/...`, made
+once per content (its digest: every file's path, bytes and mtime) and replaced when the
+folder changes (the team's next build). Files are hard links where the file system allows
+and the file is world-readable already (nginx's workers run as nobody; a link's mode is
+the user's file's, never changed here), else copies; mtimes are kept, so ETag and
+Last-Modified are those a deployment of that build would send. Text files get their
+sidecars beside them in the copy. When the entry maps other hosts (`origins:`), text
+files naming them are rewritten to their lab hosts (`core.har.rewrite`, as imported
+sites are: integrity attributes and <meta> CSP leave the HTML).
 """
 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable, Mapping
@@ -38,8 +51,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from pagebench.core import encodings
+from pagebench.core.har.rewrite import Rewriter, rewrite_body
 from pagebench.core.sites import kinds
 from pagebench.core.sites.builtin import builtin
+from pagebench.core.sites.folder import INDEX, ExternalHost, FolderRef, FolderSite, FoundUrl, absolute_urls
+from pagebench.core.sites.folder import external_hosts, folder_manifest, relative
 from pagebench.core.sites.generate import generate
 from pagebench.core.sites.kinds import AppRef, BuiltinRef, DirectoryRef, GeneratedRef, RecordedRef, SiteKind
 from pagebench.core.sites.model import (
@@ -150,31 +166,159 @@ def _app(ref: AppRef, spec_dir: Path) -> Site:
 FINDERS: Mapping[SiteKind, Callable[[Any, Path], GeneratedSite | Site | None]] = {
     kinds.BUILTIN: _builtin,
     kinds.GENERATED: _generated,
+    kinds.FOLDER: lambda ref, spec_dir: find_folder(ref),
     kinds.DIRECTORY: _directory,
     kinds.RECORDED: _recorded,
     kinds.APP: _app,
 }
 
 
-def resolve(entry: str | Mapping[str, Any], spec_dir: Path = Path(".")) -> GeneratedSite | Site:
-    """What an experiment spec names, validated without writing anything: a built-in
-    name or `{generate: {...}}` (a `GeneratedSite`), a directory holding `site.yaml`, the
-    name of an imported site or an app run in `spec_dir` (a `Site`). `materialize` puts it
-    on disk."""
+def found(entry: str | Mapping[str, Any], spec_dir: Path = Path(".")) -> tuple[SiteKind, GeneratedSite | Site]:
+    """What an experiment spec names and its kind, validated without writing anything (an
+    app runs in `spec_dir`, the spec file's directory)."""
     for kind, ref in kinds.candidates(entry):
         site = FINDERS[kind](ref, spec_dir)
         if site is not None:
-            return site
+            return _recorded_kind(kind, site), site
     raise kinds.unknown(str(entry), str(sites_dir()))
 
 
+def _recorded_kind(kind: SiteKind, site: GeneratedSite | Site) -> SiteKind:
+    """A site directory holding a recording is a recorded site, wherever it is kept."""
+    return kinds.RECORDED if isinstance(site, Site) and site.recording is not None else kind
+
+
+def found_at(directory: Path) -> tuple[SiteKind, Site]:
+    """A directory as `site show` names it: a site directory when it holds site.yaml,
+    else a folder site named after it (`{name: <its name>, path: <it>}`)."""
+    if (directory / "site.yaml").is_file():
+        site = load_site(directory)
+        return _recorded_kind(kinds.DIRECTORY, site), site
+    name = re.sub(r"[^a-z0-9.-]+", "-", directory.absolute().name.lower()).strip(".-") or "site"
+    return found({"name": name, "path": str(directory)})
+
+
+def resolve(entry: str | Mapping[str, Any], spec_dir: Path = Path(".")) -> GeneratedSite | Site:
+    """What an experiment spec names, validated without writing anything: a built-in
+    name or `{generate: {...}}` (a `GeneratedSite`), a folder with index.html (a
+    `FolderSite`), a directory holding `site.yaml`, the name of an imported site or an app
+    run in `spec_dir` (a `Site`). `materialize` puts it on disk."""
+    return found(entry, spec_dir)[1]
+
+
 def materialize(site: GeneratedSite | Site, base: Path | None = None) -> Site:
-    """A site on disk, ready for nginx: generated sites are written (once), a site
-    directory gets its missing sidecars, an app site has nothing to write (its process
-    is started with the lab)."""
+    """A site on disk, ready for nginx: generated sites are written (once), a folder
+    site copied (once per content), a site directory gets its missing sidecars, an app
+    site has nothing to write (its process is started with the lab)."""
     if isinstance(site, Site) and site.app is not None:
         return site
+    if isinstance(site, FolderSite):
+        return copy_folder(site, base)
     return write_sidecars(site) if isinstance(site, Site) else write_site(site, base)
+
+
+# Folder sites ---------------------------------------------------------------------------------
+
+#: Bumped when a folder site's copy is made differently (old copies are then remade).
+FOLDER_FORMAT = "1"
+
+
+def _files(folder: Path) -> list[Path]:
+    """A folder's files, hidden ones (and those in hidden directories) left out, sorted."""
+    out = []
+    for directory, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out += [Path(directory) / name for name in sorted(names) if not name.startswith(".")]
+    return out
+
+
+def find_folder(ref: FolderRef) -> FolderSite:
+    """A folder site, checked and its content digested (read, never written); a one-line
+    SiteError naming the field whose folder is missing or lacks index.html."""
+    where = {ref.host: "path"} | {lab: f"origins: {host}" for host, lab in ref.lab_hosts().items()}
+    digest = hashlib.sha256(f"{FOLDER_FORMAT}\0{ref.name}".encode())
+    for host, folder in ref.folders().items():
+        if not folder.is_dir():
+            raise SiteError(f"{where[host]}: {folder}: " + ("not a directory" if folder.exists() else "no such directory"))
+        if host == ref.host and not (folder / INDEX).is_file():
+            raise SiteError(f"path: {folder}: no {INDEX} in it (a folder site serves its {INDEX} as {ref.entry})")
+        digest.update(f"\0host\0{host}".encode())
+        for path in _files(folder):
+            try:
+                stat = path.stat()
+                body = path.read_bytes()
+            except OSError as error:
+                raise SiteError(f"{where[host]}: {path}: cannot read ({error.strerror})") from None
+            digest.update(f"\0{relative(path, folder)}\0{len(body)}\0{stat.st_mtime_ns}\0".encode())
+            digest.update(hashlib.sha256(body).digest())
+    return FolderSite(folder_manifest(ref), ref.path, ref=ref, digest=digest.hexdigest())
+
+
+def external(site: FolderSite) -> list[ExternalHost]:
+    """The other hosts a folder site's pages name in absolute URLs, served or not."""
+    urls: list[FoundUrl] = []
+    for host in site.origins:
+        folder = site.origin_root(host)
+        for path in _files(folder):
+            urls += absolute_urls(relative(path, folder), path.read_bytes())
+    return external_hosts(site.ref, urls)
+
+
+def copy_folder(site: FolderSite, base: Path | None = None) -> Site:
+    """The copy of a folder site the lab serves (see the module's docstring), made unless
+    one of the same content is there; other copies of the site are removed."""
+    parent = sites_dir(base) / ".folders"
+    name = f"{site.name}-{site.digest[:16]}"
+    root = parent / name
+    for directory in (parent.parent.parent, parent.parent, parent):
+        directory.mkdir(mode=0o755, exist_ok=True)
+    with open(parent / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _read(root / ".digest") == site.digest:
+            return Site(site.manifest, root)
+        tmp = parent / f".{name}.{os.getpid()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        mapped = site.ref.lab_hosts()
+        rewrite = Rewriter({form: lab for host, lab in mapped.items() for form in (host, f"{host}:443", f"{host}:80")})
+        for host in site.origins:
+            folder = site.origin_root(host)
+            for path in _files(folder):
+                _place(path, tmp / host / relative(path, folder), rewrite if mapped else None)
+        (tmp / "site.yaml").write_text(manifest_yaml(site.manifest))
+        (tmp / ".digest").write_text(site.digest)
+        for directory, _, _ in os.walk(tmp):
+            os.chmod(directory, 0o755)
+        for old in parent.glob(f"{site.name}-*"):
+            shutil.rmtree(old)
+        os.rename(tmp, root)
+    return Site(site.manifest, root)
+
+
+def _place(source: Path, path: Path, rewrite: Rewriter | None) -> None:
+    """One file of the copy, with its source's mtime: rewritten (mapped hosts), else a hard
+    link when the source is world-readable, else a copy made 0644; then its sidecars."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    made = source.stat()
+    body = None
+    if rewrite is not None:
+        original = source.read_bytes()
+        ext = source.suffix.lower().lstrip(".")
+        body, _, _ = rewrite_body(original, "html" if ext == "htm" else ext, rewrite)
+        body = None if body == original else body
+    if body is not None:
+        path.write_bytes(body)
+    else:
+        try:
+            if not made.st_mode & 0o004:
+                raise PermissionError
+            os.link(source, path)
+        except OSError:
+            shutil.copyfile(source, path)
+    if body is not None or not path.samefile(source):
+        os.chmod(path, 0o644)
+        os.utime(path, ns=(made.st_atime_ns, made.st_mtime_ns))
+    if encodings.is_text(path.name):
+        _sidecars(path)
 
 
 # Written for the servers ----------------------------------------------------------------------

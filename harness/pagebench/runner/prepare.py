@@ -12,6 +12,8 @@ from typing import Any
 
 from pagebench.core.profiles import Profile
 from pagebench.core.records import PlannedLoad
+from pagebench.core.sites import kinds
+from pagebench.core.sites.folder import ExternalHost, FolderSite
 from pagebench.core.sites.model import GeneratedSite, Site
 from pagebench.core.spec import model as spec_mod
 from pagebench.core.spec import plan as planner
@@ -29,27 +31,64 @@ class Prepared:
     profiles: dict[str, Profile]
     loads: list[PlannedLoad]  # the seeded order, stored with the run
     notes: list[str]  # said before the run and stored with it
+    #: Each site's kind as the run's meta keeps it (`site_meta`): what the report says of it.
+    site_kinds: dict[str, dict[str, Any]]
     #: The spec file's directory, absolute (an app site runs there; a resumed run finds it
     #: in the run's meta, `spec_dir`).
     spec_dir: Path = Path(".")
 
 
-def prepare(document: dict[str, Any], origin: str, spec_dir: Path = Path(".")) -> Prepared:
-    """Validate everything a run needs (spec, sites, profiles) before touching the machine;
-    `spec_dir` is the spec file's directory."""
+def prepare(document: dict[str, Any], origin: str, spec_dir: Path | None = None) -> Prepared:
+    """Validate everything a run needs (spec, sites, profiles) before touching the machine.
+    `spec_dir`: the spec file's directory, which the paths its sites name are relative to
+    and where an app site runs; the document kept (and stored with the run) names the paths
+    absolute, so that a resumed run, or a split lab's sites role, finds the same folders."""
+    if spec_dir is not None and isinstance(document.get("sites"), list):
+        document = {**document, "sites": [kinds.anchored(entry, spec_dir.absolute()) for entry in document["sites"]]}
     spec = spec_mod.parse(document, origin)
-    spec_dir = Path(spec_dir).resolve()
+    where = Path(spec_dir if spec_dir is not None else ".").resolve()
     found: dict[str, GeneratedSite | Site] = {}
+    site_kinds: dict[str, dict[str, Any]] = {}
+    notes = planner.notes(spec)
     for index, entry in enumerate(spec.sites):
         try:
-            site = sitefiles.resolve(entry, spec_dir)
+            kind, site = sitefiles.found(entry, where)
         except ValueError as error:
             raise spec_mod.SpecError(f"{origin}: sites[{index}]: {error}") from None
+        if site.name in found:
+            raise spec_mod.SpecError(f"{origin}: sites[{index}]: site {site.name} is named twice")
         found[site.name] = site
         planner.check_site(spec, site, origin, index)
+        site_kinds[site.name] = site_meta(kind, site)
+        if isinstance(site, FolderSite):
+            notes += unserved_notes(site.name, sitefiles.external(site))
     profiles = spec_mod.resolve_profiles(spec, builtin_profiles(), origin)
     loads = planner.loads(spec, planner.conditions(spec, list(found), profiles))
-    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, planner.notes(spec), spec_dir)
+    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, notes, site_kinds, where)
+
+
+def unserved_notes(name: str, hosts: Iterable[ExternalHost]) -> list[str]:
+    """What a run says before its loads about the hosts a folder site names that the lab
+    does not serve: one line per host the page fetches, one for those only its scripts
+    name (a bundle names many it never requests; `site show` lists each)."""
+    unserved = [host for host in hosts if host.served_as is None]
+    notes = [f"site {name}: {host.line()}: requests to it fail at once (the lab has no internet)"
+             for host in unserved if host.fetched]
+    named = [host.host for host in unserved if not host.fetched]
+    if named:
+        shown = ", ".join(named[:5]) + (f" and {len(named) - 5} more" if len(named) > 5 else "")
+        notes.append(f"site {name}: {len(named)} host(s) only its scripts name are not served ({shown}; "
+                     f"`pagebench site show` lists them): a request a script makes to one fails at once")
+    return notes
+
+
+def site_meta(kind: kinds.SiteKind, site: GeneratedSite | Site) -> dict[str, Any]:
+    """What the run's meta keeps of a site: its kind, the kind's summary (the report's
+    words) and, for a site of one's own, where it was."""
+    where = {"path": str(site.root)} if isinstance(site, Site) else {}
+    if isinstance(site, FolderSite):
+        where["digest"] = site.digest
+    return {"kind": kind.name, "summary": kind.summary, **where}
 
 
 def plan_run(prepared: Prepared, done: Iterable[int]) -> planner.RunPlan:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pagebench.core.sites import kinds
 from pagebench.core.sites.builtin import builtin
 from pagebench.lab import sites as sitefiles
 from pagebench.lab.sites import BASE_MTIME, load_site
@@ -150,16 +151,48 @@ def test_site_show_a_built_in_and_an_imported_site(tmp_path: Path, data_dir: Pat
     assert shown.returncode == 0, shown.stderr
     assert f"{len(modern.files)} request(s)" in shown.stdout
     assert f"{len(modern.origins)} origin(s), dependency depth {max(modern.levels.values())}" in shown.stdout
-    assert "modern (built-in)" in shown.stdout
+    assert "modern (builtin)" in shown.stdout and f"builtin: {kinds.BUILTIN.summary}" in shown.stdout
 
     into = tmp_path / "sites" / "page"
     assert pagebench("site", "import-har", str(_page(tmp_path)), "--name", "page", "--into", str(into)).returncode == 0
     shown = pagebench("site", "show", str(into))
     assert shown.returncode == 0, shown.stderr
-    assert f"page (recorded in {into})" in shown.stdout
+    assert f"page (recorded in {into})" in shown.stdout and f"recorded: {kinds.RECORDED.summary}" in shown.stdout
     assert "3 request(s)" in shown.stdout and "dependency depth 1" in shown.stdout
     assert "img.example.com.test" in shown.stdout and "img.example.com " in shown.stdout  # recorded as
 
     unknown = pagebench("site", "show", "nowhere")
     assert unknown.returncode == 2 and len(unknown.stderr.strip().splitlines()) == 1
     assert "unknown site 'nowhere'" in unknown.stderr and "pagebench site import-har" in unknown.stderr
+
+
+def test_site_show_a_folder_by_path_and_as_a_spec_entry_with_its_other_hosts(tmp_path: Path, data_dir: Path):
+    build, cdn = tmp_path / "public", tmp_path / "cdn"
+    (build / "js").mkdir(parents=True)
+    cdn.mkdir()
+    (build / "index.html").write_text('<!DOCTYPE html><script src="https://cdn.example.com/app.js"></script>'
+                                      '<script src="/js/main.js"></script><img src="https://img.example.net/x.png">')
+    (build / "js" / "main.js").write_text('fetch("https://api.example.com/v1/items")')
+    (cdn / "app.js").write_text("console.log(1)")
+    shown = pagebench("site", "show", str(build))
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert lines[0] == f"public (folder in {build}): https://public.test/"
+    assert lines[1] == f"folder: {kinds.FOLDER.summary}"
+    assert "2 request(s)" in shown.stdout and "other hosts its pages name in absolute URLs: 3" in shown.stdout
+    assert "  cdn.example.com: not served (1 URL(s), fetched by the page, first in index.html)" in lines
+    assert "  api.example.com: not served (1 URL(s), named in a script, first in js/main.js)" in lines
+    assert any(line.startswith("the lab has no internet: a request to a host not served fails at once")
+               for line in lines)
+    entry = f"{{name: docs, path: {build}, origins: {{cdn.example.com: {cdn}}}}}"
+    shown = pagebench("site", "show", entry)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith(f"docs (folder in {build}): https://docs.test/")
+    assert "  cdn.example.com: served as cdn.example.com.test from its folder (1 URL(s), fetched by the page, " \
+           "first in index.html)" in shown.stdout.splitlines()
+    assert "cdn.example.com.test" in shown.stdout and "3 request(s)" in shown.stdout
+    assert not (data_dir / "sites").exists()  # shown, not copied
+    (build / "index.html").unlink()
+    missing = pagebench("site", "show", entry)
+    assert missing.returncode != 0 and missing.stderr.strip() == (
+        f"error: path: {build}: no index.html in it (a folder site serves its index.html as https://docs.test/)")

@@ -188,3 +188,111 @@ def test_an_app_site_runs_in_the_specs_directory_and_has_nothing_to_write(tmp_pa
     assert sitefiles.materialize(app) is app and list(tmp_path.iterdir()) == []
     with pytest.raises(SiteError, match=r"^app site shop: its working directory .*/gone \(the spec's\) is missing$"):
         sitefiles.resolve(entry, tmp_path / "gone")
+# Folder sites ----------------------------------------------------------------------------------
+
+FOLDER_PAGE = (b'<!DOCTYPE html><link rel="stylesheet" href="/css/site.css">'
+               b'<script src="https://cdn.example.com/lib.js" integrity="sha384-x"></script>'
+               b'<img src="https://img.example.net/a.png"><a href="https://github.com/x">x</a>')
+
+
+def _folder(root: Path) -> Path:
+    """A build folder as a team's static build leaves it: index.html, CSS, an image, a
+    private file (0600), hidden files (a .git), with their own mtimes."""
+    (root / "css").mkdir(parents=True)
+    (root / "index.html").write_bytes(FOLDER_PAGE)
+    (root / "css" / "site.css").write_bytes(b"body{background:url(https://cdn.example.com/bg.png)}" * 20)
+    (root / "logo.png").write_bytes(png(2000, 32, 32, "logo"))
+    (root / "private.txt").write_bytes(b"mine " * 100)
+    os.chmod(root / "private.txt", 0o600)
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_bytes(b"ref: refs/heads/main\n")
+    (root / ".nojekyll").write_bytes(b"")
+    for number, path in enumerate(sorted(p for p in root.rglob("*") if p.is_file())):
+        os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
+    return root
+
+
+def _snapshot(root: Path) -> dict[str, tuple[bytes, int, int]]:
+    return {str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mtime_ns, stat.S_IMODE(p.stat().st_mode))
+            for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_folder_site_is_served_from_a_copy_with_its_mtimes_sidecars_and_mapped_hosts(tmp_path: Path):
+    build, cdn = _folder(tmp_path / "build"), tmp_path / "cdn"
+    cdn.mkdir()
+    (cdn / "lib.js").write_bytes(b"console.log('lib')\n" * 10)
+    before = _snapshot(build) | {f"cdn/{k}": v for k, v in _snapshot(cdn).items()}
+    kind, found = sitefiles.found({"name": "docs", "path": str(build), "origins": {"cdn.example.com": str(cdn)}})
+    assert kind is kinds.FOLDER and found.entry == "https://docs.test/"
+    assert found.origins == ("docs.test", "cdn.example.com.test") and found.root == build
+    site = sitefiles.materialize(found, tmp_path / "data")
+    assert site.root.parent == tmp_path / "data" / "sites" / ".folders" and site.root.name.startswith("docs-")
+    served = site.origin_root("docs.test")
+    assert sorted(str(p.relative_to(served)) for p in served.rglob("*") if p.is_file()) == sorted(
+        [rel + suffix for rel in ("index.html", "css/site.css", "private.txt")
+         for suffix in ("", ".gz", ".br", ".zst")] + ["logo.png"])  # no hidden files
+    for rel in ("index.html", "css/site.css", "logo.png", "private.txt"):
+        path, source = served / rel, build / rel
+        assert path.stat().st_mtime_ns == source.stat().st_mtime_ns, rel  # ETag, Last-Modified as deployed
+        assert stat.S_IMODE(path.stat().st_mode) & 0o444 == 0o444, rel  # nginx's workers read it
+        for encoding in encodings.SIDECARS if encodings.is_text(rel) else ():
+            side = path.with_name(path.name + encoding.suffix)
+            assert _decode_file(side) == path.read_bytes() and side.stat().st_mtime_ns == path.stat().st_mtime_ns
+    # The mapped host is named by its lab host (integrity gone: the rewritten page would fail it);
+    # the unmapped one and the link stay as written.
+    assert (served / "index.html").read_bytes() == (
+        b'<!DOCTYPE html><link rel="stylesheet" href="/css/site.css">'
+        b'<script src="https://cdn.example.com.test/lib.js"></script>'
+        b'<img src="https://img.example.net/a.png"><a href="https://github.com/x">x</a>')
+    assert b"https://cdn.example.com.test/bg.png" in (served / "css" / "site.css").read_bytes()
+    assert (served / "logo.png").samefile(build / "logo.png")  # unchanged and world-readable: a hard link
+    assert not (served / "private.txt").samefile(build / "private.txt")  # 0600: a copy, made 0644
+    assert (site.origin_root("cdn.example.com.test") / "lib.js").read_bytes() == (cdn / "lib.js").read_bytes()
+    assert _snapshot(build) | {f"cdn/{k}": v for k, v in _snapshot(cdn).items()} == before  # never written
+    assert [h.line().split(" (")[0] for h in sitefiles.external(found)] == [
+        "cdn.example.com: served as cdn.example.com.test from its folder", "img.example.net: not served"]
+
+
+def test_a_folder_copy_is_reused_while_unchanged_and_replaced_after_the_next_build(tmp_path: Path):
+    build = _folder(tmp_path / "build")
+    entry = {"name": "docs", "path": str(build)}
+    first = sitefiles.materialize(sitefiles.resolve(entry), tmp_path)
+    marker = first.root / "docs.test" / "index.html.br"
+    made = marker.stat().st_ino
+    again = sitefiles.materialize(sitefiles.resolve(entry), tmp_path)
+    assert again == first and marker.stat().st_ino == made  # the same copy, not remade
+    os.utime(build / "css" / "site.css", (1_800_000_000, 1_800_000_000))  # rebuilt, same bytes: a new mtime
+    touched = sitefiles.materialize(sitefiles.resolve(entry), tmp_path)
+    assert touched.root != first.root and not first.root.exists()  # the old copy is gone
+    assert (touched.root / "docs.test" / "css" / "site.css").stat().st_mtime == 1_800_000_000
+    (build / "index.html").write_bytes(FOLDER_PAGE + b"<p>new</p>")
+    rebuilt = sitefiles.materialize(sitefiles.resolve(entry), tmp_path)
+    assert rebuilt.root != touched.root and (rebuilt.root / "docs.test" / "index.html").read_bytes().endswith(
+        b"<p>new</p>")
+    assert [p.name for p in (tmp_path / "sites" / ".folders").iterdir() if not p.name.startswith(".")] == [
+        rebuilt.root.name]
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"name": "docs", "path": "{tmp}/absent"}, "path: {tmp}/absent: no such directory"),
+    ({"name": "docs", "path": "{tmp}/build/logo.png"}, "path: {tmp}/build/logo.png: not a directory"),
+    ({"name": "docs", "path": "{tmp}/build/css"},
+     "path: {tmp}/build/css: no index.html in it (a folder site serves its index.html as https://docs.test/)"),
+    ({"name": "docs", "path": "{tmp}/build", "origins": {"cdn.example.com": "{tmp}/nocdn"}},
+     "origins: cdn.example.com: {tmp}/nocdn: no such directory"),
+])
+def test_a_folder_that_cannot_be_served_is_a_one_line_error_naming_the_field(tmp_path: Path, entry, message):
+    _folder(tmp_path / "build")
+    entry = {k: v.replace("{tmp}", str(tmp_path)) if isinstance(v, str) else
+             {h: p.replace("{tmp}", str(tmp_path)) for h, p in v.items()} for k, v in entry.items()}
+    with pytest.raises(SiteError) as error:
+        sitefiles.resolve(entry)
+    assert str(error.value) == message.replace("{tmp}", str(tmp_path))
+
+
+def test_site_show_names_a_directory_without_site_yaml_as_a_folder_site(tmp_path: Path):
+    build = _folder(tmp_path / "My Build")
+    kind, found = sitefiles.found_at(build)
+    assert kind is kinds.FOLDER and found.name == "my-build" and found.entry == "https://my-build.test/"
+    directory = sitefiles.materialize(sitefiles.resolve({"generate": {"images": 1}}), tmp_path)
+    assert sitefiles.found_at(directory.root) == (kinds.DIRECTORY, directory)

@@ -16,7 +16,7 @@ from pagebench.lab import sites as sitefiles
 from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
-from tests.helpers import needs_root, pagebench, run_id_of, write_spec
+from tests.helpers import good_loads, needs_root, pagebench, run_id_of, write_spec
 
 pytestmark = needs_root
 
@@ -55,14 +55,6 @@ def runs(tmp_path_factory) -> tuple[Store, str, str]:
     return Store(db), first, second
 
 
-def _loads(store: Store, run: str, **where: object) -> list[LoadRow]:
-    rows = [row for row in store.loads(run) if all(getattr(row.condition, k) == v for k, v in where.items())]
-    assert rows, where
-    for row in rows:
-        assert row.ok and not row.flagged, (where, row.flags, row.errors)
-    return rows
-
-
 def _resources(store: Store, load: LoadRow) -> list[Resource]:
     return [row.resource for row in store.resources(load.id)]
 
@@ -74,7 +66,7 @@ def _network(store: Store, load: LoadRow) -> list[Resource]:
 def test_a_cold_br_load_receives_br_on_every_text_resource_and_none_on_images(runs):
     store, direct, proxied = runs
     for run, mode in ((direct, KEEPALIVE), (direct, H2), (direct, H3), (proxied, PIPELINING)):
-        for load in _loads(store, run, mode=mode, encoding=BR, cache="cold"):
+        for load in good_loads(store, run, mode=mode, encoding=BR, cache="cold"):
             resources = _network(store, load)
             text = [r for r in resources if encodings.is_text(_host_path(r.url))]
             images = [r for r in resources if r.resource_type == "image"]
@@ -91,10 +83,10 @@ def test_a_warm_v1_to_v2_load_gets_every_changed_text_resource_as_a_small_delta(
     changed = set(site.manifest.changed[2])
     assert 2 <= len(changed) < len(site.manifest.dictionaries)  # some text files stay as they were
     identity = {}
-    for load in _loads(store, direct, mode=H2, encoding=IDENTITY, cache="cold"):
+    for load in good_loads(store, direct, mode=H2, encoding=IDENTITY, cache="cold"):
         identity.update({_host_path(r.url): r.body_bytes for r in _network(store, load)})
     for run, mode in ((direct, KEEPALIVE), (direct, H2), (direct, H3), (proxied, PIPELINING)):
-        for load in _loads(store, run, mode=mode, encoding=DCZ, cache="warm"):
+        for load in good_loads(store, run, mode=mode, encoding=DCZ, cache="warm"):
             resources = {_host_path(r.url): r for r in _resources(store, load)}
             for path in changed:
                 r = resources[path]
@@ -110,7 +102,7 @@ def test_a_warm_br_load_of_v2_fetches_the_changed_files_whole_and_revalidates_th
     store, direct, _ = runs
     changed = set(site.manifest.changed[2])
     for mode in (KEEPALIVE, H2, H3):
-        for load in _loads(store, direct, mode=mode, encoding=BR, cache="warm"):
+        for load in good_loads(store, direct, mode=mode, encoding=BR, cache="warm"):
             resources = {_host_path(r.url): r for r in _resources(store, load)}
             for path in changed:
                 assert resources[path].status == 200 and resources[path].content_encoding == "br"
@@ -128,7 +120,7 @@ def test_the_run_records_what_each_encoding_cost_to_make(runs, site):
 
 def test_a_cold_dcz_load_falls_back_to_zstd(runs):
     store, direct, _ = runs
-    for load in _loads(store, direct, mode=H2, encoding=DCZ, cache="cold"):
+    for load in good_loads(store, direct, mode=H2, encoding=DCZ, cache="cold"):
         text = [r for r in _network(store, load) if r.resource_type in ("document", "stylesheet", "script")]
         assert text and {r.content_encoding for r in text} == {"zstd"}
         assert not any(r.dictionary_offered for r in text)

@@ -17,7 +17,7 @@ from pagebench.analysis import stats
 from pagebench.analysis.report import charts
 from pagebench.analysis.report.gather import MIN_FOR_INTERVAL, ConditionView
 from pagebench.analysis.report.page import DASH, cell, chip, figure, legend, number, utc
-from pagebench.analysis.report.text import human_bytes, ms, proxy_line, proxy_settings
+from pagebench.analysis.report.text import human_bytes, ms, proxy_line, proxy_settings, site_lines
 from pagebench.analysis.summary import CONDITION_FIELDS, MIN_N, Summary, is_default, shown
 from pagebench.core import encodings, modes
 from pagebench.results.rows import LinkCheckRow, ProxyOverheadRow, RunRow
@@ -55,10 +55,11 @@ def header(experiment: RunRow, summary: Summary) -> str:
     proxy = proxy_settings(experiment)
     if proxy is not None:  # which pool the proxied loads ran with: cold and warm differ by handshakes
         facts.append(("edge proxy", escape(proxy_line(proxy).removeprefix("edge proxy: "))))
+    facts += [("site", escape(line.removeprefix("site "))) for line in site_lines(experiment)]
     meta = dict(experiment.meta or {})
     environment = [(key, meta.get(key) if value is None else value) for key, value in experiment.environment().items()]
     environment += [(key, value) for key, value in meta.items()
-                    if key not in META_COLUMNS and key not in ("notes", "proxy")]
+                    if key not in META_COLUMNS and key not in ("notes", "proxy", "sites")]
     facts += [(key.replace("_", " "), cell(value if isinstance(value, (str, int, float)) or value is None
                                            else json.dumps(value)))
               for key, value in environment]

@@ -104,6 +104,15 @@ def proxy_line(settings: dict[str, Any]) -> str:
             f"depth {settings['depth']}")
 
 
+def site_lines(experiment: RunRow) -> list[str]:
+    """What each site of the run was, as its meta recorded it (its kind's summary from the
+    kinds table, and where a site of one's own was): runs stored before kinds were kept
+    have none."""
+    return [f"site {name}: {info.get('kind')} ({info.get('summary')})"
+            + (f", from {info['path']}" if info.get("path") else "")
+            for name, info in ((experiment.meta or {}).get("sites") or {}).items()]
+
+
 def ms(value: float | None) -> str:
     """A time in ms as the reports print it: whole from 100 ms up, one decimal below."""
     if value is None:
@@ -157,7 +166,7 @@ def report_table(store: Store, run_id: str) -> RenderableType:
                         + (f" ({versions})" if versions else "")
                         + (f"\n{', '.join(constant)}" if constant else "")
                         + (f"\n{proxy_line(proxy)}" if proxy else ""),
-                  caption="\n".join([f"warning: {line}" for line in summary.warnings()]
+                  caption="\n".join(site_lines(experiment) + [f"warning: {line}" for line in summary.warnings()]
                                     + [overhead_line(row) for row in report.proxy_overheads]) or None,
                   caption_justify="left")
     for field in varying:

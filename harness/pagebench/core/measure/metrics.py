@@ -21,6 +21,8 @@ from pagebench.core.records import Condition, LoadResult, RawLoad, Resource
 #: Chromium reports the cached 200 for it (CDP and Resource Timing), so the server's log
 #: says which requests were revalidated.
 NOT_MODIFIED = 304
+#: Chromium's resource types of requests a script makes itself (its own cache mode).
+SCRIPT_REQUESTS = frozenset({"fetch", "xhr"})
 #: How many of a load's unrecorded URLs its flag names (the store keeps the count).
 UNRECORDED_SHOWN = 5
 
@@ -241,8 +243,11 @@ def evaluate(
     if condition.cache == "warm" and document is not None and not replayed and not app:
         # The lab's own caching promises (a replayed page caches as its recording says).
         # Versioned sites send text `no-cache` (revalidated on every warm load: a 304 is the
-        # cache at work); a changed file must come anew.
+        # cache at work); a changed file must come anew. A request that got no response (a
+        # host the lab does not serve) has nothing to cache, and a script's fetch()/XHR is
+        # cached as the script asks (a folder site's own code), so neither is a miss.
         missed = [r.url for r in subresources if not r.from_cache and _file_key(r.url) not in expect_delta
+                  and r.status != 0 and r.resource_type not in SCRIPT_REQUESTS
                   and not (versioned and r.revalidated and encodings.is_text(_file_key(r.url)))]
         if missed:
             flags.append(f"warm load fetched {len(missed)} cacheable subresource(s) from the network, "
@@ -262,8 +267,9 @@ def evaluate(
         flags.append(f"the servers logged TLS {', '.join(sorted(server.tls))} for a tls {condition.tls} load")
     if proxy is not None:
         flags += _check_upstream(mode, proxy, link, server)
-    elif mode.connection_per_request and len(network) != connections_browser:
-        flags.append(f"{mode.name} load used {connections_browser} connection(s) for {len(network)} request(s)")
+    elif mode.connection_per_request and len(answered := [r for r in network if r.status]) != connections_browser:
+        # a request without response (a host the lab does not serve) had no connection
+        flags.append(f"{mode.name} load used {connections_browser} connection(s) for {len(answered)} request(s)")
 
     return LoadResult(
         ok=not errors,

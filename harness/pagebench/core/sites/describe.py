@@ -34,7 +34,6 @@ class SiteSummary:
 
     name: str
     entry: str
-    kind: str  # "built-in", "recorded" (imported or recorded: it has a recording), "directory"
     origins: tuple[Share, ...]
     types: tuple[Share, ...]  # by kind: html, css, js, font, image, ... most bytes first
     levels: tuple[tuple[int, int], ...]  # (dependency level, requests)
@@ -103,6 +102,5 @@ def describe(site: GeneratedSite | Site, sizes: Mapping[str, int] | None = None)
     types = tuple(sorted((Share(k, n, b) for k, (n, b) in shares(lambda r: r[1]).items()),
                          key=lambda s: (-s.bytes, s.name)))
     levels = tuple(sorted(Counter(r[3] for r in rows).items()))
-    kind = "built-in" if isinstance(site, GeneratedSite) else ("recorded" if recording else "directory")
-    return SiteSummary(site.name, site.entry, kind, origins, types, levels,
+    return SiteSummary(site.name, site.entry, origins, types, levels,
                        recording.source if recording else None, recording.missing if recording else ())

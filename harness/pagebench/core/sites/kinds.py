@@ -4,24 +4,25 @@ entry is recognised and parsed into a typed reference, in the order the kinds ar
     kind       a spec names one as                 reference      the lab finds it by
     builtin    a built-in name: modern             BuiltinRef     generating it
     generated  {generate: {images: 20, ...}}       GeneratedRef   generating it
+    folder     {name: docs, path: ./site}          FolderRef      its index.html (a copy is served)
     directory  a path (with a /): ./mine           DirectoryRef   its site.yaml, if there
     recorded   a name: mine                        RecordedRef    <data dir>/sites/mine, if imported
     app        {name: shop, app: {command: ...}}   AppRef         starting it (`lab.servers.apps`)
 
 Pure: a kind recognises an entry by its shape alone (a mapping's key, a path, a name) and
 parses it into its reference, or raises a one-line SiteError for an entry of its kind
-that is malformed. Whether a directory or an imported site is there is the lab's
+that is malformed. A mapping is the kind whose `key` it holds (the first in the table's
+order), and that kind parses the whole mapping: its other keys are its to allow. Whether a directory or an imported site is there is the lab's
 question: `lab.sites.resolve` asks each candidate kind's finder in this order and the
 first site found wins (a built-in name is never an imported site's); when none is found,
 `unknown` lists how each kind is named.
 
 A kind to come is a row here and its finder in `lab.sites.FINDERS` (a finder is also given
-the spec's directory): a `folder` (a directory with index.html and no site.yaml)
-recognises a path as `directory` does, and its finder takes the directories `directory`'s
-declines. A keyed kind whose mapping has other keys beside its key (`app`: `name`,
-`origins`, `page`) lists them as `fields` and parses the whole mapping. `app`, served by a
-program rather than from files, has its own branch in `lab.sites.materialize` (nothing to
-write) and in the server configuration.
+the spec's directory). A keyed kind is named by a mapping holding its key and parses the
+whole mapping (`{name: docs, path: ./site}`, `{name: shop, app: {...}}`). `app`, served by
+a program rather than from files, has its own branch in `lab.sites.materialize` (nothing
+to write) and in the server configuration. `summary` is how `site show` and the run's
+report describe a site of the kind.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from typing import Any
 
 from pagebench.core.sites.app import AppEntry, parse_app
 from pagebench.core.sites.builtin import CATALOGUE, HINT
+from pagebench.core.sites import folder
+from pagebench.core.sites.folder import FolderRef, parse_folder
 from pagebench.core.sites.generate import GenParams, parse_generate
 from pagebench.core.sites.model import SITE_NAME, SiteError
 
@@ -73,7 +76,7 @@ class AppRef:
     entry: AppEntry
 
 
-SiteRef = BuiltinRef | GeneratedRef | DirectoryRef | RecordedRef | AppRef
+SiteRef = BuiltinRef | GeneratedRef | FolderRef | DirectoryRef | RecordedRef | AppRef
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,21 +88,25 @@ class SiteKind:
     #: How a spec names one, for the message about an entry no kind found (`{sites}`:
     #: the directory imported sites are kept in).
     hint: str
-    #: The entry (for a `key`ed kind, the mapping's value; with `fields`, the mapping) as
-    #: this kind's reference, or None: not one of this kind.
+    #: The entry (a string, or for a `key`ed kind the whole mapping) as this kind's
+    #: reference, or None: not one of this kind.
     parse: Callable[[Any], SiteRef | None]
-    #: The mapping key a spec names this kind by (`{generate: {...}}`); None: by a string.
+    #: The mapping key a spec names this kind by (`{generate: {...}}`, `{name, path}`);
+    #: None: by a string.
     key: str | None = None
-    #: The other keys its mapping may have beside `key` (then `parse` gets the mapping).
-    fields: frozenset[str] = frozenset()
+    #: A keyed entry with its relative paths made absolute from the spec file's directory
+    #: (`anchored`); None: the kind names no path.
+    anchor: Callable[[Mapping[str, Any], Path], dict[str, Any]] | None = None
 
 
 def _builtin(name: str) -> BuiltinRef | None:
     return BuiltinRef(name) if name in CATALOGUE else None
 
 
-def _generated(params: Any) -> GeneratedRef:
-    return GeneratedRef(parse_generate(params))
+def _generated(entry: Mapping[str, Any]) -> GeneratedRef:
+    if set(entry) != {"generate"}:
+        raise SiteError(f"site {dict(entry)!r}: generate: takes no other keys")
+    return GeneratedRef(parse_generate(entry["generate"]))
 
 
 def _directory(name: str) -> DirectoryRef | None:
@@ -117,6 +124,9 @@ def _recorded(name: str) -> RecordedRef | None:
 BUILTIN = SiteKind("builtin", "a page of the built-in catalogue, generated in memory", HINT, _builtin)
 GENERATED = SiteKind("generated", "a parametric page, generated in memory from its parameters",
                      "generate: {images: N, image_bytes: B, origins: K, ...}", _generated, key="generate")
+FOLDER = SiteKind("folder", "a static build of one's own (a folder with index.html), served from a copy",
+                  "{name: N, path: DIR} (a folder with index.html)", parse_folder, key="path",
+                  anchor=folder.anchored)
 DIRECTORY = SiteKind("directory", "a site directory of one's own, served where it is",
                      "a directory with site.yaml", _directory)
 RECORDED = SiteKind("recorded", "a page imported from a HAR or recorded live, kept in the data directory",
@@ -124,11 +134,10 @@ RECORDED = SiteKind("recorded", "a page imported from a HAR or recorded live, ke
 
 APP = SiteKind("app", "the user's own server process, started in the lab behind its terminators "
                "(nginx, Caddy, the edge proxy), its responses passed through",
-               "{name: NAME, app: {command: \"... {port}\", ready: /health}}", _app, key="app",
-               fields=frozenset({"name", "origins", "page"}))
+               "{name: NAME, app: {command: \"... {port}\", ready: /health}}", _app, key="app")
 
 #: Every kind, in the order an entry is tried against them.
-KINDS: tuple[SiteKind, ...] = (BUILTIN, GENERATED, DIRECTORY, RECORDED, APP)
+KINDS: tuple[SiteKind, ...] = (BUILTIN, GENERATED, FOLDER, DIRECTORY, RECORDED, APP)
 
 
 def candidates(entry: str | Mapping[str, Any]) -> list[tuple[SiteKind, SiteRef]]:
@@ -138,17 +147,26 @@ def candidates(entry: str | Mapping[str, Any]) -> list[tuple[SiteKind, SiteRef]]
     if isinstance(entry, Mapping):
         keyed = [kind for kind in KINDS if kind.key is not None]
         for kind in keyed:
-            if kind.key in entry and set(entry) - kind.fields == {kind.key}:
-                ref = kind.parse(entry if kind.fields else entry[kind.key])
-                if ref is not None:
-                    return [(kind, ref)]
-        shapes = " or ".join("{" + ", ".join([*sorted(kind.fields), f"{kind.key}: {{...}}"]) + "}" for kind in keyed)
+            if kind.key in entry and (ref := kind.parse(entry)) is not None:
+                return [(kind, ref)]
+        shapes = " or ".join(kind.hint if kind.hint.startswith("{") else f"{{{kind.hint}}}" for kind in keyed)
         raise SiteError(f"site {dict(entry)!r}: a mapping must be {shapes}")
     found = []
     for kind in KINDS:
         if kind.key is None and (ref := kind.parse(str(entry))) is not None:
             found.append((kind, ref))
     return found
+
+
+def anchored(entry: Any, base: Path) -> Any:
+    """A spec entry as it names the same thing from any working directory: a keyed kind's
+    relative paths made absolute from `base`, the spec file's directory (other entries,
+    and what no kind takes, as they are: parsing judges them)."""
+    if isinstance(entry, Mapping):
+        for kind in KINDS:
+            if kind.key is not None and kind.key in entry:
+                return kind.anchor(entry, base) if kind.anchor is not None else entry
+    return entry
 
 
 def unknown(entry: str, sites: str) -> SiteError:

@@ -12,7 +12,10 @@ from pagebench.core.encodings import DCZ, GZIP, IDENTITY
 from pagebench.core.modes import H2
 from pagebench.results.database import StoreError
 from pagebench.results.store import Store
-from tests.helpers import fill
+from html import escape
+
+from tests.analysis.report.pages import report
+from tests.helpers import META, PROFILES, SPEC, fill, make_plan
 
 @pytest.fixture
 def store(tmp_path):
@@ -69,6 +72,31 @@ def test_report_table_renders(store):
     assert "319.4 KiB" in text  # 327 105 bytes
     assert "warning: demo keepalive direct cable cold tls1.3: 2 of 6 planned loads recorded" in text
     assert "can't tell: n too small" in text
+
+
+def test_the_reports_say_what_kind_each_site_was_in_the_kinds_tables_words(store, tmp_path):
+    from pagebench.core.sites import kinds
+    from pagebench.runner.prepare import site_meta
+    from pagebench.core.sites.builtin import builtin
+    from pagebench.lab import sites as sitefiles
+
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "index.html").write_text("<p>hi</p>")
+    folder_kind, folder = sitefiles.found({"name": "docs", "path": str(tmp_path / "build")})
+    sites = {"demo": site_meta(folder_kind, folder), "modern": site_meta(kinds.BUILTIN, builtin("modern"))}
+    store.create_experiment("r1", SPEC, META | {"sites": sites}, make_plan(), PROFILES)
+    console = Console(record=True, width=300)
+    console.print(report_table(store, "r1"))
+    text = " ".join(console.export_text().split())
+    assert f"site demo: folder ({kinds.FOLDER.summary}), from {tmp_path / 'build'}" in text
+    assert f"site modern: builtin ({kinds.BUILTIN.summary})" in text
+    page = report(store, tmp_path)
+    assert f"<dt>site</dt><dd>demo: folder ({escape(kinds.FOLDER.summary)}), from {tmp_path / 'build'}</dd>" in page
+    assert '"kind"' not in page  # the meta's sites are said, not dumped as JSON
+    store.create_experiment("r0", SPEC, META, make_plan(), PROFILES)  # stored before kinds were kept
+    console = Console(record=True, width=300)
+    console.print(report_table(store, "r0"))
+    assert "site demo:" not in console.export_text()
 
 
 def test_report_of_an_unknown_run(store):

@@ -89,6 +89,33 @@ def test_warm_load_must_use_the_cache_and_revalidate_the_html():
     assert "warm load did not revalidate the HTML (no 304 at the server)" in stale.flags
 
 
+def test_a_request_without_response_needs_no_connection_of_its_own_in_http10():
+    raw = raw_load(protocol="http/1.1", connections=[1, 2, 3, 4])
+    raw.requests["gone"] = {"url": "https://img.unserved.example/b.png", "type": "Image", "sent": 10.3,
+                            "failed": "net::ERR_NAME_NOT_RESOLVED"}
+    result = evaluate(cond(HTTP10), raw, link(tcp_conns=4), ServerView(4, 4, (200,)))
+    assert not result.flagged, result.flags
+    raw.requests["gone"] |= {"status": 200, "connection_id": 4}  # answered, on a connection already used
+    assert evaluate(cond(HTTP10), raw, link(tcp_conns=4), ServerView(4, 5, (200,))).flags == (
+        "http1.0 load used 4 connection(s) for 5 request(s)",)
+
+
+def test_a_warm_load_is_not_flagged_for_a_request_without_response_or_a_scripts_own_fetch():
+    raw = raw_load(disk_cache=True)
+    raw.requests["gone"] = {"url": "https://img.unserved.example/b.png", "type": "Image", "sent": 10.3,
+                            "failed": "net::ERR_NAME_NOT_RESOLVED"}  # a host the lab does not serve
+    raw.requests["api"] = {"url": "https://www.s.test/api.json", "type": "Fetch", "sent": 10.4, "status": 200,
+                           "protocol": "h2", "connection_id": 1, "encoded_bytes": 90}
+    result = evaluate(cond(cache="warm"), raw, link(tcp_conns=1), ServerView(1, 2, (304,)))
+    assert not result.flagged, result.flags
+    assert [(r.status, r.resource_type) for r in result.resources[-2:]] == [(0, "image"), (200, "fetch")]
+    raw.requests["img"] = {"url": "https://www.s.test/late.png", "type": "Image", "sent": 10.5, "status": 200,
+                           "protocol": "h2", "connection_id": 1, "encoded_bytes": 90}
+    missed = evaluate(cond(cache="warm"), raw, link(tcp_conns=1), ServerView(1, 3, (304,)))
+    assert missed.flags == ("warm load fetched 1 cacheable subresource(s) from the network, "
+                            "e.g. https://www.s.test/late.png",)
+
+
 def test_connection_count_differences_are_explained_not_hidden():
     result = evaluate(cond(), raw_load(), link(tcp_conns=2), ServerView(1, 4, (200,)))
     assert not result.flagged

@@ -10,6 +10,7 @@ import pytest
 
 from pagebench.core.sites import kinds
 from pagebench.core.sites.builtin import builtin_sites
+from pagebench.core.sites.folder import FolderRef
 from pagebench.core.sites.generate import GenParams
 from pagebench.core.sites.app import App, AppEntry
 from pagebench.core.sites.kinds import AppRef, BuiltinRef, DirectoryRef, GeneratedRef, RecordedRef
@@ -17,15 +18,17 @@ from pagebench.core.sites.model import SiteError
 
 #: What a spec entry no kind found is told, every kind's hint in the table's order.
 UNKNOWN = ("unknown site 'nowhere'; built-in: seed000-{small,large}-n1..40, seed001-{a,b,c,d}, seed002, modern; "
-           "or generate: {images: N, image_bytes: B, origins: K, ...}; or a directory with site.yaml; "
+           "or generate: {images: N, image_bytes: B, origins: K, ...}; or {name: N, path: DIR} (a folder with "
+           "index.html); or a directory with site.yaml; "
            "or the name of a site imported by `pagebench site import-har` (into /data/sites); "
            "or {name: NAME, app: {command: \"... {port}\", ready: /health}}")
 
 
 def test_the_table_names_each_kind_once_in_the_order_entries_are_tried():
-    assert [kind.name for kind in kinds.KINDS] == ["builtin", "generated", "directory", "recorded", "app"]
+    assert [kind.name for kind in kinds.KINDS] == ["builtin", "generated", "folder", "directory", "recorded", "app"]
     assert all(kind.summary and kind.hint for kind in kinds.KINDS)
-    assert [kind.key for kind in kinds.KINDS if kind.key] == ["generate", "app"]
+    assert len({kind.summary for kind in kinds.KINDS}) == len(kinds.KINDS)  # the report tells them apart by it
+    assert [kind.key for kind in kinds.KINDS if kind.key] == ["generate", "path", "app"]
     assert "user's own server" in kinds.APP.summary  # what a report says of an app site
 
 
@@ -41,6 +44,9 @@ def test_the_table_names_each_kind_once_in_the_order_entries_are_tried():
     ({"generate": {"images": 2, "origins": 2}}, [(kinds.GENERATED, GeneratedRef(GenParams(images=2, origins=2)))]),
     ({"name": "shop", "app": {"command": "serve {port}"}},
      [(kinds.APP, AppRef(AppEntry(name="shop", app=App(command="serve {port}"))))]),
+    ({"name": "docs", "path": "./site"}, [(kinds.FOLDER, FolderRef("docs", Path("site")))]),
+    ({"name": "docs", "path": "/srv/site", "origins": {"cdn.example.com": "cdn"}},
+     [(kinds.FOLDER, FolderRef("docs", Path("/srv/site"), (("cdn.example.com", Path("cdn")),)))]),
 ])
 def test_an_entry_is_parsed_into_the_references_of_the_kinds_it_may_name(entry, expected):
     assert kinds.candidates(entry) == expected
@@ -52,13 +58,20 @@ def test_every_builtin_name_is_the_builtin_kind_first():
 
 
 @pytest.mark.parametrize(("entry", "message"), [
-    ({"generated": {}}, "site {'generated': {}}: a mapping must be {generate: {...}} or "
-                        "{name, origins, page, app: {...}}"),
-    ({"generate": {}, "images": 2}, "site {'generate': {}, 'images': 2}: a mapping must be {generate: {...}} or "
-                                    "{name, origins, page, app: {...}}"),
-    ({"name": "shop", "app": {"command": "serve {port}"}, "path": "."},
-     "site {'name': 'shop', 'app': {'command': 'serve {port}'}, 'path': '.'}: a mapping must be {generate: {...}} "
-     "or {name, origins, page, app: {...}}"),
+    ({"generated": {}}, "site {'generated': {}}: a mapping must be {generate: {images: N, image_bytes: B, "
+                        "origins: K, ...}} or {name: N, path: DIR} (a folder with index.html) or "
+                        "{name: NAME, app: {command: \"... {port}\", ready: /health}}"),
+    ({"generate": {}, "images": 2}, "site {'generate': {}, 'images': 2}: generate: takes no other keys"),
+    ({"name": "docs", "path": "site", "app": {}}, "app: unknown field; a folder site takes name, path, origins"),
+    ({"path": "site"}, "name: required"),
+    ({"name": "Docs Site", "path": "site"},
+     "name: 'Docs Site': a site name must be lower-case letters, digits, '.' and '-' (it is the host <name>.test)"),
+    ({"name": "docs", "path": 3}, "path: Input should be a valid string"),
+    ({"name": "docs", "path": "site", "origins": {"https://cdn.example.com": "cdn"}},
+     "origins: 'https://cdn.example.com': a host must be a lower-case DNS name (no scheme, port or path), "
+     "e.g. cdn.example.com"),
+    ({"name": "docs.example.com", "path": "site", "origins": {"docs.example.com": "x"}},
+     "origins: a host is served as docs.example.com.test, the site's own host"),
     ({"app": {"command": "serve {port}"}}, "app site ?: name: Field required"),
     ({"name": "shop", "app": {"command": "serve"}},
      "app site shop: app.command: must contain {port}, where pagebench puts the port the app listens on "
@@ -70,6 +83,16 @@ def test_entries_no_kind_can_parse_are_one_line_errors(entry, message):
     with pytest.raises(SiteError) as error:
         kinds.candidates(entry)
     assert str(error.value) == message
+
+
+def test_anchored_makes_a_folder_entrys_relative_paths_absolute_from_the_spec_directory():
+    entry = {"name": "docs", "path": "./site", "origins": {"cdn.example.com": "../cdn", "abs.example.com": "/srv/a"}}
+    assert kinds.anchored(entry, Path("/work/specs")) == {
+        "name": "docs", "path": "/work/specs/site",
+        "origins": {"cdn.example.com": "/work/cdn", "abs.example.com": "/srv/a"}}
+    assert entry["path"] == "./site"  # the spec's own document is left as written
+    for other in ("modern", "./dir", {"generate": {"images": 1}}, {"name": "x"}):
+        assert kinds.anchored(other, Path("/work/specs")) == other
 
 
 def test_unknown_lists_every_kind_as_a_spec_names_it():

@@ -1,0 +1,77 @@
+"""A spec's sites read before anything runs (`prepare`): a folder site's paths are the spec
+file's directory's, whatever the working directory, and kept absolute in the document the
+run stores (a resumed run, a split lab's sites role find the same folder); each site's kind
+as the report states it; the hosts a folder's pages name that the lab does not serve, one
+note each; bad entries one line naming the spec file and the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pagebench.core.sites import kinds
+from pagebench.core.spec.model import SpecError
+from pagebench.runner.prepare import prepare
+
+PAGE = (b'<!DOCTYPE html><script src="https://cdn.example.com/lib.js"></script>'
+        b'<img src="https://img.example.net/a.png"><img src="https://img.example.net/b.png">'
+        b'<script>const links = ["https://github.com/acme", "https://a.example.com/", "https://b.example.com/", '
+        b'"https://c.example.com/", "https://d.example.com/", "https://e.example.com/"]</script>')
+
+
+def _spec(tmp_path: Path, *sites: object) -> tuple[dict, Path]:
+    specs = tmp_path / "specs"
+    (specs / "site").mkdir(parents=True, exist_ok=True)
+    (specs / "site" / "index.html").write_bytes(PAGE)
+    (specs / "cdn").mkdir(exist_ok=True)
+    return {"name": "t", "sites": list(sites), "modes": ["h2"]}, specs
+
+
+def test_folder_paths_are_the_spec_files_and_the_stored_document_names_them_absolute(tmp_path: Path,
+                                                                                    monkeypatch: pytest.MonkeyPatch):
+    document, specs = _spec(tmp_path, "modern", {"name": "docs", "path": "./site", "origins": {"cdn.example.com": "cdn"}})
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    prepared = prepare(document, "specs/t.yaml", Path("../specs"))
+    assert prepared.document["sites"] == ["modern", {"name": "docs", "path": str(specs / "site"),
+                                                     "origins": {"cdn.example.com": str(specs / "cdn")}}]
+    assert document["sites"][1]["path"] == "./site"  # the caller's document as read
+    assert list(prepared.sites) == ["modern", "docs"]
+    assert prepared.site_kinds["modern"] == {"kind": "builtin", "summary": kinds.BUILTIN.summary}
+    docs = prepared.site_kinds["docs"]
+    assert docs["kind"] == "folder" and docs["summary"] == kinds.FOLDER.summary
+    assert Path(docs["path"]).resolve() == (specs / "site").resolve() and len(docs["digest"]) == 64
+    assert prepared.notes == [
+        "site docs: img.example.net: not served (2 URL(s), fetched by the page, first in index.html): requests to "
+        "it fail at once (the lab has no internet)",
+        "site docs: 6 host(s) only its scripts name are not served (github.com, a.example.com, b.example.com, "
+        "c.example.com, d.example.com and 1 more; `pagebench site show` lists them): a request a script makes to "
+        "one fails at once"]
+    resumed = prepare(prepared.document, "run x")  # as `run --resume` reads it back, from anywhere
+    monkeypatch.chdir(tmp_path)
+    assert resumed.site_kinds == prepared.site_kinds
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ({"name": "docs", "path": "./nothere"}, "specs/t.yaml: sites[0]: path: {specs}/nothere: no such directory"),
+    ({"name": "docs", "path": "./cdn"},
+     "specs/t.yaml: sites[0]: path: {specs}/cdn: no index.html in it (a folder site serves its index.html as "
+     "https://docs.test/)"),
+    ({"name": "Docs", "path": "./site"}, "specs/t.yaml: sites[0]: name: 'Docs': a site name must be lower-case "
+                                         "letters, digits, '.' and '-' (it is the host <name>.test)"),
+    ({"name": "docs", "path": "./site", "cache": "no"},
+     "specs/t.yaml: sites[0]: cache: unknown field; a folder site takes name, path, origins"),
+])
+def test_a_bad_folder_entry_is_one_line_naming_the_spec_file_and_field(tmp_path: Path, entry, message):
+    document, specs = _spec(tmp_path, entry)
+    with pytest.raises(SpecError) as error:
+        prepare(document, "specs/t.yaml", specs)
+    assert str(error.value) == message.replace("{specs}", str(specs))
+
+
+def test_two_sites_of_one_name_are_refused(tmp_path: Path):
+    document, specs = _spec(tmp_path, "modern", {"name": "modern", "path": "site"})
+    with pytest.raises(SpecError, match=r"^specs/t.yaml: sites\[1\]: site modern is named twice$"):
+        prepare(document, "specs/t.yaml", specs)
