@@ -300,3 +300,31 @@ def fresh_database(admin_url: str, name: str) -> str:
 def drop_database(admin_url: str, name: str) -> None:
     """Drop a database of the session's server, closing whatever still uses it."""
     admin(admin_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# The example app (examples/shop) ----------------------------------------------------------
+
+SHOP = REPO / "examples" / "shop"
+#: regressions.yaml: name -> {what, file, old, new}, the one-line edits a team could ship.
+SHOP_REGRESSIONS: dict[str, dict[str, str]] = yaml.safe_load((SHOP / "regressions.yaml").read_text())
+
+
+def shop_copy(dest: Path, regression: str | None = None) -> Path:
+    """examples/shop copied into `dest` (made once, then edited in place) as it is, or with
+    one of regressions.yaml's edits: `None` reverts the copy to the original."""
+    shutil.copytree(SHOP, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".venv"))
+    for edit in SHOP_REGRESSIONS.values():
+        (dest / edit["file"]).write_text((SHOP / edit["file"]).read_text())
+    if regression is not None:
+        edit = SHOP_REGRESSIONS[regression]
+        original = (SHOP / edit["file"]).read_text()
+        assert original.count(edit["old"]) == 1, f"regressions.yaml {regression}: {edit['old']!r} not once in {edit['file']}"
+        (dest / edit["file"]).write_text(original.replace(edit["old"], edit["new"]))
+    return dest
+
+
+def with_venv_path(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """An environment whose PATH starts with this Python's bin directory (the test command's
+    .venv/bin), where the example app's `gunicorn` is installed."""
+    base = {**os.environ, **(env or {})}
+    return {**base, "PATH": f"{Path(sys.prefix) / 'bin'}:{base.get('PATH', os.defpath)}"}
