@@ -36,6 +36,8 @@ from pagebench.results.store import Store
 
 SHOP = Path(__file__).resolve().parents[2] / "examples" / "shop"
 REGRESSIONS: dict[str, dict[str, str]] = yaml.safe_load((SHOP / "regressions.yaml").read_text())
+#: compare's --allow-different, as given (`--allow-different link-check` where the link check fails).
+ALLOW: list[str] = []
 ENV = {**os.environ, "PATH": f"{Path(sys.prefix) / 'bin'}:{os.environ.get('PATH', os.defpath)}"}
 
 
@@ -69,7 +71,7 @@ def compare(db: str, base: str, candidate: str, metric: str) -> tuple[int, str, 
     """compare's exit status, its regression line (what it names), its seconds."""
     started = time.monotonic()
     out = subprocess.run([sys.executable, "-m", "pagebench", "compare", base, candidate, "--db", db,
-                          "--metric", metric, "--markdown"], capture_output=True, text=True)
+                          "--metric", metric, "--markdown", *ALLOW], capture_output=True, text=True)
     if out.returncode not in (0, 1):
         sys.exit(f"pagebench compare exited {out.returncode}: {(out.stderr.strip().splitlines() or [''])[-1]}")
     head = (out.stdout.strip().splitlines() or [""])[0]
@@ -128,7 +130,11 @@ def main() -> None:
     parser.add_argument("--part", choices=("gate", "aa", "both"), default="both")
     parser.add_argument("--pairs", type=int, default=20)
     parser.add_argument("--metric", default="lcp_ms", help="what compare tests (the example workflow's GATE_METRIC)")
+    parser.add_argument("--allow-different", default="", help="passed to compare (e.g. link-check on a VM whose "
+                        "link check fails in some minutes; say so with the figures)")
     args = parser.parse_args()
+    if args.allow_different:
+        ALLOW.extend(["--allow-different", args.allow_different])
     if shutil.which("gunicorn", path=ENV["PATH"]) is None:
         sys.exit("gunicorn is not installed: pip install -r examples/shop/requirements.txt into .venv")
     started = time.monotonic()

@@ -52,7 +52,12 @@ def measured(copy: Path, db: str) -> tuple[subprocess.CompletedProcess[str], str
 
 
 def gate(db: str, base: str, candidate: str) -> subprocess.CompletedProcess[str]:
-    return pagebench("compare", base, candidate, "--db", db, "--metric", METRIC, "--markdown", timeout=120)
+    """compare as the workflow runs it, but across failed link checks: on this shared 2-core
+    VM the userspace link's check fails in some minutes (host stalls: docs/field notes), and
+    the guard's refusal is tested on its own (tests/analysis/test_comparable.py, test_gate_e2e.py); what is tested
+    here is the gate's verdict on the app."""
+    return pagebench("compare", base, candidate, "--db", db, "--metric", METRIC, "--markdown",
+                     "--allow-different", "link-check", timeout=120)
 
 
 def test_the_gate_passes_the_app_catches_each_regression_and_passes_the_revert(scratch):
