@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from pagebench.lab.servers.apps import AppError
 from pagebench.results.store import Store
 from tests.helpers import needs_root, nothing_left, pagebench, readable_dir, run_id_of, write_spec
 
@@ -76,7 +75,7 @@ def _failed(spec: Path, db: str) -> tuple[subprocess.CompletedProcess[str], str]
     result = pagebench("run", str(spec), "--db", db)
     lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(lines) == 1, result.stderr[-2000:]
-    assert result.returncode == AppError.exit_code, result.stderr[-2000:]
+    assert result.returncode == 2, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert _no_app_left(), subprocess.run(["pgrep", "-af", "shopapp.py"], capture_output=True, text=True).stdout
     assert nothing_left()

@@ -165,8 +165,11 @@ def test_a_static_build_from_the_npm_registry_loads_as_a_folder_site(tmp_path: P
     got = {row.resource.url: row.resource for row in store.resources(cold.id)}
     r = got["https://swagger.test/swagger-ui-bundle.js"]
     assert r.status == 200 and r.content_encoding == "br" and r.body_bytes == bundle and r.encoded_bytes < bundle / 3
-    # The page's own script asked the mapped host (rewritten in the served copy) for its API.
-    assert got["https://petstore.swagger.io.test/v2/swagger.json"].status == 200
+    # The page's own script asked the mapped host (rewritten in the served copy) for its API, never
+    # the original. It asks after the load event, so the load may end before the answer is in
+    # (status 0: no response yet); an answer that is in is the lab's.
+    api = got["https://petstore.swagger.io.test/v2/swagger.json"]
+    assert api.status in (0, 200) and not [url for url in got if "//petstore.swagger.io/" in url]
     [warm] = good_loads(store, run, cache="warm")
     got = {row.resource.url: row.resource for row in store.resources(warm.id)}
     assert got["https://swagger.test/"].revalidated and got["https://swagger.test/swagger-ui-bundle.js"].from_cache
