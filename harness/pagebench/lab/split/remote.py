@@ -73,7 +73,9 @@ class RemoteSites:
         answer = sites.post("/sites/start", {"sites": refs, "modes": [m.name for m in server_plan.modes],
                                              "tls": list(server_plan.tls_versions),
                                              "encodings": [e.name for e in server_plan.encodings],
-                                             "query": server_plan.query, "spec_dir": str(spec_dir)})
+                                             "query": server_plan.query, "spec_dir": str(spec_dir)},
+                            timeout=sites.timeout + sum(site.app.ready_timeout_s for site in server_plan.sites
+                                                        if site.app is not None))  # it waits for them
         if answer["bindings"] != binding_rows(server_plan):
             sites.post("/sites/stop")
             raise LabError(f"sites {sites.url}: serves a different plan than this harness computed "
