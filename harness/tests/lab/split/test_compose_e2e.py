@@ -121,7 +121,8 @@ def lab(engine: None, project: str, tmp_path_factory) -> Iterator[dict]:
     testapp = {"image": "pagebench:local", "volumes": [mount],
                "command": ["python", "-m", "http.server", "8000", "--bind", "0.0.0.0", "--directory",
                            "/pagebench/test-spec/app"],
-               "networks": {"server_side": {"ipv4_address": "198.18.1.252"}}}
+               # both addresses fixed: one Docker picked would be the first free, the router's
+               "networks": {"server_side": {"ipv4_address": "198.18.1.252", "ipv6_address": "2001:2:0:1::fc"}}}
     override = tmp / "override.yaml"
     override.write_text(yaml.safe_dump({"services": {"harness": {"volumes": [mount]}, "sites": {"volumes": [mount]},
                                                      "testapp": testapp}}))
