@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pagebench.core.layout import Layout, unsegmented
@@ -50,9 +51,17 @@ class Lab:
     measure: Callable[[Profile], dict[str, object]]  # the link check of an applied profile
 
 
+def _apps_given_by(server_plan: ServerPlan, way: str) -> list[str]:
+    """The plan's app sites given by `way` (`command` or `url`)."""
+    return [site.name for site in server_plan.sites if site.app is not None and getattr(site.app, way) is not None]
+
+
 @contextmanager
 def native(server_plan: ServerPlan, backend: str | None, seed: int) -> Iterator[Lab]:
     """Namespaces, link and origin servers built here; all gone on exit."""
+    if apps := _apps_given_by(server_plan, "url"):
+        raise LabError(f"site {apps[0]}: app url: the native lab starts the app itself and reaches no other "
+                       "host: give app: command: (url: is for the compose lab, run --router --sites)")
     layout = Layout(run_prefix(), server_ips=server_plan.ip_count)
     with NamespaceBed(layout) as bed:
         link = Link(bed, backend, seed)
@@ -77,13 +86,14 @@ def _undo_on_exit(undo: Callable[[], Any]) -> Iterator[None]:
 
 @contextmanager
 def split(roles: Roles, site_refs: list[Any], server_plan: ServerPlan, backend: str | None,
-          seed: int) -> Iterator[Lab]:
+          seed: int, spec_dir: Path) -> Iterator[Lab]:
     """The harness as the client of a lab whose router and sites run elsewhere: the link
-    reset and the sites stopped on exit."""
-    apps = [site.name for site in server_plan.sites if site.app is not None]
-    if apps:
-        raise LabError(f"site {apps[0]} is an app: app sites run in the native lab only (not yet in a "
-                       "split lab's sites role)")
+    reset and the sites stopped on exit. The sites role reads the spec's sites relative to
+    `spec_dir`, at the same path there (compose mounts it in both)."""
+    if apps := _apps_given_by(server_plan, "command"):
+        raise LabError(f"site {apps[0]}: app command: the compose lab does not start programs in its sites "
+                       "container: run the app as a compose service and give app: url: http://SERVICE:PORT "
+                       "(docs/apps.md)")
     router, sites = Client(roles.router, "router"), Client(roles.sites, "sites")
     health(router, "router")
     health(sites, "sites")
@@ -93,7 +103,7 @@ def split(roles: Roles, site_refs: list[Any], server_plan: ServerPlan, backend: 
         bed.run(unsegmented(route.interface))  # the client's end of the link
         link = RemoteLink(router, sites, backend, seed)
         with _undo_on_exit(link.reset):
-            remote_sites = RemoteSites(sites, site_refs, server_plan)
+            remote_sites = RemoteSites(sites, site_refs, server_plan, spec_dir)
             with _undo_on_exit(remote_sites.stop):
                 me = route.source or Layout.client_ip
                 yield Lab(bed, link, remote_sites, None,

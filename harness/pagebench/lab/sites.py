@@ -155,8 +155,9 @@ def _recorded(ref: RecordedRef, spec_dir: Path) -> Site | None:
 
 
 def _app(ref: AppRef, spec_dir: Path) -> Site:
-    """An app site: nothing on disk but the directory its process runs in."""
-    if not spec_dir.is_dir():
+    """An app site: nothing on disk but the directory its process runs in (none for an
+    app given by `url`: it runs elsewhere)."""
+    if ref.entry.app.command is not None and not spec_dir.is_dir():
         raise SiteError(f"app site {ref.entry.name}: its working directory {spec_dir} (the spec's) is missing")
     return Site(ref.entry.manifest(), spec_dir.resolve(), app=ref.entry.app)
 

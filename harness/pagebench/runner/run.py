@@ -113,7 +113,7 @@ class Runner:
         backend = self.store.experiment(self.run_id).backend  # as recorded
         # Built here (native), or the router and sites roles of a split lab (compose).
         lab = (build.native(plan.servers, backend, spec.seed) if self.roles is None
-               else build.split(self.roles, list(spec.sites), plan.servers, backend, spec.seed))
+               else build.split(self.roles, list(spec.sites), plan.servers, backend, spec.seed, self.p.spec_dir))
         self.store.set_status(self.run_id, "running")
         from playwright.sync_api import sync_playwright
 

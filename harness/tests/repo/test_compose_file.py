@@ -21,7 +21,9 @@ DOCKERFILE = REPO / "harness" / "docker" / "Dockerfile"
 
 def test_services_and_what_is_published():
     services = COMPOSE["services"]
-    assert set(services) == {"db", "router", "sites", "harness", "grafana"}
+    assert set(services) == {"db", "router", "sites", "harness", "grafana", "shop"}
+    # only the lab's own start with a plain `docker compose up`: the example app is opt-in
+    assert [name for name, service in services.items() if "profiles" in service] == ["shop"]
     assert [name for name, service in services.items() if "ports" in service] == ["grafana"]  # db not published
     assert services["grafana"]["ports"] == ["127.0.0.1:3000:3000"]
     env = services["grafana"]["environment"]
@@ -160,7 +162,7 @@ def test_the_image_installs_with_the_test_commands_own_script():
     assert [line for line in database if line.startswith("FROM ")] == ["FROM debian:bookworm-slim"]
     # every image but Grafana's is built here, with the host's network (no bridge or NAT needed)
     built = [name for name, service in COMPOSE["services"].items() if "build" in service]
-    assert sorted(built) == ["db", "harness", "router", "sites"]
+    assert sorted(built) == ["db", "harness", "router", "shop", "sites"]
     assert all(COMPOSE["services"][name]["build"]["network"] == "host" for name in built)
     assert any(line.startswith("RUN ") and "harness/bootstrap install" in line for line in lines)
     bootstrap = (REPO / "harness" / "bootstrap").read_text()
@@ -170,3 +172,60 @@ def test_the_image_installs_with_the_test_commands_own_script():
     for role in ("router", "sites", "harness"):  # one image, the same code in every role
         assert COMPOSE["services"][role]["build"]["dockerfile"] == str(DOCKERFILE.relative_to(REPO))
         assert COMPOSE["services"][role]["image"] == "pagebench:local"
+
+
+def _mounts(service: str) -> dict[str, str]:
+    """Container path -> (host path, options) of a service's volumes."""
+    found = {}
+    for volume in COMPOSE["services"][service]["volumes"]:
+        host, inside, *options = volume.split(":") if not volume.startswith("${") else _split_variable(volume)
+        found[inside] = ":".join([host, *options])
+    return found
+
+
+def _split_variable(volume: str) -> list[str]:
+    """`${VAR:-default}:/inside:ro` split at the colons outside the variable."""
+    end = volume.index("}") + 1
+    return [volume[:end], *volume[end + 1:].split(":")]
+
+
+def test_the_specs_directory_is_at_the_same_path_in_harness_and_sites_and_reports_reach_the_host():
+    """The sites role reads a spec's folder and directory sites at the path the harness
+    sends (`RemoteSites`: the spec's directory); the harness writes reports to ./results."""
+    harness, sites = _mounts("harness"), _mounts("sites")
+    specs = "${PAGEBENCH_SPECS:-./experiments}"
+    assert harness["/pagebench/experiments"] == sites["/pagebench/experiments"] == f"{specs}:ro"
+    assert (REPO / "experiments" / "demo.yaml").is_file()  # the default spec is in it
+    default = COMPOSE["services"]["harness"]["environment"]["PAGEBENCH_SPEC"]
+    assert default == "${PAGEBENCH_SPEC:-experiments/demo.yaml}"
+    assert harness["/pagebench/results"] == "./results" and (REPO / "results").is_dir()  # writable
+    assert harness["/var/lib/pagebench/tls"] == sites["/var/lib/pagebench/tls"] == "pki"
+
+
+def test_the_example_app_is_a_service_on_the_server_side_outside_the_origins_addresses():
+    from pagebench.core.layout import MAX_SERVER_IPS, Layout
+    from pagebench.lab.sites import resolve
+
+    shop = COMPOSE["services"]["shop"]
+    assert shop["profiles"] == ["app"] and set(_networks("shop")) == {"server_side"}
+    topo = Layout("pbcompose", server_ips=MAX_SERVER_IPS)
+    address, address6 = _networks("shop")["server_side"]["ipv4_address"], _networks("shop")["server_side"]["ipv6_address"]
+    subnets = [ipaddress.ip_network(c["subnet"]) for c in COMPOSE["networks"]["server_side"]["ipam"]["config"]]
+    assert any(ipaddress.ip_address(address) in net for net in subnets)
+    assert any(ipaddress.ip_address(address6) in net for net in subnets)
+    others = {_networks("sites")["server_side"]["ipv4_address"], _networks("router")["server_side"]["ipv4_address"],
+              *(c["gateway"] for c in COMPOSE["networks"]["server_side"]["ipam"]["config"])}
+    assert address not in set(topo.server_addresses) | others and address6 not in set(topo.server_addresses6)
+    # An address Docker picks is the first free one: on an IPv6 network that was the router's
+    # (it starts later, and fails "Address already in use"), so both are fixed.
+    assert address6 not in {_networks(role)["server_side"]["ipv6_address"] for role in ("router", "sites")}
+    assert "cap_add" not in shop and "volumes" not in shop  # nothing of the lab's: an app as a team runs it
+    # The spec that gates it names it by its service name and the port its image serves.
+    dockerfile = (REPO / shop["build"]["dockerfile"]).read_text()
+    assert "-b\", \"0.0.0.0:8000\"" in dockerfile and "COPY examples/shop /shop" in dockerfile
+    assert [line for line in dockerfile.splitlines() if line.startswith("FROM ")] == ["FROM debian:bookworm-slim"]
+    assert "8000/health" in shop["healthcheck"]["test"][-1]
+    spec = yaml.safe_load((REPO / "experiments" / "shop-compose.yaml").read_text())
+    (entry,) = spec["sites"]
+    site = resolve(entry, REPO / "experiments")
+    assert site.app is not None and site.app.host_port == ("shop", 8000) and site.app.ready == "/health"

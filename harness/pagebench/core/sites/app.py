@@ -11,6 +11,10 @@ which pass its responses through (`nginxconf.app_body`, `caddyconf.app_routes`).
 Pure: the entry parsed and checked (`parse_app`); `lab.servers.apps` runs the command.
 `{port}` is where pagebench puts the loopback port the app must listen on (127.0.0.1 in
 the server namespace); the command is split as a shell would split it, not run by a shell.
+
+In the compose lab the app is a service of its own that pagebench neither starts nor
+stops: `app: {url: http://shop:8000, ready: /health}` names where the sites role reaches
+it (exactly one of `command` and `url`; each lab takes one of them, `lab.build`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ import shlex
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from urllib.parse import urlsplit
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from pagebench.core.sites.model import SiteManifest, one_line
 
@@ -37,18 +43,23 @@ UrlPath = Annotated[str, AfterValidator(_url_path)]
 
 
 class App(BaseModel):
-    """`app:` of a site entry: how the user's server is started and known to be ready."""
+    """`app:` of a site entry: how the user's server is started (`command`) or where it
+    already runs (`url`, the compose lab), and how it is known to be ready."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    command: str
+    command: str | None = None
+    #: `http://HOST:PORT` of an app run by someone else (a compose service).
+    url: str | None = None
     #: A path the app answers 2xx on once it is ready (asked again between loads).
     ready: UrlPath = "/"
     ready_timeout_s: float = Field(30.0, gt=0, le=600)
 
     @field_validator("command")
     @classmethod
-    def _command(cls, value: str) -> str:
+    def _command(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         try:
             words = shlex.split(value)
         except ValueError as error:
@@ -60,8 +71,40 @@ class App(BaseModel):
                              "(127.0.0.1), e.g. \"gunicorn shop:app -b 127.0.0.1:{port}\"")
         return value
 
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            parts = urlsplit(value)
+            port = parts.port
+        except ValueError as error:
+            raise ValueError(f"{value!r}: {error}") from None
+        if (parts.scheme != "http" or not parts.hostname or port is None or parts.username is not None
+                or parts.path not in ("", "/") or parts.query or parts.fragment):
+            raise ValueError(f"{value!r}: want http://HOST:PORT (e.g. http://shop:8000, the app's compose "
+                             "service and port; `ready` and `page` are paths on it)")
+        return value
+
+    @model_validator(mode="after")
+    def _one_way(self) -> App:
+        if (self.command is None) == (self.url is None):
+            raise ValueError("give exactly one of command (pagebench starts the app: the native lab) and "
+                             "url (the app runs as a service of its own: the compose lab)")
+        return self
+
+    @property
+    def host_port(self) -> tuple[str, int]:
+        """`url`'s host and port."""
+        assert self.url is not None
+        parts = urlsplit(self.url)
+        assert parts.hostname is not None and parts.port is not None
+        return parts.hostname, parts.port
+
     def argv(self, port: int) -> list[str]:
         """The command's words with the port filled in."""
+        assert self.command is not None
         return [word.replace(PORT, str(port)) for word in shlex.split(self.command)]
 
 

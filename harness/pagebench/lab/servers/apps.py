@@ -14,6 +14,11 @@ must answer 2xx (one request on loopback, about a millisecond), and the page its
 not have been a 5xx in the load just made (read from the servers' access log, which the
 runner reads anyway). A load is kept only when the check after it passes, so no load after
 the app's last good check counts. The watchdog sees an exit during a load at once.
+
+An app given by `url` (the compose lab's sites role: a compose service) is not started
+or stopped here (`AppAt`): its name is resolved once when the sites start, so nginx and
+Caddy proxy to one address for the whole run, and its health is the same `ready` and
+page checks, asked from where the terminators reach it.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -94,20 +99,39 @@ def free_port(ns: str) -> int:
     return in_namespace(ns, bind)
 
 
+def status_at(address: str, port: int, path: str, host: str, timeout: float = HEALTH_TIMEOUT_S) -> int | str:
+    """The status a GET of `path` (Host: `host`) gets from the app at `address`, or why
+    there was none."""
+    connection = http.client.HTTPConnection(address, port, timeout=timeout)
+    try:
+        connection.request("GET", path, headers={"Host": host})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    except (OSError, http.client.HTTPException) as error:
+        return f"no answer ({error or type(error).__name__})"
+    finally:
+        connection.close()
+
+
 def status_of(ns: str, port: int, path: str, host: str, timeout: float = HEALTH_TIMEOUT_S) -> int | str:
-    """The status a GET of `path` (Host: `host`) gets from the app, or why there was none."""
-    def get() -> int | str:
-        connection = http.client.HTTPConnection(LOOPBACK, port, timeout=timeout)
-        try:
-            connection.request("GET", path, headers={"Host": host})
-            response = connection.getresponse()
-            response.read()
-            return response.status
-        except (OSError, http.client.HTTPException) as error:
-            return f"no answer ({error or type(error).__name__})"
-        finally:
-            connection.close()
-    return in_namespace(ns, get)
+    """`status_at` the app on the loopback of namespace `ns`."""
+    return in_namespace(ns, lambda: status_at(LOOPBACK, port, path, host, timeout))
+
+
+def _ok(status: int | str) -> bool:
+    return isinstance(status, int) and 200 <= status < 300
+
+
+def resolve(host: str, port: int) -> str:
+    """`host` as one address, IPv4 first (the lab's server side always has it): resolved
+    once, so every terminator proxies to the same app for the whole run."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as error:
+        raise AppError(f"cannot resolve {host} ({error.strerror})") from None
+    found.sort(key=lambda entry: entry[0] != socket.AF_INET)
+    return str(found[0][4][0])
 
 
 class AppServer:
@@ -145,7 +169,7 @@ class AppServer:
 
         def ready() -> bool:
             status = status_of(ns, self.port, self.app.ready, self.site.origins[0], timeout=1.0)
-            if isinstance(status, int) and 200 <= status < 300:
+            if _ok(status):
                 return True
             if time.monotonic() > deadline:
                 raise process.fail(f"{self.name}: {self.app.ready} did not answer 2xx within "
@@ -177,7 +201,7 @@ class AppServer:
         if failed:
             raise self.process.fail(f"{self.name} answered {failed[0]} for the page {self.site.entry}")
         status = status_of(self.bed.layout.server, self.port, self.app.ready, self.site.origins[0])
-        if not (isinstance(status, int) and 200 <= status < 300):
+        if not _ok(status):
             raise self.process.fail(f"{self.name} stopped answering {self.app.ready} with 2xx ({status})")
 
     def stop(self) -> None:
@@ -185,12 +209,74 @@ class AppServer:
             self.process.stop()
 
 
+class AppAt:
+    """An app site given by `url`: someone else's process (a compose service), reached
+    from here. `start` resolves its name and waits for `ready`; `stop` leaves it be."""
+
+    #: How often `start` asks `ready` while the app comes up.
+    POLL_S = 0.2
+
+    def __init__(self, site: Site, lab_addresses: Collection[str]) -> None:
+        assert site.app is not None and site.app.url is not None
+        self.site, self.app = site, site.app
+        self.name = f"app {site.name}"
+        self.host, self.port = site.app.host_port
+        self.ip = ""
+        self.lab_addresses = frozenset(lab_addresses)
+
+    @property
+    def address(self) -> str:
+        """Where nginx and Caddy reach it: `ip:port` (`[ip6]:port`)."""
+        return f"[{self.ip}]:{self.port}" if ":" in self.ip else f"{self.ip}:{self.port}"
+
+    def _where(self) -> str:
+        return f"{self.app.url}{self.app.ready}"
+
+    def _theirs(self) -> str:
+        return f"(the app runs on its own: see its log, e.g. `docker compose logs {self.host}`)"
+
+    def start(self) -> None:
+        """Resolve it (once) and wait until `ready` answers 2xx; a one-line AppError otherwise."""
+        try:
+            self.ip = resolve(self.host, self.port)
+        except AppError as error:
+            raise AppError(f"{self.name}: url {self.app.url}: {error}: is its service up, on the lab's "
+                           "server-side network?") from None
+        if self.ip in self.lab_addresses:
+            raise AppError(f"{self.name}: url {self.app.url}: {self.host} is {self.ip}, one of the lab's own "
+                           "origin addresses: give the app an address outside them (docker-compose.yml)")
+        deadline = time.monotonic() + self.app.ready_timeout_s
+        while not _ok(status := status_at(self.ip, self.port, self.app.ready, self.site.origins[0], timeout=1.0)):
+            if time.monotonic() > deadline:
+                raise AppError(f"{self.name}: {self._where()} did not answer 2xx within "
+                               f"{self.app.ready_timeout_s:g} s (last: {status}) {self._theirs()}")
+            time.sleep(self.POLL_S)
+
+    def check_alive(self) -> None:
+        """Not pagebench's process: its health is `check_health`'s after each load."""
+
+    def check_health(self, page_statuses: Iterable[int] = ()) -> None:
+        """The page not answered 5xx in the load just made, and `ready` answering 2xx."""
+        failed = sorted({s for s in page_statuses if s >= 500})
+        if failed:
+            raise AppError(f"{self.name} answered {failed[0]} for the page {self.site.entry} {self._theirs()}")
+        status = status_at(self.ip, self.port, self.app.ready, self.site.origins[0])
+        if not _ok(status):
+            raise AppError(f"{self.name} stopped answering {self._where()} with 2xx ({status}) {self._theirs()}")
+
+    def stop(self) -> None:
+        """Not pagebench's to stop."""
+
+
 class AppServers:
     """Every app site of a plan: started together (before the servers that front them),
     stopped together."""
 
     def __init__(self, bed: Bed, plan: ServerPlan, rundir: Path) -> None:
-        self.apps = {site.name: AppServer(bed, site, rundir) for site in plan.sites if site.app is not None}
+        lab = {address for b in plan.bindings for address in (b.ip, b.ip6)}
+        self.apps: dict[str, AppServer | AppAt] = {
+            site.name: AppServer(bed, site, rundir) if site.app.command is not None else AppAt(site, lab)
+            for site in plan.sites if site.app is not None}
 
     def start(self) -> None:
         try:

@@ -133,14 +133,15 @@ class Client:
         suffix = "?" + urllib.parse.urlencode(query) if query else ""
         return self._call(urllib.request.Request(self.url + path + suffix, method="GET"), path)
 
-    def post(self, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    def post(self, path: str, body: dict[str, Any] | None = None, timeout: float | None = None) -> dict[str, Any]:
+        """`timeout`: for a call that may take longer than most (waiting for an app)."""
         request = urllib.request.Request(self.url + path, data=json.dumps(body or {}).encode(), method="POST",
                                          headers={"Content-Type": "application/json"})
-        return self._call(request, path)
+        return self._call(request, path, timeout)
 
-    def _call(self, request: urllib.request.Request, path: str) -> dict[str, Any]:
+    def _call(self, request: urllib.request.Request, path: str, timeout: float | None = None) -> dict[str, Any]:
         try:
-            with self._opener.open(request, timeout=self.timeout) as response:
+            with self._opener.open(request, timeout=timeout or self.timeout) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as error:
             try:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from pagebench.core.servers.accesslog import ServerLog, parse_both
@@ -17,6 +18,7 @@ from pagebench.core.layout import Command
 from pagebench.core.profiles import Profile
 from pagebench.core.servers.plan import ServerPlan, binding_rows
 from pagebench.lab import tls
+from pagebench.lab.servers.apps import AppError
 from pagebench.lab.servers.nginx import with_certificate
 from pagebench.lab.servers.origins import Offset
 from pagebench.lab.split.control import Client, ControlError
@@ -62,14 +64,18 @@ class RemoteLink:
 
 
 class RemoteSites:
-    """The sites role's origin servers, serving the harness's own server plan (checked on start)."""
+    """The sites role's origin servers, serving the harness's own server plan (checked on
+    start), and its app sites' health (asked there: the harness cannot reach the apps)."""
 
-    def __init__(self, sites: Client, refs: list[Any], server_plan: ServerPlan) -> None:
+    def __init__(self, sites: Client, refs: list[Any], server_plan: ServerPlan, spec_dir: Path) -> None:
         self.client = sites
+        self.apps = frozenset(site.name for site in server_plan.sites if site.app is not None)
         answer = sites.post("/sites/start", {"sites": refs, "modes": [m.name for m in server_plan.modes],
                                              "tls": list(server_plan.tls_versions),
                                              "encodings": [e.name for e in server_plan.encodings],
-                                             "query": server_plan.query})
+                                             "query": server_plan.query, "spec_dir": str(spec_dir)},
+                            timeout=sites.timeout + sum(site.app.ready_timeout_s for site in server_plan.sites
+                                                        if site.app is not None))  # it waits for them
         if answer["bindings"] != binding_rows(server_plan):
             sites.post("/sites/stop")
             raise LabError(f"sites {sites.url}: serves a different plan than this harness computed "
@@ -102,6 +108,14 @@ class RemoteSites:
         """The sites role's servers still serve (a crashed nginx there ends the run as here)."""
         if not self.client.get("/health").get("alive"):
             raise LabError(f"sites {self.client.url}: its origin servers exited: the sites are down")
+
+    def check_app(self, site: str, page_statuses: Sequence[int]) -> None:
+        """After a load of `site`: its app is still well, asked of the sites role (as
+        `OriginServers.check_app`); its one line raised here as the app's error."""
+        if site in self.apps:
+            error = self.client.post("/apps/check", {"site": site, "statuses": list(page_statuses)}).get("error")
+            if error:
+                raise AppError(error)
 
     def stop(self) -> None:
         self.client.post("/sites/stop")

@@ -7,11 +7,15 @@ this role builds the very same `ServerPlan` the harness computes, and answers wi
 bindings so the harness can check they agree. It adds the plan's server addresses to
 its interface (and removes the ones it added when it stops), runs nginx for the plan,
 serves the access log since an offset, applies the server side's TCP knobs, and runs
-the link check's probe server.
+the link check's probe server. Site paths are read relative to the spec's directory,
+which must be at the same path here as in the harness (compose mounts it in both). An
+app site given by `url` (a compose service) is resolved and proxied to from here, and
+its health is asked here after each load (`/apps/check`): the harness cannot reach it.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pagebench.core import encodings, modes
@@ -19,6 +23,7 @@ from pagebench.core.servers import plan as serverplan
 from pagebench.core.layout import MAX_SERVER_IPS, Layout, unsegmented
 from pagebench.core.profiles import make_profile
 from pagebench.lab import sites as sitefiles, tls
+from pagebench.lab.servers.apps import AppError
 from pagebench.lab.servers.nginx import nginx_version
 from pagebench.lab.servers.origins import OriginServers
 from pagebench.lab.split.endpoint import CLIENT_SIDE, apply_here
@@ -88,12 +93,15 @@ class SitesService(Role):
     def start(self, args: dict[str, Any]) -> dict[str, Any]:
         """Serve these sites (spec references) under these modes and TLS versions."""
         self._stop_sites()
+        spec_dir = Path(args.get("spec_dir", "."))
+        missing = "" if spec_dir.is_dir() else (f" (the spec's directory {spec_dir} is not in the sites role: "
+                                                "mount it at the same path as in the harness)")
         found = []
         for index, ref in enumerate(args["sites"]):
             try:
-                found.append(sitefiles.materialize(sitefiles.resolve(ref)))
+                found.append(sitefiles.materialize(sitefiles.resolve(ref, spec_dir)))
             except ValueError as error:
-                raise ValueError(f"sites[{index}]: {error}") from None
+                raise ValueError(f"sites[{index}]: {error}{missing}") from None
         # the control channel carries names: here they become the vocabulary's rows
         server_plan = serverplan.plan(found, [modes.parse(name) for name in args["modes"]], args["tls"],
                                       encodings=[encodings.parse(name) for name in
@@ -107,6 +115,16 @@ class SitesService(Role):
         origins.__enter__()
         self.origins = origins
         return {"bindings": serverplan.binding_rows(server_plan), "spki": tls.spki_list(), "nginx_version": nginx_version()}
+
+    @route("POST /apps/check")
+    def check_app(self, args: dict[str, Any]) -> dict[str, Any]:
+        """After a load of an app site: its health (`OriginServers.check_app`); a failure
+        is the answer's `error`, the app's one line, not the endpoint's."""
+        try:
+            self._origins().check_app(str(args["site"]), [int(s) for s in args.get("statuses", [])])
+        except AppError as error:
+            return {"error": str(error)}
+        return {}
 
     @route("POST /sites/stop")
     def stop(self, _: dict[str, Any]) -> dict[str, Any]:

@@ -50,8 +50,29 @@ def test_an_entry_is_a_site_of_its_origins_the_first_one_serving_the_page():
      "app site shop: origins: Tuple should have at least 1 item after validation, not 0"),
     ({"name": "shop", "app": {"command": "serve {port}"}, "page": "index.html"},
      "app site shop: page: must be a path starting with / (printable ASCII, no spaces)"),
+    ({"name": "shop", "app": {"command": "serve {port}", "url": "http://shop:8000"}},
+     "app site shop: app: give exactly one of command (pagebench starts the app: the native lab) and url "
+     "(the app runs as a service of its own: the compose lab)"),
+    ({"name": "shop", "app": {"ready": "/health"}},
+     "app site shop: app: give exactly one of command (pagebench starts the app: the native lab) and url "
+     "(the app runs as a service of its own: the compose lab)"),
+    *(({"name": "shop", "app": {"url": url}},
+       f"app site shop: app.url: {url!r}: want http://HOST:PORT (e.g. http://shop:8000, the app's compose service "
+       "and port; `ready` and `page` are paths on it)")
+      for url in ("https://shop:8000", "http://shop", "http://shop:8000/api", "http://u@shop:8000", "shop:8000",
+                  "http://shop:8000/?x=1")),
+    ({"name": "shop", "app": {"url": "http://shop:99999"}},
+     "app site shop: app.url: 'http://shop:99999': Port out of range 0-65535"),
 ])
 def test_a_bad_entry_is_one_line_naming_the_field(entry, message):
     with pytest.raises(SiteError) as error:
         parse_app(entry)
     assert str(error.value) == message
+
+
+def test_an_app_given_by_url_is_where_its_service_runs():
+    entry = parse_app({"name": "shop", "app": {"url": "http://shop:8000/", "ready": "/health"}})
+    assert entry.app.command is None and entry.app.host_port == ("shop", 8000)
+    assert entry.manifest().entry == "https://shop.test/"
+    assert parse_app({"name": "shop", "app": {"url": "http://[2001:2:0:1::fc]:80"}}).app.host_port == (
+        "2001:2:0:1::fc", 80)

@@ -1,7 +1,8 @@
 """The Docker lab, run for real: the images build from `debian:bookworm-slim` (made by
 `harness/docker/base-image` where no registry serves it), `docker compose up` runs a
-small spec into the lab's PostgreSQL, and `docker compose down -v` leaves nothing of
-the project. `harness/bootstrap test` provides the engine and Compose (a dockerd it
+small spec into the lab's PostgreSQL, an app of one's own given by URL (a service
+beside `sites`) is loaded through the sites role, and `docker compose down -v` leaves
+nothing of the project. `harness/bootstrap test` provides the engine and Compose (a dockerd it
 starts where none answers; Compose v2 built where `docker compose` is missing)."""
 
 from __future__ import annotations
@@ -23,10 +24,17 @@ pytestmark = needs_root
 
 PROJECT_PREFIX = "pbcompose"
 COMPOSE_FILE = REPO / "docker-compose.yml"
+COMPOSE = yaml.safe_load(COMPOSE_FILE.read_text())
 LAB = ["db", "router", "sites"]
 SPEC = {"name": "compose-test", "seed": 7, "sites": ["seed000-small-n2"], "modes": [KEEPALIVE.name, H2.name],
         "cache": ["cold", "warm"], "profiles": [{"name": "r20", "rtt_ms": 20, "down_mbit": 50, "up_mbit": 50}],
         "repetitions": 2, "warmup": 0}
+#: An app of one's own: a compose service (`testapp`, the harness's image serving a page
+#: with Python's http.server) that the sites role reaches by its name.
+APP_SPEC = {"name": "compose-app", "seed": 7, "modes": [H2.name], "cache": ["cold"], "repetitions": 2, "warmup": 0,
+            "profiles": [{"name": "r20", "rtt_ms": 20}], "timeouts": {"link_check": False},
+            "sites": [{"name": "shop", "app": {"url": "http://testapp:8000", "ready": "/", "ready_timeout_s": 60}}]}
+APP_PAGE = "<!doctype html><html><head><link rel=\"icon\" href=\"data:,\"></head><body><h1>shop</h1></body></html>"
 
 #: Printed by a harness container: the latest run as the store holds it.
 READ_STORE = """
@@ -106,8 +114,18 @@ def lab(engine: None, project: str, tmp_path_factory) -> Iterator[dict]:
     tmp = tmp_path_factory.mktemp("compose")
     (tmp / "spec.yaml").write_text(yaml.safe_dump(SPEC))
     (tmp / "invalid.yaml").write_text(yaml.safe_dump(SPEC | {"modes": ["spdy/2"]}))
+    (tmp / "app.yaml").write_text(yaml.safe_dump(APP_SPEC))
+    (tmp / "app").mkdir()
+    (tmp / "app" / "index.html").write_text(APP_PAGE)
+    mount = f"{tmp}:/pagebench/test-spec:ro"  # the spec's directory at the same path in harness and sites
+    testapp = {"image": "pagebench:local", "volumes": [mount],
+               "command": ["python", "-m", "http.server", "8000", "--bind", "0.0.0.0", "--directory",
+                           "/pagebench/test-spec/app"],
+               # both addresses fixed: one Docker picked would be the first free, the router's
+               "networks": {"server_side": {"ipv4_address": "198.18.1.252", "ipv6_address": "2001:2:0:1::fc"}}}
     override = tmp / "override.yaml"
-    override.write_text(yaml.safe_dump({"services": {"harness": {"volumes": [f"{tmp}:/pagebench/test-spec:ro"]}}}))
+    override.write_text(yaml.safe_dump({"services": {"harness": {"volumes": [mount]}, "sites": {"volumes": [mount]},
+                                                     "testapp": testapp}}))
     files = (COMPOSE_FILE, override)
     result: dict = {"files": files}
     try:
@@ -115,7 +133,7 @@ def lab(engine: None, project: str, tmp_path_factory) -> Iterator[dict]:
         assert built.returncode == 0, built.stderr[-3000:]
         # No Grafana password set: everything but Grafana's start must work without one.
         result["ps_before"] = compose(project, "ps", files=files)
-        up = compose(project, "up", "--detach", "--wait", *LAB, files=files, timeout=300)
+        up = compose(project, "up", "--detach", "--wait", *LAB, "testapp", files=files, timeout=300)
         assert up.returncode == 0, up.stderr[-3000:]
         # Attached to the harness alone: returns when it exits, the lab staying up.
         result["harness"] = compose(project, "up", "--no-deps", "harness", files=files,
@@ -126,6 +144,13 @@ def lab(engine: None, project: str, tmp_path_factory) -> Iterator[dict]:
                        files=files, timeout=300)
         assert read.returncode == 0, read.stderr[-3000:]
         result["store"] = json.loads(read.stdout.strip().splitlines()[-1])
+        result["app_run"] = compose(project, "up", "--no-deps", "harness", files=files,
+                                    env={"PAGEBENCH_SPEC": "test-spec/app.yaml"}, timeout=900)
+        read = compose(project, "run", "--rm", "--no-deps", "--entrypoint", "python", "harness", "-c", READ_STORE,
+                       files=files, timeout=300)
+        assert read.returncode == 0, read.stderr[-3000:]
+        result["app_store"] = json.loads(read.stdout.strip().splitlines()[-1])
+        result["app_log"] = compose(project, "logs", "--no-color", "testapp", files=files).stdout
         result["bad_specs"] = {name: compose(project, "run", "--rm", "--no-deps", "harness", files=files,
                                              env={"PAGEBENCH_SPEC": f"test-spec/{name}"}, timeout=300)
                                for name in ("missing.yaml", "invalid.yaml")}
@@ -153,6 +178,21 @@ def test_the_harness_runs_the_spec_into_the_labs_postgresql(lab):
     (check,) = store["link_checks"]
     assert check["profile"] == "r20" and check["rtt_median_ms"] >= 20.0
     assert check["backend"] == store["experiment"]["backend"]
+
+
+def test_an_app_given_by_url_is_loaded_through_the_sites_role(lab):
+    """The sites container resolves the service's name, proxies to it and asks its health
+    between loads; the harness never reaches it (it is on the other side of the router)."""
+    run = lab["app_run"]
+    assert run.returncode == 0, (run.stdout[-3000:], run.stderr[-3000:])
+    store = lab["app_store"]
+    assert store["experiment"]["spec"]["name"] == "compose-app" and store["experiment"]["status"] == "complete"
+    loads = store["loads"]
+    assert len(loads) == 2 and all(load["ok"] and load["origins"] == ["https://shop.test"] for load in loads), loads
+    sites = COMPOSE["services"]["sites"]["networks"]["server_side"]["ipv4_address"]
+    log = lab["app_log"]
+    assert log.count(f"{sites} - - ") >= 1 + 2, log[-3000:]  # ready, then after each load: from the sites role
+    assert log.count('"GET / HTTP/1.1" 200') >= 1 + 2 + 2, log[-3000:]  # and the pages themselves, via nginx
 
 
 def test_connections_agree_three_ways_and_warm_loads_hit_the_cache(lab):

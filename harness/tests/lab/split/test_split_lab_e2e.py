@@ -2,13 +2,16 @@
 standing in for the containers. `pagebench serve router` runs in the router namespace,
 `pagebench serve sites` in the server namespace, and `pagebench run --router --sites`
 in the client namespace is the harness; they talk over a control network of their own
-(veths client-router and client-server), never over the measured link."""
+(veths client-router and client-server), never over the measured link. An app of one's
+own given by `url` runs beside the sites role (as a compose service beside `sites`),
+started and stopped by the test, never by pagebench."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import yaml
@@ -19,6 +22,7 @@ from pagebench.system.commands import run
 from pagebench.system.process import ManagedProcess
 from pagebench.core.layout import Layout, new_prefix
 
+from pagebench.lab.servers.apps import AppError, free_port
 from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, needs_root, tagged
 
 pytestmark = needs_root
@@ -198,3 +202,80 @@ def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing(sessi
         assert not text("ip", "netns", "pids", topology.router).split()
         assert not text("ip", "netns", "pids", topology.server).split()
         assert "198.18.1.3" not in text("ip", "-n", topology.server, "addr", "show")
+
+
+SHOPAPP = HARNESS / "tests" / "runner" / "shopapp.py"
+
+
+def _app_spec(tmp: Path, name: str, port: int, **fields) -> Path:
+    spec = tmp / f"{name}.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": name, "seed": 3, "warmup": 0, "cache": ["cold"], "profiles": [{"name": "lan", "rtt_ms": 4}],
+        "timeouts": {"link_check": False},
+        "sites": [{"name": "shop", "origins": ["shop.test", "static.shop.test"],
+                   "app": {"url": f"http://localhost:{port}", "ready": "/health", "ready_timeout_s": 10}}],
+    } | fields))
+    return spec
+
+
+def test_an_app_given_by_url_is_served_through_the_sites_role_and_its_failure_fails_the_run(session_tag, tmp_path):
+    """The app listens where only the sites role reaches it (the server side's loopback:
+    the harness cannot), so its health can only have been asked over the control channel."""
+    topology = Layout(new_prefix(session_tag), server_ips=1)
+    db = f"sqlite:///{tmp_path}/apps.sqlite"
+    with NamespaceBed(topology) as bed:
+        for cmd in control_network(topology):
+            bed.run(cmd)
+        router = start_role(bed, topology.router, "router", "--listen", ROUTER_LISTEN)
+        sites = start_role(bed, topology.server, "sites", "--listen", SITES_LISTEN)
+
+        def app(port: int, *flags: str) -> ManagedProcess:
+            process = ManagedProcess(f"shop {port}", bed.exec_argv(topology.server, [sys.executable, str(SHOPAPP),
+                                     str(port), *flags]), bed.state_dir / f"shop-{port}.log", bed=bed)
+            process.start(lambda: "listening on" in process.output(), 30)
+            return process
+
+        def harness(spec: Path) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                bed.exec_argv(topology.client, [sys.executable, "-m", "pagebench", "run", str(spec), "--db", db,
+                                                "--router", ROUTER_URL, "--sites", SITES_URL]),
+                capture_output=True, text=True, timeout=600, cwd=HARNESS, env=tagged())
+
+        well = app(port := free_port(topology.server))
+        good = harness(_app_spec(tmp_path, "good", port, modes=["h2", "h3"], repetitions=2))
+        well_after = well.running
+        crashing = app(crash_port := free_port(topology.server), "--crash-after", "2")
+        bad = harness(_app_spec(tmp_path, "bad", crash_port, modes=["h2"], repetitions=4))
+        shop_log, crash_log = well.output(), crashing.output()
+        well.stop()
+        stopped = {"router": stop_role(router), "sites": stop_role(sites)}
+        unreachable = subprocess.run(bed.exec_argv(topology.client, ["curl", "-sS", "-m", "2", "--noproxy", "*",
+                                                                     f"http://localhost:{port}/health"]),
+                                     capture_output=True, text=True)
+    assert good.returncode == 0, good.stderr[-3000:]
+    store = Store(db)
+    good_id = next(line for line in good.stdout.splitlines() if line.startswith("run ")).split()[1]
+    assert store.experiment(good_id).status == "complete"
+    loads = store.loads(good_id)
+    assert {load.condition.mode.name for load in loads} == {"h2", "h3"} and len(loads) == 4
+    for load in loads:
+        assert load.ok and load.requests == 3, (load.condition.label, load.errors, load.flags)
+        by_url = {row.resource.url: row.resource for row in store.resources(load.id)}
+        assert by_url["https://shop.test/app.js"].content_encoding == "gzip"  # the app's own, passed through
+        assert {r.protocol for r in by_url.values()} == {load.condition.mode.browser_protocol}
+    assert shop_log.count('shop: shop.test "GET / HTTP/1.1" 200') == 4  # every page through the sites role
+    assert shop_log.count('"GET /health HTTP/1.1" 200') >= 1 + 4  # ready, then after each load
+    assert well_after  # not pagebench's to stop
+    assert unreachable.returncode != 0  # the harness's namespace cannot reach the app itself
+
+    lines = [line for line in bad.stderr.splitlines() if line.startswith("error:")]
+    assert bad.returncode == AppError.exit_code and len(lines) == 1, bad.stderr[-3000:]
+    assert "Traceback" not in bad.stderr
+    assert lines[0].startswith("error: app shop answered 502 for the page https://shop.test/ (the app runs on its "
+                               "own: see its log"), lines[0]
+    assert "crashing at page request 3" in crash_log
+    bad_run = next(run for run in store.runs() if run.run_id != good_id)
+    assert bad_run.status == "failed" and bad_run.reason.startswith("app shop answered 502")
+    kept = store.loads(bad_run.run_id)
+    assert len(kept) == 2 and all(load.ok for load in kept)  # none after the app's last good check
+    assert "stopped" in stopped["sites"]
