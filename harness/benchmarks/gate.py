@@ -51,9 +51,14 @@ class Measured:
 def shop_copy(dest: Path, regression: str | None = None) -> Path:
     """The app copied to `dest` (edited in place afterwards), with one regression or none."""
     shutil.copytree(SHOP, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__", ".venv"))
-    for name, edit in REGRESSIONS.items():
+    for edit in REGRESSIONS.values():  # every edited file back to the original first (two edit app.py)
+        (dest / edit["file"]).write_text((SHOP / edit["file"]).read_text())
+    if regression is not None:
+        edit = REGRESSIONS[regression]
         text = (SHOP / edit["file"]).read_text()
-        (dest / edit["file"]).write_text(text.replace(edit["old"], edit["new"]) if name == regression else text)
+        if text.count(edit["old"]) != 1:
+            sys.exit(f"regressions.yaml {regression}: {edit['old']!r} is not once in {edit['file']}")
+        (dest / edit["file"]).write_text(text.replace(edit["old"], edit["new"]))
     return dest
 
 
@@ -106,15 +111,24 @@ def gate(workdir: Path, db: str, metric: str) -> None:
     print()
 
 
-def aa(workdir: Path, db: str, metric: str, pairs: int) -> None:
+def aa(workdir: Path, db: str, metric: str, pairs: int, chained: bool = False) -> None:
+    """`pairs` pairs of runs of the unchanged app; `chained`: run k against run k + 1 (pairs + 1
+    runs, not 2 x pairs: each pair is still two runs measured apart, but neighbouring pairs
+    share a run, so their alarms are not independent)."""
     copy = shop_copy(workdir / "aa")
     store = Store(db)
-    print(f"### A/A: {pairs} pairs of runs of the unchanged app, compared on {metric}\n")
+    how = f", chained ({pairs + 1} runs, run k against run k + 1)" if chained else ""
+    print(f"### A/A: {pairs} pairs of runs of the unchanged app{how}, compared on {metric}\n")
     print(f"| pair | base {metric} median | candidate {metric} median | change | run exits | compare exit |")
     print("|---:|---:|---:|---:|---|---:|")
     alarms = 0
+    previous = run(copy, db) if chained else None
     for pair in range(1, pairs + 1):
-        base, candidate = run(copy, db), run(copy, db)
+        if previous is not None:
+            base, candidate = previous, run(copy, db)
+            previous = candidate
+        else:
+            base, candidate = run(copy, db), run(copy, db)
         status, _, _ = compare(db, base.run_id, candidate.run_id, metric)
         b, c = medians(store, base.run_id)[metric], medians(store, candidate.run_id)[metric]
         alarm = status == 1 or base.status == 1 or candidate.status == 1
@@ -129,6 +143,7 @@ def main() -> None:
     parser.add_argument("--db", help="results store URL (default: a throwaway SQLite file)")
     parser.add_argument("--part", choices=("gate", "aa", "both"), default="both")
     parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--chained", action="store_true", help="A/A: run k against run k + 1 (pairs + 1 runs)")
     parser.add_argument("--metric", default="lcp_ms", help="what compare tests (the example workflow's GATE_METRIC)")
     parser.add_argument("--allow-different", default="", help="passed to compare (e.g. link-check on a VM whose "
                         "link check fails in some minutes; say so with the figures)")
@@ -145,7 +160,7 @@ def main() -> None:
         if args.part in ("gate", "both"):
             gate(workdir, db, args.metric)
         if args.part in ("aa", "both"):
-            aa(workdir, db, args.metric, args.pairs)
+            aa(workdir, db, args.metric, args.pairs, args.chained)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"{(time.monotonic() - started) / 60:.1f} min in all.")
