@@ -22,7 +22,7 @@ from pagebench.system.commands import run
 from pagebench.system.process import ManagedProcess
 from pagebench.core.layout import Layout, new_prefix
 
-from pagebench.lab.servers.apps import AppError, free_port
+from pagebench.lab.servers.apps import free_port
 from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, needs_root, tagged
 
 pytestmark = needs_root
@@ -269,7 +269,7 @@ def test_an_app_given_by_url_is_served_through_the_sites_role_and_its_failure_fa
     assert unreachable.returncode != 0  # the harness's namespace cannot reach the app itself
 
     lines = [line for line in bad.stderr.splitlines() if line.startswith("error:")]
-    assert bad.returncode == AppError.exit_code and len(lines) == 1, bad.stderr[-3000:]
+    assert bad.returncode == 2 and len(lines) == 1, bad.stderr[-3000:]
     assert "Traceback" not in bad.stderr
     assert lines[0].startswith("error: app shop answered 502 for the page https://shop.test/ (the app runs on its "
                                "own: see its log"), lines[0]
