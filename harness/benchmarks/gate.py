@@ -1,17 +1,20 @@
 """The CI gate on the worked example (issue 24's targets), through the CLI as CI runs it.
 
-    sudo .venv/bin/python harness/benchmarks/gate.py > table.md             # both parts, about 45 minutes
-    sudo .venv/bin/python harness/benchmarks/gate.py --part gate            # the first part only, about 5 minutes
+    sudo .venv/bin/python harness/benchmarks/gate.py > table.md             # both parts, about 25 minutes
+    sudo .venv/bin/python harness/benchmarks/gate.py --part gate            # the first part only, about 3 minutes
+    sudo .venv/bin/python harness/benchmarks/gate.py --separate --chained   # as before: two runs per verdict
 
-1. The gate: a baseline run of examples/shop/pagebench.yaml (10 cold loads on `cable`
-   after a warm-up), then a candidate with each regression of regressions.yaml shipped
-   in a copy of the app, each compared on --metric: the gate must exit 1 naming the
-   metric and the condition (target: caught with <= 10 loads a side). The wall time of
-   one gate in CI is one `pagebench run` (the lab's set-up, link check and loads
-   included) and one `compare` (target <= 5 minutes on 2 cores).
-2. A/A: --pairs pairs of runs of the unchanged app, each pair compared as the gate
-   compares; a false alarm is a compare that exits 1, or a run over the spec's budgets
-   (target: at most 1 in 20).
+Interleaved (the default, as the example workflow gates): one `pagebench run` of the
+candidate's examples/shop/pagebench.yaml with `--baseline` naming an unchanged copy's, so
+each run holds both apps' 10 cold loads on `cable` in one seeded order, then `pagebench
+compare RUN`. `--separate`: a baseline run, then a candidate run, then `compare BASE CAND`.
+
+1. The gate: the candidate ships each regression of regressions.yaml in turn; compare must
+   exit 1 naming the metric and the condition (target: caught with <= 10 loads a side). The
+   wall time of one gate is what CI pays: the run(s) (the lab's set-up, link check and loads
+   included) and the compare (target <= 5 minutes on 2 cores).
+2. A/A: --pairs verdicts on the unchanged app on both sides; a false alarm is a compare
+   that exits 1, or a run over the spec's budgets (target: at most 1 in 20).
 
 The app's gunicorn must be on PATH (the test command installs it into .venv/bin, which
 this puts first). Each part prints a Markdown table for docs/benchmarks.md.
@@ -32,6 +35,7 @@ from pathlib import Path
 
 import yaml
 
+from pagebench.analysis.summary import halves, of_run
 from pagebench.results.store import Store
 
 SHOP = Path(__file__).resolve().parents[2] / "examples" / "shop"
@@ -39,12 +43,19 @@ REGRESSIONS: dict[str, dict[str, str]] = yaml.safe_load((SHOP / "regressions.yam
 #: compare's --allow-different, as given (`--allow-different link-check` where the link check fails).
 ALLOW: list[str] = []
 ENV = {**os.environ, "PATH": f"{Path(sys.prefix) / 'bin'}:{os.environ.get('PATH', os.defpath)}"}
+METRICS = ("load_ms", "lcp_ms")
 
 
 @dataclass(frozen=True)
 class Measured:
-    run_id: str
-    status: int  # pagebench run's exit: 0, or 1 over a budget
+    """One verdict's measurement: its run(s), the runs' worst exit (1: over a budget),
+    the seconds of the run(s) and of the compare, each side's medians and the compare."""
+
+    base: dict[str, float]
+    candidate: dict[str, float]
+    run_status: int
+    compare_status: int
+    head: str
     seconds: float
 
 
@@ -62,79 +73,97 @@ def shop_copy(dest: Path, regression: str | None = None) -> Path:
     return dest
 
 
-def run(copy: Path, db: str) -> Measured:
-    started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "pagebench", "run", str(copy / "pagebench.yaml"), "--db", db],
+def run(copy: Path, db: str, baseline: Path | None = None) -> tuple[str, int]:
+    """`pagebench run` of a copy's spec (with --baseline: the other copy's): its id and exit."""
+    extra = ["--baseline", str(baseline / "pagebench.yaml")] if baseline is not None else []
+    out = subprocess.run([sys.executable, "-m", "pagebench", "run", str(copy / "pagebench.yaml"), "--db", db, *extra],
                          capture_output=True, text=True, env=ENV)
     lines = out.stdout.strip().splitlines()
     if out.returncode not in (0, 1) or not lines or not lines[-1].startswith("run "):
         sys.exit(f"pagebench run exited {out.returncode}: {(out.stderr.strip().splitlines() or [''])[-1]}")
-    return Measured(lines[-1].split()[1], out.returncode, time.monotonic() - started)
+    return lines[-1].split()[1], out.returncode
 
 
-def compare(db: str, base: str, candidate: str, metric: str) -> tuple[int, str, float]:
-    """compare's exit status, its regression line (what it names), its seconds."""
-    started = time.monotonic()
-    out = subprocess.run([sys.executable, "-m", "pagebench", "compare", base, candidate, "--db", db,
+def compare(db: str, runs: list[str], metric: str) -> tuple[int, str]:
+    """compare's exit status and its regression line (what it names)."""
+    out = subprocess.run([sys.executable, "-m", "pagebench", "compare", *runs, "--db", db,
                           "--metric", metric, "--markdown", *ALLOW], capture_output=True, text=True)
     if out.returncode not in (0, 1):
         sys.exit(f"pagebench compare exited {out.returncode}: {(out.stderr.strip().splitlines() or [''])[-1]}")
-    head = (out.stdout.strip().splitlines() or [""])[0]
-    return out.returncode, head, time.monotonic() - started
+    return out.returncode, (out.stdout.strip().splitlines() or [""])[0]
 
 
-def medians(store: Store, run_id: str) -> dict[str, float]:
-    """load_ms and lcp_ms medians of the run's counted loads."""
-    loads = [l for l in store.loads(run_id) if l.ok and not l.flagged]
-    return {metric: statistics.median(getattr(l, metric) for l in loads if getattr(l, metric) is not None)
-            for metric in ("load_ms", "lcp_ms")}
+def medians(summary) -> dict[str, float]:
+    """load_ms and lcp_ms medians of a side's one condition."""
+    [condition] = summary.conditions
+    return {metric: condition.metrics[metric].median for metric in METRICS}
 
 
-def gate(workdir: Path, db: str, metric: str) -> None:
-    copy = shop_copy(workdir / "gate")
-    base = run(copy, db)
+def measure(store: Store, db: str, base: Path, candidate: Path, metric: str, separate: bool,
+            base_run: tuple[str, int] | None = None) -> tuple[Measured, tuple[str, int]]:
+    """One verdict: interleaved (one run), or separate (a base run, unless given, then the
+    candidate's). Also returns the candidate's run, which a chained A/A reuses as the next base."""
+    started = time.monotonic()
+    if separate:
+        base_run = base_run or run(base, db)
+        candidate_run = run(candidate, db)
+        status, head = compare(db, [base_run[0], candidate_run[0]], metric)
+        sides = of_run(store, base_run[0]), of_run(store, candidate_run[0])
+        run_status = max(base_run[1], candidate_run[1])
+    else:
+        candidate_run = run(candidate, db, baseline=base)
+        status, head = compare(db, [candidate_run[0]], metric)
+        sides = halves(of_run(store, candidate_run[0]), store.experiment(candidate_run[0]).meta["baseline"])
+        run_status = candidate_run[1]
+    seconds = time.monotonic() - started
+    return Measured(medians(sides[0]), medians(sides[1]), run_status, status, head, seconds), candidate_run
+
+
+def how(separate: bool, chained: bool = False) -> str:
+    if not separate:
+        return "interleaved (one run per verdict: `run --baseline`, then `compare RUN`)"
+    return "separate runs" + (" chained (run k against run k + 1)" if chained else " (two new runs per verdict)")
+
+
+def gate(workdir: Path, db: str, metric: str, separate: bool) -> None:
+    base = shop_copy(workdir / "base")
+    candidate = workdir / "candidate"
     store = Store(db)
-    rows = [("unchanged (baseline)", base, None)]
-    for name in sorted(REGRESSIONS):
-        shop_copy(copy, name)
-        candidate = run(copy, db)
-        rows.append((name, candidate, compare(db, base.run_id, candidate.run_id, metric)))
-    print(f"### The gate: examples/shop, h2, cable, 10 cold loads a side, compared on {metric}\n")
-    print("| app | load_ms median | lcp_ms median | run exit (budgets) | compare exit | what compare says | "
-          "gate wall time (run + compare) |")
-    print("|---|---:|---:|---:|---:|---|---:|")
-    for name, measured, verdict in rows:
-        found = medians(store, measured.run_id)
-        status, head, seconds = verdict if verdict else (None, "", 0.0)
-        print(f"| {name} | {found['load_ms']:.0f} | {found['lcp_ms']:.0f} | {measured.status} | "
-              f"{'—' if status is None else status} | {head.replace('|', '/')} | {measured.seconds + seconds:.0f} s |")
+    print(f"### The gate: examples/shop, h2, cable, 10 cold loads a side, {how(separate)}, compared on {metric}\n")
+    print("| candidate | base load_ms | cand load_ms | base lcp_ms | cand lcp_ms | run exit (budgets) | compare exit | "
+          "what compare says | gate wall time |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|---:|")
+    for name in [None, *sorted(REGRESSIONS)]:
+        shop_copy(candidate, name)
+        m, _ = measure(store, db, base, candidate, metric, separate)
+        print(f"| {name or 'unchanged'} | {m.base['load_ms']:.0f} | {m.candidate['load_ms']:.0f} | "
+              f"{m.base['lcp_ms']:.0f} | {m.candidate['lcp_ms']:.0f} | {m.run_status} | {m.compare_status} | "
+              f"{m.head.replace('|', '/')} | {m.seconds:.0f} s |", flush=True)
     print()
 
 
-def aa(workdir: Path, db: str, metric: str, pairs: int, chained: bool = False) -> None:
-    """`pairs` pairs of runs of the unchanged app; `chained`: run k against run k + 1 (pairs + 1
-    runs, not 2 x pairs: each pair is still two runs measured apart, but neighbouring pairs
-    share a run, so their alarms are not independent)."""
-    copy = shop_copy(workdir / "aa")
+def aa(workdir: Path, db: str, metric: str, pairs: int, separate: bool, chained: bool = False) -> None:
+    """`pairs` verdicts with the unchanged app on both sides. Interleaved, each is one run;
+    separate, two runs, or with `chained` run k against run k + 1 (pairs + 1 runs: each
+    verdict is still two runs measured apart, but neighbouring verdicts share a run, so
+    their alarms are not independent)."""
+    base, candidate = shop_copy(workdir / "aa-base"), shop_copy(workdir / "aa-candidate")
     store = Store(db)
-    how = f", chained ({pairs + 1} runs, run k against run k + 1)" if chained else ""
-    print(f"### A/A: {pairs} pairs of runs of the unchanged app{how}, compared on {metric}\n")
-    print(f"| pair | base {metric} median | candidate {metric} median | change | run exits | compare exit |")
-    print("|---:|---:|---:|---:|---|---:|")
+    print(f"### A/A: {pairs} verdicts on the unchanged app, {how(separate, chained)}, compared on {metric}\n")
+    print(f"| verdict | base {metric} median | candidate {metric} median | change | run exit | compare exit | "
+          "wall time |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     alarms = 0
-    previous = run(copy, db) if chained else None
+    previous = run(base, db) if separate and chained else None
     for pair in range(1, pairs + 1):
-        if previous is not None:
-            base, candidate = previous, run(copy, db)
-            previous = candidate
-        else:
-            base, candidate = run(copy, db), run(copy, db)
-        status, _, _ = compare(db, base.run_id, candidate.run_id, metric)
-        b, c = medians(store, base.run_id)[metric], medians(store, candidate.run_id)[metric]
-        alarm = status == 1 or base.status == 1 or candidate.status == 1
+        m, candidate_run = measure(store, db, base, candidate, metric, separate, previous)
+        if separate and chained:
+            previous = candidate_run
+        b, c = m.base[metric], m.candidate[metric]
+        alarm = m.compare_status == 1 or m.run_status == 1
         alarms += alarm
-        print(f"| {pair} | {b:.0f} | {c:.0f} | {c / b - 1:+.1%} | {base.status}, {candidate.status} | "
-              f"{status}{' (false alarm)' if alarm else ''} |", flush=True)
+        print(f"| {pair} | {b:.0f} | {c:.0f} | {c / b - 1:+.1%} | {m.run_status} | "
+              f"{m.compare_status}{' (false alarm)' if alarm else ''} | {m.seconds:.0f} s |", flush=True)
     print(f"\nFalse alarms: {alarms} of {pairs} (target: at most 1 in 20).\n")
 
 
@@ -143,7 +172,9 @@ def main() -> None:
     parser.add_argument("--db", help="results store URL (default: a throwaway SQLite file)")
     parser.add_argument("--part", choices=("gate", "aa", "both"), default="both")
     parser.add_argument("--pairs", type=int, default=20)
-    parser.add_argument("--chained", action="store_true", help="A/A: run k against run k + 1 (pairs + 1 runs)")
+    parser.add_argument("--separate", action="store_true", help="two runs per verdict, compared (not interleaved)")
+    parser.add_argument("--chained", action="store_true", help="A/A with --separate: run k against run k + 1 "
+                        "(pairs + 1 runs)")
     parser.add_argument("--metric", default="lcp_ms", help="what compare tests (the example workflow's GATE_METRIC)")
     parser.add_argument("--allow-different", default="", help="passed to compare (e.g. link-check on a VM whose "
                         "link check fails in some minutes; say so with the figures)")
@@ -158,9 +189,9 @@ def main() -> None:
     try:
         db = args.db or f"sqlite:///{workdir}/gate.sqlite"
         if args.part in ("gate", "both"):
-            gate(workdir, db, args.metric)
+            gate(workdir, db, args.metric, args.separate)
         if args.part in ("aa", "both"):
-            aa(workdir, db, args.metric, args.pairs, args.chained)
+            aa(workdir, db, args.metric, args.pairs, args.separate, args.chained)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"{(time.monotonic() - started) / 60:.1f} min in all.")

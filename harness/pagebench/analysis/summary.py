@@ -10,8 +10,8 @@ left out of the statistics and counted instead, never hidden: `n` + `flagged` + 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pagebench.core import encodings, modes
@@ -147,6 +147,23 @@ def summarize(run_id: str, loads: Iterable[LoadRow], plan: Iterable[PlannedLoad]
 def of_run(store: Store, run_id: str) -> Summary:
     """The summary of a stored run: its measured loads against its plan."""
     return summarize(run_id, store.loads(run_id), store.plan(run_id))
+
+
+def halves(summary: Summary, pairs: Mapping[str, str]) -> tuple[Summary, Summary]:
+    """A run with an interleaved baseline (`run --baseline`; `pairs`: twin site -> the
+    spec's site, the run's meta `baseline`) as two summaries to compare: the twins'
+    conditions under the names of the sites they stand for, and those sites' own. Sites
+    without a twin are in neither."""
+    base = tuple(replace(c, condition=replace(c.condition, site=pairs[c.condition.site]))
+                 for c in summary.conditions if c.condition.site in pairs)
+    own = tuple(c for c in summary.conditions if c.condition.site in pairs.values())
+    return Summary(summary.run, base), Summary(summary.run, own)
+
+
+def without_twins(summary: Summary, pairs: Mapping[str, str]) -> Summary:
+    """The run's own conditions: what its budgets are checked against (a baseline's
+    twins measure the baseline, not the change)."""
+    return Summary(summary.run, tuple(c for c in summary.conditions if c.condition.site not in pairs))
 
 
 def is_default(name: str, value: Any) -> bool:

@@ -66,8 +66,10 @@ def _threshold(text: str) -> float:
 
 @command(results_app, interrupted="interrupted")
 def compare(
-    base_run: Annotated[str, typer.Argument(help="Baseline run id, or 'latest' (in --base-db).")],
-    candidate_run: Annotated[str, typer.Argument(help="Candidate run id, or 'latest' (in --db).")],
+    base_run: Annotated[str, typer.Argument(help=(
+        "Baseline run id, or 'latest' (in --base-db); alone, a run with an interleaved baseline "
+        "(`run --baseline`), its baseline's sites against its own."))],
+    candidate_run: Annotated[Optional[str], typer.Argument(help="Candidate run id, or 'latest' (in --db).")] = None,
     db: Annotated[Optional[str], typer.Option(help="Results store URL of the candidate (and base).")] = None,
     base_db: Annotated[Optional[str], typer.Option(help="Results store URL of the baseline (default: --db).")] = None,
     metric: Annotated[str, typer.Option(help="load_ms, ttfb_ms, dcl_ms, fcp_ms, ...")] = "load_ms",
@@ -89,23 +91,36 @@ def compare(
 ) -> None:
     """Is the candidate run slower than the baseline, or over a budget? Exit 0 fine, 1 a
     regression or a budget breached, 2 an error (runs not measured alike included: same
-    Chromium, kernel, link backend and conditions, link checks passed), 130 interrupted."""
+    Chromium, kernel, link backend and conditions, link checks passed), 130 interrupted.
+    Given one run measured with `run --baseline`, its baseline's sites against its own (one
+    run: measured alike by construction)."""
     from pagebench.analysis import comparable
     from pagebench.analysis import compare as compare_mod
-    from pagebench.analysis.summary import of_run
+    from pagebench.analysis.summary import halves, of_run
     from pagebench.core.measure.budgets import unmatched, unmatched_line
 
     limit = _threshold(threshold)
     allowed = comparable.parse_allowed(allow_different)
     budgets = yamlfiles.budget_options(budget or [])
     candidate_store = open_store(db, must_exist=True)
-    base_store = open_store(base_db, must_exist=True, option="--base-db") if base_db else candidate_store
-    base_id, candidate_id = _run_id(base_store, base_run), _run_id(candidate_store, candidate_run)
-    for difference in comparable.check(comparable.of_run(base_store, base_id),
-                                       comparable.of_run(candidate_store, candidate_id), allowed):
-        err.print(f"warning: compared across a difference (--allow-different {difference.kind}): {difference}",
-                  highlight=False, markup=False, soft_wrap=True)
-    result = compare_mod.compare(of_run(base_store, base_id), of_run(candidate_store, candidate_id),
+    if candidate_run is None:
+        if base_db:
+            raise fail("--base-db: only with two runs (one run holds its interleaved baseline)")
+        base_store = candidate_store
+        base_id = candidate_id = _run_id(candidate_store, base_run)
+        pairs = candidate_store.experiment(candidate_id).meta.get("baseline")
+        if not pairs:
+            raise fail(f"run {candidate_id}: measured without --baseline: give a baseline run and a candidate run")
+        base_summary, candidate_summary = halves(of_run(candidate_store, candidate_id), pairs)
+    else:
+        base_store = open_store(base_db, must_exist=True, option="--base-db") if base_db else candidate_store
+        base_id, candidate_id = _run_id(base_store, base_run), _run_id(candidate_store, candidate_run)
+        for difference in comparable.check(comparable.of_run(base_store, base_id),
+                                           comparable.of_run(candidate_store, candidate_id), allowed):
+            err.print(f"warning: compared across a difference (--allow-different {difference.kind}): {difference}",
+                      highlight=False, markup=False, soft_wrap=True)
+        base_summary, candidate_summary = of_run(base_store, base_id), of_run(candidate_store, candidate_id)
+    result = compare_mod.compare(base_summary, candidate_summary,
                                  metric=metric, threshold=limit, alpha=alpha, budgets=budgets)
     for unused in unmatched(budgets, [v.condition for v in result.verdicts if v.candidate]):
         err.print(f"warning: {unmatched_line(unused, candidate_id)}", highlight=False, soft_wrap=True, markup=False)
@@ -118,14 +133,15 @@ def compare(
         from pagebench.analysis.report.comparison import write_comparison
 
         try:
-            write_comparison(html, result, (base_store, base_id), (candidate_store, candidate_id))
+            write_comparison(html, result, (base_store, base_summary), (candidate_store, candidate_summary))
         except OSError as error:
             raise fail(f"--html: {html}: {error.strerror}") from None
         err.print(f"wrote {html}", highlight=False)
     if markdown:
         print(compare_mod.markdown(result), end="")
     else:
-        table = Table(title=f"{candidate_id} against {base_id}: {metric}, threshold {limit:.0%}, alpha {alpha:g} (Holm)")
+        against = "its interleaved baseline" if candidate_run is None else base_id
+        table = Table(title=f"{candidate_id} against {against}: {metric}, threshold {limit:.0%}, alpha {alpha:g} (Holm)")
         for column in compare_mod.COLUMNS:
             table.add_column(column, justify="left" if column in ("condition", "resolution", "verdict") else "right")
         for row, verdict in zip(compare_mod.rows(result), result.verdicts):

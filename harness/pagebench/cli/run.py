@@ -47,6 +47,10 @@ def run(
         "Also write the budget checks as JUnit XML here."))] = None,
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help=(
         "Also write the budget checks as a markdown table here (for a CI summary)."))] = None,
+    baseline: Annotated[Optional[Path], typer.Option("--baseline", help=(
+        "A baseline's spec, e.g. the default branch's checkout of this one: its folder and app sites "
+        "are measured in this run beside this spec's (same name), load by load in one seeded order, "
+        "so host drift hits both alike; then `pagebench compare RUN`."))] = None,
     wait: WaitOpt = False,
     har: Annotated[bool, typer.Option("--har/--no-har", help=(
         "Keep each measured load's HAR in the store's artifact directory (SQLite X.sqlite: X.artifacts/)."))] = True,
@@ -57,7 +61,7 @@ def run(
     """Run an experiment: every planned page load, committed as it finishes, then its budgets
     checked. Exit 0 done, 1 a budget breached, 2 an error, 130 interrupted."""
     from pagebench.runner import run as runner
-    from pagebench.runner.prepare import prepare
+    from pagebench.runner.prepare import Baseline, prepare
     from pagebench.core.spec.model import SpecError
     from pagebench.edge.proxy import rt_priority
     from pagebench.lab.build import Roles
@@ -66,6 +70,8 @@ def run(
 
     if (spec is None) == (resume is None):
         raise fail("give a spec file, or --resume RUN (not both)")
+    if baseline is not None and resume is not None:
+        raise fail("--baseline: not with --resume (a resumed run keeps the baseline it was started with)")
     if (router is None) != (sites is None):
         raise fail("--router and --sites go together: give both, or neither to build the lab here")
     roles = Roles(router, sites) if router is not None and sites is not None else None
@@ -75,7 +81,8 @@ def run(
     budgets = budget_options(budget or [])
     prepared = None
     if spec is not None:
-        prepared = prepare(spec_document(spec), str(spec), spec.parent)
+        base = None if baseline is None else Baseline(spec_document(baseline), baseline.parent, str(baseline))
+        prepared = prepare(spec_document(spec), str(spec), spec.parent, base)
         for note in prepared.notes:
             err.print(f"note: {note}", highlight=False, soft_wrap=True)
         if "proxy" in prepared.spec.topologies:
@@ -113,7 +120,8 @@ def run(
             lock.note_run(run_id)
             runner.resume(store, run_id, progress, roles, runner.Keep(har, trace))
     breached = _gate(store, run_id, budgets, junit, markdown)
-    out.print(f"run [bold]{run_id}[/] complete: pagebench report {run_id}")
+    then = f"pagebench compare {run_id}" if store.experiment(run_id).meta.get("baseline") else f"pagebench report {run_id}"
+    out.print(f"run [bold]{run_id}[/] complete: {then}")
     raise typer.Exit(CHECK_FAILED if breached else 0)
 
 
@@ -122,11 +130,13 @@ def _gate(store: Store, run_id: str, extra: list[Budget], junit: Path | None, ma
     on stdout (before the run's last line), a warning per budget that matched nothing, the
     JUnit and markdown files. True if a budget was breached."""
     from pagebench.analysis import budgets as gate
-    from pagebench.analysis.summary import of_run
+    from pagebench.analysis.summary import of_run, without_twins
     from pagebench.core.spec.model import parse
 
-    spec = parse(store.experiment(run_id).spec, f"run {run_id}")
-    checked = gate.check_run(of_run(store, run_id), [*spec.budgets, *extra])
+    experiment = store.experiment(run_id)
+    spec = parse(experiment.spec, f"run {run_id}")
+    summary = without_twins(of_run(store, run_id), experiment.meta.get("baseline") or {})
+    checked = gate.check_run(summary, [*spec.budgets, *extra])
     for check, line in zip(checked.checks, gate.lines(checked)):
         out.print(line, markup=False, highlight=False, soft_wrap=True, style=None if check.passed else "red")
     for line in gate.warnings(checked):

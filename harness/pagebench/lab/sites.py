@@ -155,11 +155,13 @@ def _recorded(ref: RecordedRef, spec_dir: Path) -> Site | None:
 
 
 def _app(ref: AppRef, spec_dir: Path) -> Site:
-    """An app site: nothing on disk but the directory its process runs in (none for an
-    app given by `url`: it runs elsewhere)."""
-    if ref.entry.app.command is not None and not spec_dir.is_dir():
-        raise SiteError(f"app site {ref.entry.name}: its working directory {spec_dir} (the spec's) is missing")
-    return Site(ref.entry.manifest(), spec_dir.resolve(), app=ref.entry.app)
+    """An app site: nothing on disk but the directory its process runs in (`dir`, else the
+    spec's; none for an app given by `url`: it runs elsewhere)."""
+    where = Path(ref.entry.dir) if ref.entry.dir is not None else spec_dir
+    if ref.entry.app.command is not None and not where.is_dir():
+        named = f"dir: {where}" if ref.entry.dir is not None else f"{where} (the spec's directory)"
+        raise SiteError(f"app site {ref.entry.name}: its working directory {named} is missing")
+    return Site(ref.entry.manifest(), where.resolve(), app=ref.entry.app)
 
 
 #: How each kind of site is found: its reference and the spec's directory -> the site, or

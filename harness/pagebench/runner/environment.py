@@ -15,19 +15,26 @@ from pagebench.system import places
 
 
 def _command_output(argv: list[str]) -> str:
+    """The first line a command prints when it succeeds; "" when it fails (its complaint
+    is not the answer: git's "dubious ownership" is no commit)."""
     try:
         result = subprocess.run(argv, capture_output=True, text=True, timeout=20)
     except OSError:
         return ""
-    return (result.stdout or result.stderr).strip().splitlines()[0] if (result.stdout or result.stderr) else ""
+    text = (result.stdout or result.stderr).strip()
+    return text.splitlines()[0] if result.returncode == 0 and text else ""
 
 
 def _commit(repo: Path | None) -> str | None:
     """The checkout's commit, `-dirty` when a tracked file differs from it."""
     if repo is None:
         return None
-    commit = _command_output(["git", "-C", str(repo), "rev-parse", "HEAD"])
-    dirty = _command_output(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"])
+    # Only read: a checkout another user owns (CI's, run as root in a container) is asked too.
+    git = ["git", "-c", "safe.directory=*", "-C", str(repo)]
+    commit = _command_output([*git, "rev-parse", "HEAD"])
+    if not commit:
+        return None
+    dirty = _command_output([*git, "status", "--porcelain", "--untracked-files=no"])
     return commit + ("-dirty" if dirty else "")
 
 

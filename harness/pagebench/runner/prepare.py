@@ -6,7 +6,7 @@ the servers (`plan_run`, once the run holds the machine and has loads left)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from pagebench.core.sites.folder import ExternalHost, FolderSite
 from pagebench.core.sites.model import GeneratedSite, Site
 from pagebench.core.spec import model as spec_mod
 from pagebench.core.spec import plan as planner
+from pagebench.core.spec.baseline import twinned
 from pagebench.lab import sites as sitefiles
 from pagebench.yamlfiles import builtin_profiles
 
@@ -36,24 +37,47 @@ class Prepared:
     #: The spec file's directory, absolute (an app site runs there; a resumed run finds it
     #: in the run's meta, `spec_dir`).
     spec_dir: Path = Path(".")
+    #: An interleaved baseline's twins: twin site -> the spec's site (`core.spec.baseline`).
+    pairs: dict[str, str] = field(default_factory=dict)
 
 
-def prepare(document: dict[str, Any], origin: str, spec_dir: Path | None = None) -> Prepared:
+@dataclass(frozen=True)
+class Baseline:
+    """A baseline spec (`run --baseline`): its document, its directory (its paths are
+    relative to it) and its name in messages."""
+
+    document: dict[str, Any]
+    dir: Path
+    origin: str
+
+
+def prepare(document: dict[str, Any], origin: str, spec_dir: Path | None = None,
+            baseline: Baseline | None = None) -> Prepared:
     """Validate everything a run needs (spec, sites, profiles) before touching the machine.
     `spec_dir`: the spec file's directory, which the paths its sites name are relative to
     and where an app site runs; the document kept (and stored with the run) names the paths
-    absolute, so that a resumed run, or a split lab's sites role, finds the same folders."""
+    absolute, so that a resumed run, or a split lab's sites role, finds the same folders.
+    `baseline`: its sites join the run as twins of the spec's (`core.spec.baseline`)."""
     if spec_dir is not None and isinstance(document.get("sites"), list):
         document = {**document, "sites": [kinds.anchored(entry, spec_dir.absolute()) for entry in document["sites"]]}
+    pairs: dict[str, str] = {}
+    said: list[str] = []
+    if baseline is not None and isinstance(document.get("sites"), list):
+        base_sites = baseline.document.get("sites") if isinstance(baseline.document, dict) else None
+        twins = twinned(document["sites"], base_sites, baseline.dir.absolute(), baseline.origin)
+        document, pairs, said = {**document, "sites": twins.sites}, twins.pairs, twins.notes
     spec = spec_mod.parse(document, origin)
     where = Path(spec_dir if spec_dir is not None else ".").resolve()
     found: dict[str, GeneratedSite | Site] = {}
     site_kinds: dict[str, dict[str, Any]] = {}
-    notes = planner.notes(spec)
+    notes = planner.notes(spec) + said
     for index, entry in enumerate(spec.sites):
         try:
             kind, site = sitefiles.found(entry, where)
         except ValueError as error:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if baseline is not None and name in pairs:  # the baseline spec's entry, as its twin
+                raise spec_mod.SpecError(f"{baseline.origin}: site {pairs[name]} (its twin {name}): {error}") from None
             raise spec_mod.SpecError(f"{origin}: sites[{index}]: {error}") from None
         if site.name in found:
             raise spec_mod.SpecError(f"{origin}: sites[{index}]: site {site.name} is named twice")
@@ -64,7 +88,7 @@ def prepare(document: dict[str, Any], origin: str, spec_dir: Path | None = None)
             notes += unserved_notes(site.name, sitefiles.external(site))
     profiles = spec_mod.resolve_profiles(spec, builtin_profiles(), origin)
     loads = planner.loads(spec, planner.conditions(spec, list(found), profiles))
-    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, notes, site_kinds, where)
+    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, notes, site_kinds, where, pairs)
 
 
 def unserved_notes(name: str, hosts: Iterable[ExternalHost]) -> list[str]:

@@ -317,7 +317,8 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
     backend = choose_backend(prepared.spec.backend)
     link = {"backend": backend, "delay_spin_us": SPIN_US if backend == "userspace" else None}
     apps = any(isinstance(site, Site) and site.app is not None for site in prepared.sites.values())
-    extra = (meta_extra or {}) | ({"spec_dir": str(prepared.spec_dir)} if apps else {})
+    extra = ((meta_extra or {}) | ({"spec_dir": str(prepared.spec_dir)} if apps else {})
+             | ({"baseline": prepared.pairs} if prepared.pairs else {}))
     meta = environment() | planner.run_meta(prepared.spec, link, extra) | {"sites": prepared.site_kinds}
     store.create_experiment(run_id, prepared.document, meta, prepared.loads,
                             {name: p.fields() for name, p in prepared.profiles.items()})

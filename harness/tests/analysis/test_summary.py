@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
-from pagebench.analysis.summary import METRICS, Stats, describe, label, summarize
+from pagebench.analysis.summary import METRICS, Stats, describe, halves, label, summarize, without_twins
 from pagebench.core.encodings import GZIP
 from pagebench.core import modes
 from pagebench.core.quantiles import percentile
@@ -152,3 +153,16 @@ def test_encodings_and_versions_are_conditions_of_their_own():
                                              ("warm", "gzip", 2, 800.0)]
     assert [label(c.condition) for c in result.conditions] == [
         "demo h2 direct 3g cold tls1.3", "demo h2 direct 3g warm tls1.3 v2", "demo h2 direct 3g warm tls1.3 gzip v2"]
+
+
+def test_a_run_with_an_interleaved_baseline_halves_into_its_baseline_and_its_own_sites():
+    twin, other = replace(H2, site="demo.baseline"), replace(H2, site="modern")
+    loads = ([load_row(H2, 1000.0 + i) for i in range(5)] + [load_row(twin, 900.0 + i) for i in range(5)]
+             + [load_row(other, 500.0)])
+    summary = summarize("r1", loads, plan_for((H2, 0, 5), (twin, 0, 5), (other, 0, 1)))
+    base, own = halves(summary, {"demo.baseline": "demo"})
+    assert (base.run, own.run) == ("r1", "r1")
+    assert [c.condition for c in base.conditions] == [c.condition for c in own.conditions] == [H2]
+    assert (base.conditions[0].metrics["load_ms"].median, own.conditions[0].metrics["load_ms"].median) == (902, 1002)
+    assert [c.condition.site for c in without_twins(summary, {"demo.baseline": "demo"}).conditions] == [
+        "demo", "modern"]

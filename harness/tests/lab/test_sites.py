@@ -186,8 +186,12 @@ def test_an_app_site_runs_in_the_specs_directory_and_has_nothing_to_write(tmp_pa
     assert app.name == "shop" and app.entry == "https://shop.test/" and app.root == tmp_path.resolve()
     assert app.app is not None and app.app.ready == "/health" and app.recording is None
     assert sitefiles.materialize(app) is app and list(tmp_path.iterdir()) == []
-    with pytest.raises(SiteError, match=r"^app site shop: its working directory .*/gone \(the spec's\) is missing$"):
+    with pytest.raises(SiteError, match=r"^app site shop: its working directory .*/gone \(the spec's directory\) is missing$"):
         sitefiles.resolve(entry, tmp_path / "gone")
+    (tmp_path / "server").mkdir()
+    assert sitefiles.resolve({**entry, "dir": str(tmp_path / "server")}, tmp_path / "gone").root == tmp_path / "server"
+    with pytest.raises(SiteError, match=r"^app site shop: its working directory dir: .*/nope is missing$"):
+        sitefiles.resolve({**entry, "dir": str(tmp_path / "nope")}, tmp_path)
 # Folder sites ----------------------------------------------------------------------------------
 
 FOLDER_PAGE = (b'<!DOCTYPE html><link rel="stylesheet" href="/css/site.css">'

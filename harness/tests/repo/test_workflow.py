@@ -2,8 +2,9 @@
 (.github/workflows/pageload.yml). actionlint finds nothing in the workflow (checking its
 `with:` against the action's inputs) and does find a planted mistake; shellcheck finds
 nothing in the action's scripts; and both keep their promises: when the gate runs, what it
-measures, where the report goes, and that the job fails only after the report was posted.
-actionlint and shellcheck come from `harness/bootstrap test`."""
+measures (a pull request's merge commit and, interleaved in the same run, its base checked
+out beside it), where the report goes, and that the job fails only after the report was
+posted. actionlint and shellcheck come from `harness/bootstrap test`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pagebench.runner.prepare import prepare
+from pagebench.runner.prepare import Baseline, prepare
 from pagebench.yamlfiles import spec_document
 
 REPO = Path(__file__).resolve().parents[3]
@@ -73,6 +74,10 @@ def action_step(step_id: str) -> int:
     return hits[0]
 
 
+def checkouts(job: str) -> list[int]:
+    return [i for i, step in enumerate(steps(job)) if step.get("uses", "").startswith("actions/checkout@")]
+
+
 def index_of(job: str, needle: str) -> int:
     """The one step of `job` whose run script, name, `uses` or github-script contains `needle`."""
     def text(step: dict) -> str:
@@ -103,7 +108,8 @@ def test_actionlint_finds_nothing():
         ('apt-get install -y -qq --no-install-recommends git ca-certificates >/dev/null',
          'apt-get install -y -qq --no-install-recommends git ca-certificates > $NULL', "SC2086"),
         ("steps.gate.outputs.report", "steps.gates.outputs.report", 'property "gates" is not defined'),
-        ("baseline-artifact: ${{", "baseline_artifact: ${{", 'input "baseline_artifact" is not defined'),
+        ("baseline-spec: pagebench-base/", "baseline_spec: pagebench-base/", 'input "baseline_spec" is not defined'),
+        ("steps.base.outputs.sha", "steps.bases.outputs.sha", 'property "bases" is not defined'),
     ],
 )
 def test_actionlint_catches_a_planted_mistake(tmp_path, old, new, needle):
@@ -138,20 +144,62 @@ def test_least_privilege_timeouts_and_concurrency():
         # the lab's namespaces, qdiscs and SCHED_FIFO need a privileged Debian 12 container
         assert job["container"] == {"image": "debian:bookworm", "options": "--privileged"}, name
     assert document["jobs"]["gate"]["permissions"]["pull-requests"] == "write"
-    assert document["jobs"]["gate"]["permissions"]["actions"] == "read"  # the baseline's artifact
+    # the baseline is checked out, not downloaded from another run
+    assert not any("actions" in job["permissions"] for job in document["jobs"].values())
 
 
 def test_both_jobs_gate_the_example_app_with_the_action():
     document = workflow()
     assert document["env"]["SPEC"] == "examples/shop/pagebench.yaml"
     assert (REPO / document["env"]["APP_REQUIREMENTS"]).is_file()
-    baseline = steps("baseline")[index_of("baseline", "./")]["with"]
+    budgets = steps("budgets")[index_of("budgets", "./")]["with"]
     gate = steps("gate")[index_of("gate", "./")]["with"]
-    assert baseline["spec"] == gate["spec"] == "${{ env.SPEC }}"
-    # main's store is what pull requests download as their baseline
-    assert baseline["store-artifact"] == gate["baseline-artifact"] == "${{ env.BASELINE_ARTIFACT }}"
-    assert "baseline-artifact" not in baseline and gate["store-artifact"] != gate["baseline-artifact"]
+    assert budgets["spec"] == gate["spec"] == "${{ env.SPEC }}"
+    assert budgets["app-requirements"] == gate["app-requirements"] == "${{ env.APP_REQUIREMENTS }}"
+    assert "baseline-spec" not in budgets  # main: its budgets only
     assert gate["metric"] == "${{ env.GATE_METRIC }}"
+
+
+def test_the_gate_checks_the_base_out_beside_the_merge_commit():
+    gate = steps("gate")
+    merge, base = checkouts("gate")
+    find, action_at = index_of("gate", "HEAD^1"), index_of("gate", "./")
+    assert index_of("gate", "apt-get install") < merge < find < base < action_at
+    # the event's own ref (the merge commit), deep enough that its first parent is there
+    assert "ref" not in gate[merge]["with"] and gate[merge]["with"]["fetch-depth"] >= 2
+    assert gate[base]["with"]["ref"] == f"${{{{ steps.{gate[find]['id']}.outputs.sha }}}}"
+    path = gate[base]["with"]["path"]
+    assert path and not path.startswith(("/", ".")) and path != "pagebench-gate"  # the action's own folder
+    assert gate[action_at]["with"]["baseline-spec"] == f"{path}/${{{{ env.SPEC }}}}"
+    for step in (merge, base):
+        assert gate[step]["with"]["persist-credentials"] is False
+    # the event's base.sha can lag the merge commit's base: main's commits since would count as the change
+    assert not re.search(r"\$\{\{[^}]*base\.sha", WORKFLOW.read_text())
+
+
+def test_the_base_commit_is_the_merge_commits_first_parent(tmp_path):
+    """The step's script on a merge commit fetched two deep, as actions/checkout fetches it."""
+    def git(*args: str, cwd: Path) -> str:
+        identity = ["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+        return subprocess.run(["git", *identity, *args], cwd=cwd, check=True, capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git("init", "-q", "-b", "main", cwd=origin)
+    git("commit", "-q", "--allow-empty", "-m", "fork point", cwd=origin)
+    git("checkout", "-q", "-b", "change", cwd=origin)
+    git("commit", "-q", "--allow-empty", "-m", "the change", cwd=origin)
+    git("checkout", "-q", "main", cwd=origin)
+    git("commit", "-q", "--allow-empty", "-m", "main since the fork", cwd=origin)
+    base = git("rev-parse", "HEAD", cwd=origin)
+    git("merge", "-q", "--no-ff", "--no-edit", "change", cwd=origin)
+    git("clone", "-q", "--depth", "2", f"file://{origin}", "work", cwd=tmp_path)
+    work, output = tmp_path / "work", tmp_path / "output"
+    script = steps("gate")[index_of("gate", "HEAD^1")]["run"]
+    result = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=work, capture_output=True, text=True,
+                            timeout=30, env={**os.environ, "GITHUB_WORKSPACE": str(work), "GITHUB_OUTPUT": str(output)})
+    assert result.returncode == 0, result.stderr
+    assert output.read_text() == f"sha={base}\n"
 
 
 def test_the_pr_comment_follows_the_gate_even_when_it_failed():
@@ -167,7 +215,9 @@ def test_the_action_declares_what_it_reads_and_gives():
     text = ACTION.read_text()
     used = set(re.findall(r"inputs\.([a-z][a-z-]*)", text))
     assert used == set(document["inputs"]), used ^ set(document["inputs"])
-    assert {"spec", "budgets", "baseline-artifact", "loads"} <= set(document["inputs"])
+    assert {"spec", "budgets", "baseline-spec", "loads"} <= set(document["inputs"])
+    # the baseline is measured in the same run, not downloaded from another one
+    assert not {"baseline-artifact", "require-baseline", "allow-different", "github-token"} & set(document["inputs"])
     assert document["inputs"]["spec"]["required"] is True
     ids = {step.get("id") for step in action_steps()}
     for name, output in document["outputs"].items():
@@ -209,13 +259,57 @@ def test_the_action_reports_then_its_last_step_fails():
     assert "exit 1" in gate[final]["run"] and "exit 2" in gate[final]["run"]
 
 
-def test_the_action_downloads_the_baseline_from_another_run():
-    download = action_steps()[action_step("download")]
-    assert download["uses"].startswith("actions/download-artifact@")
-    assert {"github-token", "run-id", "repository"} <= set(download["with"])
-    assert download["with"]["run-id"] == "${{ steps.baseline.outputs.run-id }}"
-    compare = action_steps()[action_step("compare")]
-    assert compare["env"]["BASELINE"].startswith(download["with"]["path"])
+def test_the_action_measures_the_baseline_in_the_same_run_and_compares_it():
+    gate = action_steps()
+    assert not [step for step in gate if re.match(r"actions/(download-artifact|github-script)@", step.get("uses", ""))]
+    measure, compare, report = (gate[action_step(i)] for i in ("measure", "compare", "report"))
+    assert measure["env"]["BASELINE_SPEC"] == report["env"]["BASELINE_SPEC"] == "${{ inputs.baseline-spec }}"
+    assert 'args+=(--baseline "$BASELINE_SPEC")' in measure["run"]
+    # only when a baseline was measured, and the run finished (its last line names it)
+    assert "inputs.baseline-spec != ''" in compare["if"] and "steps.measure.outputs.run-id != ''" in compare["if"]
+    assert compare["env"]["RUN_ID"] == "${{ steps.measure.outputs.run-id }}"
+    # one run id: the run holds both sides, measured alike (no second store, nothing to allow)
+    assert re.search(r'"\$PAGEBENCH" compare "\$RUN_ID" --db sqlite:///pagebench-gate/store\.sqlite', compare["run"])
+    assert "--base-db" not in compare["run"] and "--allow-different" not in compare["run"]
+
+
+@pytest.mark.parametrize(
+    ("baseline", "run_status", "compare_status", "status"),
+    [
+        ("", "0", "", "0"),
+        ("", "1", "", "1"),
+        ("", "2", "", "2"),
+        ("", "", "", "2"),  # the Measure step itself failed
+        ("base/pagebench.yaml", "0", "0", "0"),
+        ("base/pagebench.yaml", "0", "1", "1"),
+        ("base/pagebench.yaml", "1", "0", "1"),
+        ("base/pagebench.yaml", "1", "2", "2"),
+        ("base/pagebench.yaml", "2", "1", "2"),
+        ("base/pagebench.yaml", "2", "", "2"),  # no run to compare
+        ("base/pagebench.yaml", "0", "", "2"),  # a baseline asked for and not compared
+    ],
+)
+def test_the_report_gives_one_verdict(tmp_path, baseline, run_status, compare_status, status):
+    """The report step's script: an error over a breach or a regression over fine."""
+    (tmp_path / "pagebench-gate").mkdir()
+    (tmp_path / "pagebench-gate" / "run.err").write_text(
+        "note: baseline: site docs: no site of that name in base/pagebench.yaml: measured without a baseline "
+        "(not compared)\n")
+    output, summary = tmp_path / "output", tmp_path / "summary"
+    env = {**os.environ, "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary),
+           "SPEC": "pagebench.yaml", "BASELINE_SPEC": baseline, "RUN_STATUS": run_status,
+           "COMPARE_STATUS": compare_status, "METRIC": "lcp_ms", "THRESHOLD": "5%"}
+    script = action_steps()[action_step("report")]["run"]
+    result = subprocess.run(["bash", "-eo", "pipefail", "-c", script], cwd=tmp_path, capture_output=True,
+                            text=True, timeout=30, env=env)
+    assert result.returncode == 0, result.stderr
+    assert f"status={status}\n" in output.read_text()
+    report = (tmp_path / "pagebench-gate" / "report.md").read_text()
+    assert report == summary.read_text()
+    if baseline:  # a site the baseline lacks is said in the report, not only in the log
+        assert "- baseline: site docs: no site of that name" in report
+    if baseline and run_status == "0" and not compare_status:
+        assert "not compared with its baseline" in report
 
 
 def test_every_pagebench_subcommand_it_runs_exists():
@@ -229,9 +323,16 @@ def test_every_pagebench_subcommand_it_runs_exists():
     listed = set(re.findall(r"^[│|]\s([a-z][a-z-]*)\s", result.stdout, re.M))
     assert "run" in listed, result.stdout
     assert used <= listed, f"the action runs {sorted(used - listed)}, which pagebench --help does not list"
+    result = subprocess.run([str(VENV_BIN / "pagebench"), "run", "--help"], capture_output=True, text=True,
+                            timeout=60, env=env)
+    assert result.returncode == 0 and "--baseline" in result.stdout, result.stdout + result.stderr
 
 
 def test_the_example_spec_is_valid_and_small():
     prepared = prepare(spec_document(SPEC), str(SPEC))
     assert prepared.spec.name == "shop"
-    assert len(prepared.loads) <= 30  # the gate's measurement: about a minute on two cores
+    assert len(prepared.loads) <= 30  # main's measurement: about a minute on two cores
+    # a pull request's: its base's checkout of the spec (here the same file) as the baseline
+    paired = prepare(spec_document(SPEC), str(SPEC), SPEC.parent, Baseline(spec_document(SPEC), SPEC.parent, str(SPEC)))
+    assert paired.pairs == {"shop.baseline": "shop"} and not paired.notes
+    assert len(paired.loads) == 2 * len(prepared.loads)

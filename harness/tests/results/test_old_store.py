@@ -2,7 +2,8 @@
 `tests/fixtures/store-271554b.yaml` (a real run: 3 modes x cold/warm x identity/br, 2
 loads and a warm-up each) into `store-271554b.sqlite.gz`, and printed its report into
 `store-271554b.report.txt`. Today's code opens it, reads its names back as rows, and
-prints the same report, byte for byte."""
+prints the same report, byte for byte (the file was printed again when the table gained
+its LCP median column: every other figure was unchanged)."""
 
 from __future__ import annotations
 

@@ -175,3 +175,46 @@ def test_a_static_build_from_the_npm_registry_loads_as_a_folder_site(tmp_path: P
     assert got["https://swagger.test/"].revalidated and got["https://swagger.test/swagger-ui-bundle.js"].from_cache
     assert _snapshot(package) == before
     assert (package / "index.html").stat().st_mtime == NPM_MTIME  # a real build's mtimes, as shipped
+
+
+def test_a_baseline_build_is_loaded_in_the_same_run_on_the_same_hosts_and_compared(tmp_path: Path):
+    """`run --baseline`: the baseline's folder (another checkout: its stylesheet larger) as
+    the twin docs.baseline, on the same hosts as the change's, each load of either side in
+    one order; the budgets checked on the change's only, and `compare RUN` pairs them."""
+    change, main = tmp_path / "change", tmp_path / "main"
+    for checkout in (change, main):
+        _build(checkout / "build")
+        (checkout / "cdn").mkdir()
+        (checkout / "cdn" / "lib.js").write_text("window.lib = 1;\n")
+    (main / "build" / "css" / "site.css").write_text("".join(f".b{i} {{ margin: {i}px; }}\n" for i in range(3000)))
+    site = {"name": "docs", "path": "build", "origins": {"cdn.example.com": "cdn"}}
+    common = dict(sites=[site], modes=["h2"], profiles=[PROFILE], cache=["cold"], repetitions=2, warmup=0,
+                  timeouts={"link_check": False}, budgets=[{"metric": "load_ms", "max": 60000}])
+    spec, base_spec = write_spec(change, name="docs", **common), write_spec(main, name="docs", **common)
+    db = f"sqlite:///{tmp_path}/runs.sqlite"
+    result = pagebench("run", str(spec), "--baseline", str(base_spec), "--db", db)
+    run = run_id_of(result)
+    assert result.stdout.count("budget ok:") == 1 and "docs.baseline" not in result.stdout
+    assert result.stdout.strip().splitlines()[-1] == f"run {run} complete: pagebench compare {run}"
+    store = Store(db)
+    experiment = store.experiment(run)
+    assert experiment.meta["baseline"] == {"docs.baseline": "docs"}
+    assert experiment.spec["sites"][1] == {"name": "docs.baseline", "path": str(main / "build"), "host": "docs.test",
+                                           "origins": {"cdn.example.com": str(main / "cdn")}}
+    sizes = {}
+    for name, checkout in (("docs", change), ("docs.baseline", main)):
+        loads = good_loads(store, run, site=name)
+        assert len(loads) == 2
+        for load in loads:
+            got = {row.resource.url: row.resource for row in store.resources(load.id)}
+            assert got["https://cdn.example.com.test/lib.js"].status == 200
+            sizes[name] = got["https://docs.test/css/site.css"].body_bytes
+        assert sizes[name] == (checkout / "build" / "css" / "site.css").stat().st_size
+    assert sizes["docs.baseline"] > 2 * sizes["docs"]
+    verdict = pagebench("compare", run, "--db", db, "--markdown")
+    assert verdict.returncode == 0, verdict.stderr  # 2 loads a side: can't tell, never a regression
+    assert "docs h2 direct" in verdict.stdout and "can't tell" in verdict.stdout
+    solo = pagebench("run", str(spec), "--db", db)
+    lone = pagebench("compare", run_id_of(solo), "--db", db)
+    assert lone.returncode == 2 and lone.stderr.strip().splitlines()[-1] == (
+        f"error: run {run_id_of(solo)}: measured without --baseline: give a baseline run and a candidate run")

@@ -12,7 +12,7 @@ import pytest
 
 from pagebench.core.sites import kinds
 from pagebench.core.spec.model import SpecError
-from pagebench.runner.prepare import prepare
+from pagebench.runner.prepare import Baseline, prepare
 
 PAGE = (b'<!DOCTYPE html><script src="https://cdn.example.com/lib.js"></script>'
         b'<img src="https://img.example.net/a.png"><img src="https://img.example.net/b.png">'
@@ -62,7 +62,7 @@ def test_folder_paths_are_the_spec_files_and_the_stored_document_names_them_abso
     ({"name": "Docs", "path": "./site"}, "specs/t.yaml: sites[0]: name: 'Docs': a site name must be lower-case "
                                          "letters, digits, '.' and '-' (it is the host <name>.test)"),
     ({"name": "docs", "path": "./site", "cache": "no"},
-     "specs/t.yaml: sites[0]: cache: unknown field; a folder site takes name, path, origins"),
+     "specs/t.yaml: sites[0]: cache: unknown field; a folder site takes name, path, host, origins"),
 ])
 def test_a_bad_folder_entry_is_one_line_naming_the_spec_file_and_field(tmp_path: Path, entry, message):
     document, specs = _spec(tmp_path, entry)
@@ -75,3 +75,31 @@ def test_two_sites_of_one_name_are_refused(tmp_path: Path):
     document, specs = _spec(tmp_path, "modern", {"name": "modern", "path": "site"})
     with pytest.raises(SpecError, match=r"^specs/t.yaml: sites\[1\]: site modern is named twice$"):
         prepare(document, "specs/t.yaml", specs)
+
+
+def test_a_baseline_spec_adds_its_twins_to_the_stored_document_its_paths_its_own(tmp_path: Path):
+    """`run --baseline`: the baseline checkout's folder and app sites join the run as twins
+    on the change's hosts, their paths (and an app's working directory) the baseline's; both
+    sides interleaved in the one order; a site of neither kind not paired, said."""
+    document, specs = _spec(tmp_path, "modern", {"name": "docs", "path": "site"},
+                            {"name": "shop", "app": {"command": "serve {port}"}})
+    _, main = _spec(tmp_path / "main", {"name": "docs", "path": "site"})
+    base = {"name": "t", "sites": [{"name": "docs", "path": "./site"}, {"name": "shop", "app": {"command": "old {port}"}}]}
+    prepared = prepare(document, "specs/t.yaml", specs, Baseline(base, main, "main/t.yaml"))
+    assert prepared.document["sites"][3:] == [
+        {"name": "docs.baseline", "path": str(main / "site"), "host": "docs.test"},
+        {"name": "shop.baseline", "app": {"command": "old {port}"}, "origins": ["shop.test"], "dir": str(main)}]
+    assert prepared.pairs == {"docs.baseline": "docs", "shop.baseline": "shop"}
+    assert prepared.sites["shop.baseline"].root == main and prepared.sites["shop"].root == specs
+    assert prepared.sites["docs.baseline"].entry == prepared.sites["docs"].entry == "https://docs.test/"
+    assert {load.condition.site for load in prepared.loads} == {"modern", "docs", "shop", "docs.baseline",
+                                                                "shop.baseline"}
+    assert ("baseline: sites[0] (modern) is not a folder or an app: the same on both sides, measured once and "
+            "not compared") in prepared.notes
+    with pytest.raises(SpecError, match=r"^gone/t.yaml: site docs \(its twin docs.baseline\): path: .*/gone/site: "
+                                        "no such directory$"):
+        prepare(document, "specs/t.yaml", specs, Baseline(base, tmp_path / "gone", "gone/t.yaml"))
+    base["sites"] = base["sites"][1:]
+    with pytest.raises(SpecError, match=r"^gone/t.yaml: site shop \(its twin shop.baseline\): app site shop.baseline: "
+                                        "its working directory dir: .*/gone is missing$"):
+        prepare(document, "specs/t.yaml", specs, Baseline(base, tmp_path / "gone", "gone/t.yaml"))

@@ -21,7 +21,7 @@ from pagebench.analysis.report.figures import load_waterfall, waterfall_end
 from pagebench.analysis.report.gather import median_load, views
 from pagebench.analysis.report.page import cell, document, figure, section
 from pagebench.analysis.report.text import ms
-from pagebench.analysis.summary import of_run
+from pagebench.analysis.summary import Summary
 from pagebench.core.records import Condition
 from pagebench.results.rows import LoadRow, ResourceRow
 from pagebench.results.store import Store
@@ -40,16 +40,18 @@ class Side:
     evidence: Mapping[int, Kept]
 
 
-def gather(store: Store, run_id: str, page_dir: Path) -> Side:
-    """A run's median load of every condition with a usable load, from its store."""
-    medians = {view.condition: median_load(view) for view in views(of_run(store, run_id), {}, ["mode"]) if view.used}
-    return Side(run_id, medians, {load.id: store.resources(load.id) for load in medians.values()},
+def gather(store: Store, summary: Summary, page_dir: Path) -> Side:
+    """A side's median load of every condition with a usable load (its summary: a run, or
+    half of one with an interleaved baseline), its resources from the store."""
+    medians = {view.condition: median_load(view) for view in views(summary, {}, ["mode"]) if view.used}
+    return Side(summary.run, medians, {load.id: store.resources(load.id) for load in medians.values()},
                 evidence.kept(store, medians.values(), page_dir))
 
 
-def write_comparison(path: Path, comparison: Comparison, base: tuple[Store, str], candidate: tuple[Store, str]) -> None:
+def write_comparison(path: Path, comparison: Comparison, base: tuple[Store, Summary],
+                     candidate: tuple[Store, Summary]) -> None:
     """The comparison's page at `path` (UTF-8)."""
-    sides = [gather(store, run_id, path.parent) for store, run_id in (base, candidate)]
+    sides = [gather(store, summary, path.parent) for store, summary in (base, candidate)]
     path.write_text(render(comparison, *sides), encoding="utf-8")
 
 
@@ -57,8 +59,9 @@ def render(comparison: Comparison, base: Side, candidate: Side) -> str:
     regressions = comparison.regressions
     verdict = (f'<p class="bad">Regression in {escape(", ".join(v.name for v in regressions))}.</p>' if regressions
                else '<p class="ok">No regression.</p>')
-    head = (f'<header><h1>pagebench compare <span class="run">{cell(candidate.run_id)}</span> against '
-            f'<span class="run">{cell(base.run_id)}</span></h1>'
+    against = ("against its interleaved baseline" if base.run_id == candidate.run_id
+               else f'against <span class="run">{cell(base.run_id)}</span>')
+    head = (f'<header><h1>pagebench compare <span class="run">{cell(candidate.run_id)}</span> {against}</h1>'
             f'<p class="lede">{escape(comparison.metric)}, threshold {comparison.threshold:.0%}, alpha '
             f"{comparison.alpha:g} (Holm-corrected across conditions).</p>{verdict}</header>")
     ordered = sorted(comparison.verdicts, key=lambda v: v.status is not Status.REGRESSION)

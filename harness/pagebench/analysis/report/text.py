@@ -68,6 +68,10 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
                         for check in report.link_checks],
         "proxy_overheads": [_overhead_json(row) for row in report.proxy_overheads],
         "warnings": report.summary.warnings(),
+        # each site's kind as the run recorded it ({} before kinds were kept), and an
+        # interleaved baseline's twins (twin -> the spec's site; null without one)
+        "sites": dict((experiment.meta or {}).get("sites") or {}),
+        "baseline": (experiment.meta or {}).get("baseline"),
         "conditions": report.summary.as_json()["conditions"],
         "encodings": [encoding_mod.as_json(row) for row in report.savings],
     }
@@ -172,7 +176,7 @@ def report_table(store: Store, run_id: str) -> RenderableType:
     for field in varying:
         table.add_column(field, no_wrap=True)
     table.add_column("n", justify="right")
-    for column in ("load median", "load p90", "TTFB median", "TTFB p90"):
+    for column in ("load median", "load p90", "TTFB median", "TTFB p90", "LCP median"):
         table.add_column(f"{column} (ms)", justify="right")
     table.add_column("load /\nbound", justify="right")
     proxied = any(c.condition.topology == "proxy" for c in summary.conditions)
@@ -193,7 +197,7 @@ def report_table(store: Store, run_id: str) -> RenderableType:
         table.add_row(
             *(summary_mod.shown(field, getattr(condition.condition, field)) for field in varying), n,
             ms(m["load_ms"].median), ms(m["load_ms"].p90),
-            ms(m["ttfb_ms"].median), ms(m["ttfb_ms"].p90),
+            ms(m["ttfb_ms"].median), ms(m["ttfb_ms"].p90), ms(m["lcp_ms"].median),
             _ratio(condition.load_over_bound.median), connections, _count(m["cache_hits"].median),
             _count(m["requests"].median), human_bytes(m["bytes"].median),
         )

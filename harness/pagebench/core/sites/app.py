@@ -7,6 +7,7 @@ which pass its responses through (`nginxconf.app_body`, `caddyconf.app_routes`).
         app: {command: "gunicorn shop:app -b 127.0.0.1:{port}", ready: /health, ready_timeout_s: 30}
         origins: [shop.test, static.shop.test]   # default: [<name>.test]; all go to this app
         page: /                                  # the page loaded (default /)
+        dir: ./server                            # where the command runs (default: the spec's directory)
 
 Pure: the entry parsed and checked (`parse_app`); `lab.servers.apps` runs the command.
 `{port}` is where pagebench puts the loopback port the app must listen on (127.0.0.1 in
@@ -19,8 +20,10 @@ it (exactly one of `command` and `url`; each lab takes one of them, `lab.build`)
 
 from __future__ import annotations
 
+import posixpath
 import shlex
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Annotated, Any
 
 from urllib.parse import urlsplit
@@ -117,11 +120,28 @@ class AppEntry(BaseModel):
     app: App
     origins: tuple[str, ...] | None = Field(None, min_length=1)
     page: UrlPath = "/"
+    #: The directory `command` runs in, relative to the spec file (anchored absolute in the
+    #: stored spec, `anchored`); None: the spec file's directory.
+    dir: str | None = None
+
+    @model_validator(mode="after")
+    def _dir_for_command(self) -> AppEntry:
+        if self.dir is not None and self.app.command is None:
+            raise ValueError("dir: only for an app pagebench starts (command); an app given by url runs elsewhere")
+        return self
 
     def manifest(self) -> SiteManifest:
         """The site as the planner knows every site: its name, page URL and origins."""
         origins = self.origins or (f"{self.name}.test",)
         return SiteManifest(name=self.name, entry=f"https://{origins[0]}{self.page}", origins=origins)
+
+
+def anchored(entry: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    """An app entry with its `dir` made absolute from `base` (the spec file's directory)."""
+    out = dict(entry)
+    if isinstance(out.get("dir"), str):
+        out["dir"] = posixpath.normpath(posixpath.join(base, out["dir"]))
+    return out
 
 
 def parse_app(entry: Mapping[str, Any]) -> AppEntry:

@@ -4,6 +4,7 @@ spec as
     sites:
       - name: docs                  # served as https://docs.test/ (its index.html)
         path: ./site                # relative to the spec file's directory
+        host: docs.test             # optional: the lab host it is served as (default <name>.test)
         origins:                    # optional: hosts its pages name in absolute URLs,
           cdn.example.com: ./cdn    #   each served from a folder (relative to the spec)
 
@@ -47,6 +48,8 @@ class FolderEntry(BaseModel):
 
     name: str
     path: str
+    #: The lab host the folder is served as; None: `<name>.test`.
+    host: str | None = None
     origins: dict[str, str] = {}
 
     @field_validator("name")
@@ -55,6 +58,13 @@ class FolderEntry(BaseModel):
         if not SITE_NAME.match(value) or "_" in value or ".." in value or value.endswith((".", "-")):
             raise ValueError(f"{value!r}: a site name must be lower-case letters, digits, '.' and '-' "
                              "(it is the host <name>.test)")
+        return value
+
+    @field_validator("host")
+    @classmethod
+    def _host(cls, value: str | None) -> str | None:
+        if value is not None and (not _HOST.match(value) or not value.endswith(".test")):
+            raise ValueError(f"{value!r}: a lower-case DNS name under .test (the lab's CA signs .test names only)")
         return value
 
     @field_validator("origins")
@@ -75,11 +85,12 @@ class FolderRef:
     name: str
     path: Path
     origins: tuple[tuple[str, Path], ...] = ()
+    served_as: str | None = None  # `host:`; None: <name>.test
 
     @property
     def host(self) -> str:
         """The lab host the folder itself is served as."""
-        return f"{self.name}.test"
+        return self.served_as or f"{self.name}.test"
 
     @property
     def entry(self) -> str:
@@ -107,11 +118,11 @@ def parse_folder(entry: Mapping[str, Any]) -> FolderRef:
                             f"{', '.join(FolderEntry.model_fields)}") from None
         message = "required" if first["type"] == "missing" else first["msg"].removeprefix("Value error, ")
         raise SiteError(f"{loc}: {message}") from None
-    lab = {lab_host(host) for host in parsed.origins}
-    if f"{parsed.name}.test" in lab:
-        raise SiteError(f"origins: a host is served as {parsed.name}.test, the site's own host")
-    return FolderRef(parsed.name, Path(parsed.path),
-                     tuple((host, Path(path)) for host, path in parsed.origins.items()))
+    ref = FolderRef(parsed.name, Path(parsed.path), tuple((host, Path(path)) for host, path in parsed.origins.items()),
+                    parsed.host)
+    if ref.host in ref.lab_hosts().values():
+        raise SiteError(f"origins: a host is served as {ref.host}, the site's own host")
+    return ref
 
 
 def anchored(entry: Mapping[str, Any], base: Path) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from pagebench.core.sites.app import AppEntry, parse_app
+from pagebench.core.sites.app import anchored as app_anchored
 from pagebench.core.sites.builtin import CATALOGUE, HINT
 from pagebench.core.sites import folder
 from pagebench.core.sites.folder import FolderRef, parse_folder
@@ -134,7 +135,8 @@ RECORDED = SiteKind("recorded", "a page imported from a HAR or recorded live, ke
 
 APP = SiteKind("app", "the user's own server process, started in the lab behind its terminators "
                "(nginx, Caddy, the edge proxy), its responses passed through",
-               "{name: NAME, app: {command: \"... {port}\", ready: /health}}", _app, key="app")
+               "{name: NAME, app: {command: \"... {port}\", ready: /health}}", _app, key="app",
+               anchor=app_anchored)
 
 #: Every kind, in the order an entry is tried against them.
 KINDS: tuple[SiteKind, ...] = (BUILTIN, GENERATED, FOLDER, DIRECTORY, RECORDED, APP)

@@ -38,7 +38,7 @@ def test_a_regression_is_drawn_first_both_loads_on_one_axis_with_their_hars(tmp_
         _run(cand, "c1", 1.5)
         result = compare(of_run(base, "b1"), of_run(cand, "c1"))
         page_path = tmp_path / "compare.html"
-        write_comparison(page_path, result, (base, "b1"), (cand, "c1"))
+        write_comparison(page_path, result, (base, of_run(base, "b1")), (cand, of_run(cand, "c1")))
     page = page_path.read_text()
     assert [v.name for v in result.regressions] == ["demo h2 direct 3g cold tls1.3"]
     pairs = PAIR.findall(page)

@@ -62,7 +62,13 @@ def test_every_builtin_name_is_the_builtin_kind_first():
                         "origins: K, ...}} or {name: N, path: DIR} (a folder with index.html) or "
                         "{name: NAME, app: {command: \"... {port}\", ready: /health}}"),
     ({"generate": {}, "images": 2}, "site {'generate': {}, 'images': 2}: generate: takes no other keys"),
-    ({"name": "docs", "path": "site", "app": {}}, "app: unknown field; a folder site takes name, path, origins"),
+    ({"name": "docs", "path": "site", "app": {}}, "app: unknown field; a folder site takes name, path, host, origins"),
+    ({"name": "docs", "path": "site", "host": "docs.example.com"},
+     "host: 'docs.example.com': a lower-case DNS name under .test (the lab's CA signs .test names only)"),
+    ({"name": "docs", "path": "site", "host": "www.docs.test", "origins": {"www.docs": "x"}},
+     "origins: a host is served as www.docs.test, the site's own host"),
+    ({"name": "shop", "app": {"url": "http://shop:8000"}, "dir": "srv"},
+     "app site shop: dir: only for an app pagebench starts (command); an app given by url runs elsewhere"),
     ({"path": "site"}, "name: required"),
     ({"name": "Docs Site", "path": "site"},
      "name: 'Docs Site': a site name must be lower-case letters, digits, '.' and '-' (it is the host <name>.test)"),
@@ -93,6 +99,15 @@ def test_anchored_makes_a_folder_entrys_relative_paths_absolute_from_the_spec_di
     assert entry["path"] == "./site"  # the spec's own document is left as written
     for other in ("modern", "./dir", {"generate": {"images": 1}}, {"name": "x"}):
         assert kinds.anchored(other, Path("/work/specs")) == other
+
+
+def test_anchored_makes_an_app_entrys_dir_absolute_and_a_folders_host_names_it():
+    app = {"name": "shop", "app": {"command": "serve {port}"}, "dir": "../server"}
+    assert kinds.anchored(app, Path("/work/specs"))["dir"] == "/work/server"
+    assert kinds.anchored({"name": "shop", "app": {"command": "serve {port}"}}, Path("/w")) == {
+        "name": "shop", "app": {"command": "serve {port}"}}
+    [(kind, ref)] = kinds.candidates({"name": "docs", "path": "/s", "host": "www.docs.test"})
+    assert (kind, ref.host, ref.entry) == (kinds.FOLDER, "www.docs.test", "https://www.docs.test/")
 
 
 def test_unknown_lists_every_kind_as_a_spec_names_it():
