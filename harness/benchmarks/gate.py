@@ -16,6 +16,10 @@ compare RUN`. `--separate`: a baseline run, then a candidate run, then `compare 
 2. A/A: --pairs verdicts on the unchanged app on both sides; a false alarm is a compare
    that exits 1, or a run over the spec's budgets (target: at most 1 in 20).
 
+`--noise`: a noisy neighbour for the whole part: one process that keeps a core busy for
+10-40 s, then rests 10-40 s (seeded), as another tenant of a shared runner does; the
+same for both designs, so their A/A can be told apart on a host that drifts.
+
 The app's gunicorn must be on PATH (the test command installs it into .venv/bin, which
 this puts first). Each part prints a Markdown table for docs/benchmarks.md.
 """
@@ -23,6 +27,7 @@ this puts first). Each part prints a Markdown table for docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -42,6 +47,8 @@ SHOP = Path(__file__).resolve().parents[2] / "examples" / "shop"
 REGRESSIONS: dict[str, dict[str, str]] = yaml.safe_load((SHOP / "regressions.yaml").read_text())
 #: compare's --allow-different, as given (`--allow-different link-check` where the link check fails).
 ALLOW: list[str] = []
+#: What the tables' titles say of the neighbour (set by --noise).
+NOISE = [""]
 ENV = {**os.environ, "PATH": f"{Path(sys.prefix) / 'bin'}:{os.environ.get('PATH', os.defpath)}"}
 METRICS = ("load_ms", "lcp_ms")
 
@@ -57,6 +64,32 @@ class Measured:
     compare_status: int
     head: str
     seconds: float
+
+
+#: The neighbour: busy for 10-40 s, idle for 10-40 s, from its seed, until killed.
+NEIGHBOUR = """
+import random, time
+rng = random.Random(7)
+while True:
+    end = time.monotonic() + rng.uniform(10, 40)
+    while time.monotonic() < end:
+        sum(i * i for i in range(10000))
+    time.sleep(rng.uniform(10, 40))
+"""
+
+
+@contextlib.contextmanager
+def neighbour(on: bool):
+    """A noisy neighbour on one core while the block runs (nothing when `on` is false)."""
+    if not on:
+        yield
+        return
+    process = subprocess.Popen([sys.executable, "-c", NEIGHBOUR])
+    try:
+        yield
+    finally:
+        process.kill()
+        process.wait()
 
 
 def shop_copy(dest: Path, regression: str | None = None) -> Path:
@@ -149,7 +182,8 @@ def aa(workdir: Path, db: str, metric: str, pairs: int, separate: bool, chained:
     their alarms are not independent)."""
     base, candidate = shop_copy(workdir / "aa-base"), shop_copy(workdir / "aa-candidate")
     store = Store(db)
-    print(f"### A/A: {pairs} verdicts on the unchanged app, {how(separate, chained)}, compared on {metric}\n")
+    print(f"### A/A: {pairs} verdicts on the unchanged app, {how(separate, chained)}, compared on {metric}"
+          f"{NOISE[0]}\n")
     print(f"| verdict | base {metric} median | candidate {metric} median | change | run exit | compare exit | "
           "wall time |")
     print("|---:|---:|---:|---:|---:|---:|---:|")
@@ -172,6 +206,7 @@ def main() -> None:
     parser.add_argument("--db", help="results store URL (default: a throwaway SQLite file)")
     parser.add_argument("--part", choices=("gate", "aa", "both"), default="both")
     parser.add_argument("--pairs", type=int, default=20)
+    parser.add_argument("--noise", action="store_true", help="a noisy neighbour on one core, in bursts")
     parser.add_argument("--separate", action="store_true", help="two runs per verdict, compared (not interleaved)")
     parser.add_argument("--chained", action="store_true", help="A/A with --separate: run k against run k + 1 "
                         "(pairs + 1 runs)")
@@ -179,6 +214,8 @@ def main() -> None:
     parser.add_argument("--allow-different", default="", help="passed to compare (e.g. link-check on a VM whose "
                         "link check fails in some minutes; say so with the figures)")
     args = parser.parse_args()
+    if args.noise:
+        NOISE[0] = ", with a noisy neighbour (one core busy 10-40 s, idle 10-40 s)"
     if args.allow_different:
         ALLOW.extend(["--allow-different", args.allow_different])
     if shutil.which("gunicorn", path=ENV["PATH"]) is None:
@@ -188,10 +225,11 @@ def main() -> None:
     os.chmod(workdir, 0o755)  # the app runs as an unprivileged user: it must read its copy
     try:
         db = args.db or f"sqlite:///{workdir}/gate.sqlite"
-        if args.part in ("gate", "both"):
-            gate(workdir, db, args.metric, args.separate)
-        if args.part in ("aa", "both"):
-            aa(workdir, db, args.metric, args.pairs, args.separate, args.chained)
+        with neighbour(args.noise):
+            if args.part in ("gate", "both"):
+                gate(workdir, db, args.metric, args.separate)
+            if args.part in ("aa", "both"):
+                aa(workdir, db, args.metric, args.pairs, args.separate, args.chained)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     print(f"{(time.monotonic() - started) / 60:.1f} min in all.")
