@@ -106,16 +106,32 @@ def test_import_har_writes_a_site_that_reads_back(tmp_path: Path, data_dir: Path
 
 def test_requests_the_har_cannot_replay_are_counted(tmp_path: Path, data_dir: Path):
     entries = [_entry("https://www.example.com/", text="<p>x</p>")]
-    entries += [_entry(f"https://www.example.com/{i}.js", mime="text/javascript", text=None, size=100, at=1)
-                for i in range(7)]
+    entries += [_entry(f"https://www.example.com/{i}.js", mime="text/javascript", text="x", at=1) for i in range(7)]
+    for posted in entries[1:]:
+        posted["request"]["method"] = "POST"
     entries.append(_entry("https://www.example.com/old.css", 304, mime="text/css", text=None, at=2))
     result = pagebench("site", "import-har", str(_har(tmp_path / "x.har", *entries)), "--name", "holes")
     assert result.returncode == 0, result.stderr
-    assert "8 request(s) will 404" in result.stdout
-    assert "https://www.example.com/0.js: no body saved" in result.stdout
-    assert "and 3 more" in result.stdout
-    assert load_site(data_dir / "sites" / "holes").recording.missing[-1] == (
-        "https://www.example.com/old.css: revalidated when recorded, no body")
+    assert "7 request(s) will 404" in result.stdout
+    assert "https://www.example.com/0.js: a POST: only GET requests are replayed" in result.stdout
+    assert "and 2 more" in result.stdout
+    site = load_site(data_dir / "sites" / "holes")
+    assert site.recording.lookup("www.example.com.test", "/old.css").status == 200  # a 304 stands in as its 200
+
+
+def test_a_har_without_bodies_is_a_stand_in_with_a_fidelity_report(tmp_path: Path, data_dir: Path):
+    entries = [_entry("https://www.example.com/", text=None, size=20_000),
+               _entry("https://img.example.com/a.png", mime="image/png", text=None, size=5_000, at=1)]
+    result = pagebench("site", "import-har", str(_har(tmp_path / "x.har", *entries)), "--name", "bare")
+    assert result.returncode == 0, result.stderr
+    assert "warning: 2 of 2 request(s) have bodies made, not saved in the HAR" in result.stdout
+    assert "fidelity: original (the HAR) vs stand-in; 2 body(ies) made, 0 kept as saved" in result.stdout
+    shown = pagebench("site", "show", "bare")
+    assert shown.returncode == 0, shown.stderr
+    assert "dependency depth                 1           1" in shown.stdout
+    assert "bytes image                  5,000       5,000" in shown.stdout
+    assert "parents inferred from timing: 1" in shown.stdout
+    assert (data_dir / "sites" / "bare" / "fidelity.json").is_file()
 
 
 @pytest.mark.parametrize(("content", "message"), [

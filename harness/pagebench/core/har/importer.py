@@ -24,11 +24,13 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
+from pagebench.core.har.fidelity import Fidelity, fidelity
 from pagebench.core.har.headers import clean, content_type, replayed_headers
 from pagebench.core.har.levels import dependency_levels, entry_chain
 from pagebench.core.har.mime import extension
 from pagebench.core.har.parse import HarEntry, HarError
 from pagebench.core.har.rewrite import map_hosts, rewrite_body
+from pagebench.core.har.synth import Synthesis, synthesize
 from pagebench.core.sites.builtin import builtin_sites
 from pagebench.core.sites.model import SITE_NAME, SiteManifest, one_line
 from pagebench.core.sites.recording import BODIES_DIR, RECORDING_FILE, REDIRECTS, Exchange, Recording, host_key
@@ -44,6 +46,7 @@ class ImportedSite:
     integrity_removed: int = 0  # SRI attributes taken out of HTML
     dropped_headers: Mapping[str, int] = field(default_factory=dict)  # lower-case name -> responses
     warnings: tuple[str, ...] = ()
+    fidelity: Fidelity | None = None  # a synthesized stand-in's report (`synth.py`)
 
     @property
     def total_bytes(self) -> int:
@@ -65,23 +68,24 @@ def check_name(name: str) -> None:
         raise HarError(f"name {name!r}: taken by a built-in or generated site; choose another")
 
 
-def _why_missing(entry: HarEntry) -> str | None:
-    """Why a request cannot be replayed (None: it can)."""
+def _why_missing(entry: HarEntry, stand_in: bool = False) -> str | None:
+    """Why a request cannot be replayed (None: it can); in a stand-in page (`stand_in`) a
+    body not saved is made, and a 304 stands in as its 200."""
     if entry.status == 0 or entry.error:
         return f"failed when recorded ({entry.error or 'no response'})"
     if urlsplit(entry.url).scheme.lower() in ("ws", "wss") or entry.status == 101:
         return "a WebSocket, not replayed"
     if entry.method != "GET":
         return f"a {entry.method}: only GET requests are replayed"
-    if entry.status == 304:
+    if entry.status == 304 and not stand_in:
         return "revalidated when recorded, no body"
     if entry.status == 206:
         return "a partial (206) response: range requests are not replayed"
     if entry.status in REDIRECTS:
         return None if entry.location() else f"a {entry.status} without a Location"
-    if entry.status not in (200, 203, 204) and not 400 <= entry.status <= 599:
+    if entry.status not in (200, 203, 204) and not 400 <= entry.status <= 599 and not (stand_in and entry.status == 304):
         return f"status {entry.status} is not replayed"
-    if entry.body is None and entry.status in (200, 203):
+    if entry.body is None and entry.status in (200, 203) and not stand_in:
         if entry.attached:
             return f"body in a separate file ({entry.attached}); record with the content embedded"
         return "no body saved"
@@ -114,10 +118,18 @@ def _http(url: str) -> str:
     return {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme) + sep + rest
 
 
-def import_har(entries: Iterable[HarEntry], name: str, source: str) -> ImportedSite:
+def _needs_stand_in(entries: Iterable[HarEntry]) -> bool:
+    """Whether a page lacks bodies it needs (not saved, or 304s of a warm capture)."""
+    return any(e.method == "GET" and not e.error and (e.status == 304 or e.status in (200, 203) and e.body is None)
+               for e in entries)
+
+
+def import_har(entries: Iterable[HarEntry], name: str, source: str, synthesize_all: bool = False) -> ImportedSite:
     """The first page of a parsed HAR as a site called `name` (`source`: the HAR's name,
     recorded, and named in errors). Of requests for the same (lab host, target) the first
-    that can be replayed is kept; the rest of `_why_missing`'s cases are listed as missing."""
+    that can be replayed is kept; the rest of `_why_missing`'s cases are listed as missing.
+    A page whose bodies are not all saved is a synthesized stand-in (`synth.py`): the
+    bodies missing are made, the saved ones kept; `synthesize_all` makes every body."""
     check_name(name)
     chosen, others = _first_page(sorted(entries, key=lambda e: (e.started, e.index)))
     warnings: list[str] = []
@@ -132,6 +144,15 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str) -> ImportedS
     levels = dependency_levels(chosen, chain)
     mapping = map_hosts([_http(e.url) for e in chosen] + [loc for e in chosen if (loc := e.location())], source)
     hosts, rewrite = mapping.hosts, mapping.rewrite
+    stand_in: Synthesis | None = None
+    if synthesize_all or _needs_stand_in(chosen):
+        stand_in = _stand_in(chosen, chain, mapping.unmappable, synthesize_all)
+        levels = {**levels, **stand_in.levels}
+        made = len(stand_in.bodies)
+        warn(f"{made} of {len(stand_in.nodes)} request(s) have bodies made, not saved in the HAR: a synthesized "
+             "stand-in page (its fidelity report: pagebench site show)")
+        for text in stand_in.warnings:
+            warn(text)
 
     missing: dict[tuple[str, str], str] = {}
     chosen_ex: dict[tuple[str, str], Exchange] = {}
@@ -149,23 +170,26 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str) -> ImportedS
         slot = (host, target)
         if slot in chosen_ex:
             continue
-        why = _why_missing(entry)
+        why = _why_missing(entry, stand_in is not None)
         if why is not None:
             missing.setdefault(slot, f"{_ascii(entry.url)}: {why}")
             continue
+        if stand_in is not None and entry.index not in stand_in.levels:
+            continue  # another request of its URL stands in
+        status = 200 if stand_in is not None and entry.status == 304 else entry.status
         location = None
-        if entry.status in REDIRECTS:
+        if status in REDIRECTS:
             location = clean(rewrite.text(_ascii(entry.location() or "")))
             if not location:
-                missing.setdefault(slot, f"{_ascii(entry.url)}: a {entry.status} whose Location cannot be "
+                missing.setdefault(slot, f"{_ascii(entry.url)}: a {status} whose Location cannot be "
                                          "rendered")
                 continue
             if location == f"https://{host}{target}":
                 continue  # http -> https of the same URL: the lab serves TLS already
         ext = extension(entry.mime_type, entry.resource_type)
         file = None
-        body = entry.body or b""
-        if entry.status in (200, 203) or (entry.status >= 400 and body):
+        body = (stand_in.bodies.get(entry.index, entry.body) if stand_in is not None else entry.body) or b""
+        if status in (200, 203) or (status >= 400 and body):
             body, removed, csp = rewrite_body(body, ext, rewrite)
             integrity += removed
             if csp:
@@ -177,10 +201,11 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str) -> ImportedS
                 stored[(host, digest)] = file
                 files[f"{host}/{file}"] = body
         try:
-            exchange = Exchange(host=host, target=target, status=entry.status, file=file,
+            exchange = Exchange(host=host, target=target, status=status, file=file,
                                 content_type=content_type(entry, warn) if file else None,
                                 headers=replayed_headers(entry, rewrite, warn, dropped),
-                                location=location, level=levels[entry.index], original=entry.url)
+                                location=location, level=levels[entry.index], original=entry.url,
+                                think_ms=stand_in.think_ms.get(entry.index) if stand_in is not None else None)
         except ValidationError as error:
             raise HarError(str(one_line(f"{source}: log.entries[{entry.index}]", error))) from None
         chosen_ex[slot] = exchange
@@ -196,5 +221,24 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str) -> ImportedS
                                 origins=tuple(origins), recording=RECORDING_FILE)
     except ValidationError as error:
         raise HarError(str(one_line(source, error))) from None
-    return ImportedSite(manifest, recording, files, integrity, dict(dropped.most_common()), tuple(warnings))
+    report = None
+    if stand_in is not None:
+        kept = {e.index: e.body for e in chosen if e.body is not None}
+        report = fidelity(source, chosen, stand_in, kept)
+    return ImportedSite(manifest, recording, files, integrity, dict(dropped.most_common()), tuple(warnings), report)
+
+
+def _stand_in(chosen: list[HarEntry], chain: list[HarEntry], unmappable: Mapping[str, str],
+              synthesize_all: bool) -> Synthesis:
+    """The synthesized stand-in of a page: of each URL the first request that can be
+    replayed (once its body is made), its body made where not saved (every body with
+    `synthesize_all`)."""
+    replayed: dict[str, HarEntry] = {}
+    for entry in chosen:
+        if host_key(_http(entry.url)) not in unmappable and _why_missing(entry, stand_in=True) is None:
+            first = replayed.setdefault(entry.url, entry)
+            if first.body is None and entry.body is not None and entry.status == first.status:
+                replayed[entry.url] = entry  # a saved body beats a made one
+    return synthesize(sorted(replayed.values(), key=lambda e: (e.started, e.index)), chain,
+                      lambda node: synthesize_all or node.entry.body is None or node.entry.status == 304)
 

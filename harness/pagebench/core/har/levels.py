@@ -39,9 +39,7 @@ def entry_chain(entries: list[HarEntry], where: str) -> list[HarEntry]:
                 break
             entry = later[0]
             chain.append(entry)
-        if entry.status in (200, 203) and _is_html(entry):
-            if entry.body is None:
-                raise HarError(f"{where}: the page {entry.url}: no body saved (export the HAR with content)")
+        if entry.status in (200, 203, 304) and _is_html(entry):
             return chain
     raise HarError(f"{where}: no HTML document among the first page's requests")
 

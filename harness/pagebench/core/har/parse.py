@@ -54,6 +54,29 @@ class HarEntry:
     error: str | None = None  # why a request failed (`_error`)
     recoded: bool = False  # a text body not encodable in its declared charset: stored as UTF-8
     attached: str | None = None  # Playwright's `content._file`: the body is outside the HAR
+    #: The size fields the HAR gave (`SIZE_FIELDS` names), as read: `sizes()` picks from them.
+    size_fields: tuple[tuple[str, float], ...] = ()
+    initiator_type: str | None = None  # "parser", "script", "preload", "other" (Chrome, WebPageTest)
+    priority: str | None = None  # Chrome's `_priority` ("VeryHigh" ... "VeryLow")
+    wait_ms: float | None = None  # timings.wait: request sent to first byte
+    rtt_ms: float | None = None  # timings.connect less timings.ssl: the TCP handshake (None: no new connection)
+    encoding_field: str | None = None  # WebPageTest's `_contentEncoding` (its HARs may carry no headers)
+
+    def size(self, kind: str) -> SizeReading:
+        """The body's `kind` size ("decoded" or "transfer"), from the first row of
+        `SIZE_FIELDS` of that kind whose fields the HAR gave; 0, -1 and missing are unknown."""
+        given = dict(self.size_fields)
+        for row_kind, fields, meaning in SIZE_FIELDS:
+            if row_kind != kind or any(given.get(f, 0) <= 0 for f in fields):
+                continue
+            value = int(given[fields[0]] - sum(given[f] for f in fields[1:]))
+            if value > 0:
+                return SizeReading(value, " - ".join(fields), meaning)
+        return SizeReading(None, None, "unknown")
+
+    def content_encoding(self) -> str:
+        """The recorded Content-Encoding token, lower case ("" none)."""
+        return (self.header("content-encoding") or self.encoding_field or "").strip().lower()
 
     @property
     def ended(self) -> float:
@@ -70,6 +93,60 @@ class HarEntry:
         """A redirect's absolute target: the Location header, else redirectURL."""
         target = self.header("location") or self.redirect_url
         return urljoin(self.url, target).split("#", 1)[0] if target else None
+
+
+@dataclass(frozen=True)
+class SizeReading:
+    """A body size as read from a HAR, and where from (the fidelity report says)."""
+
+    bytes: int | None  # None: unknown
+    source: str | None  # the fields, "_bytesIn - headersSize"
+    meaning: str
+
+
+#: Where a body's sizes are read from, best first: (size, fields, meaning). A row applies
+#: when all its fields are above 0 (0 and -1 mean unknown in every writer's HARs, not
+#: empty); the size is the first field less the others. Fields are named by where they
+#: sit in an entry (`_SIZE_PATHS`); `content.text` is the saved body's length.
+#: WebPageTest's own field comes before content.size: its HARs (and the HTTP Archive's)
+#: put the compressed size in content.size (648 where `_objectSizeUncompressed` is 1256).
+SIZE_FIELDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("decoded", ("_objectSizeUncompressed",), "WebPageTest: the decoded body"),
+    ("decoded", ("content.size",), "HAR 1.2: the decoded body"),
+    ("decoded", ("content.text",), "the saved body"),
+    ("transfer", ("bodySize",), "HAR 1.2: the body as sent"),
+    ("transfer", ("_objectSize",), "WebPageTest: the body as sent"),
+    ("transfer", ("_bytesIn", "headersSize"), "WebPageTest: bytes in less the headers"),
+    ("transfer", ("_transferSize", "headersSize"), "Chrome: bytes in less the headers"),
+    ("transfer", ("content.size", "content.compression"), "HAR 1.2: decoded less what compression saved"),
+)
+#: Where each size field sits: the entry, its response, or the response's content.
+_SIZE_PATHS = {"content.size": ("response", "content", "size"), "content.compression": ("response", "content",
+               "compression"), "bodySize": ("response", "bodySize"), "headersSize": ("response", "headersSize"),
+               "_objectSize": ("_objectSize",), "_objectSizeUncompressed": ("_objectSizeUncompressed",),
+               "_bytesIn": ("_bytesIn",), "_transferSize": ("response", "_transferSize")}
+
+
+def _size_fields(raw: Mapping[str, Any], body: bytes | None) -> tuple[tuple[str, float], ...]:
+    """The size fields an entry gives, as numbers (WebPageTest writes some as strings;
+    Chrome puts `_transferSize` on the response, chrome-har on the entry)."""
+    out = []
+    for name, path in _SIZE_PATHS.items():
+        value: Any = raw
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is None and name == "_transferSize":
+            value = raw.get("_transferSize")
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                value = None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out.append((name, float(value)))
+    if body:
+        out.append(("content.text", float(len(body))))
+    return tuple(out)
 
 
 class _Reader:
@@ -201,6 +278,9 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
     if not mime or mime == "x-unknown":
         mime = next((v for k, v in response_headers if k.lower() == "content-type"), "")
     body, recoded = _body(read, content, content_path, mime, response)
+    fields = _size_fields(raw, body)
+    if body == b"" and "text" not in content and (_any_size(fields) or not _said_empty(fields)):
+        body = None  # not saved: the sizes say there was one (WebPageTest: `_bytesIn`), or say nothing
     pageref = read.get(raw, "pageref", path, str, None)
     error = response.get("_error") or raw.get("_error")  # DevTools and mitmproxy: response._error
     return HarEntry(
@@ -211,7 +291,48 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
         resource_type=raw.get("_resourceType") if isinstance(raw.get("_resourceType"), str) else None,
         initiator=_initiator(raw), redirect_url=read.get(response, "redirectURL", f"{path}.response", str, ""),
         error=error if isinstance(error, str) and error else None, recoded=recoded,
-        attached=content.get("_file") if isinstance(content.get("_file"), str) else None)
+        attached=content.get("_file") if isinstance(content.get("_file"), str) else None,
+        size_fields=fields, initiator_type=_initiator_type(raw),
+        priority=raw.get("_priority") if isinstance(raw.get("_priority"), str) else None,
+        wait_ms=_timing(raw, "wait"), rtt_ms=_rtt(raw),
+        encoding_field=raw.get("_contentEncoding") if isinstance(raw.get("_contentEncoding"), str) else None)
+
+
+def _any_size(fields: tuple[tuple[str, float], ...]) -> bool:
+    """Whether some row of `SIZE_FIELDS` gives a size above 0."""
+    given = dict(fields)
+    return any(all(given.get(f, 0) > 0 for f in row) and given[row[0]] - sum(given[f] for f in row[1:]) > 0
+               for _, row, _ in SIZE_FIELDS)
+
+
+def _said_empty(fields: tuple[tuple[str, float], ...]) -> bool:
+    """Whether content.size and bodySize both say 0: an empty body (not an unknown one)."""
+    given = dict(fields)
+    return given.get("content.size") == 0 and given.get("bodySize") == 0
+
+
+def _timing(raw: Mapping[str, Any], name: str) -> float | None:
+    """timings.<name> in ms (None: absent or -1, not applicable)."""
+    timings = raw.get("timings")
+    value = timings.get(name) if isinstance(timings, dict) else None
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _rtt(raw: Mapping[str, Any]) -> float | None:
+    """One round trip as the entry recorded it: the TCP handshake (HAR 1.2's connect
+    includes the TLS handshake, ssl), when this request opened a connection."""
+    connect = _timing(raw, "connect")
+    if not connect:
+        return None
+    rtt = connect - (_timing(raw, "ssl") or 0.0)
+    return rtt if rtt > 0 else None
+
+
+def _initiator_type(raw: Mapping[str, Any]) -> str | None:
+    """How a request was made: Chrome's `_initiator.type`, WebPageTest's `_initiator_type`."""
+    initiator = raw.get("_initiator")
+    kind = initiator.get("type") if isinstance(initiator, dict) else raw.get("_initiator_type")
+    return kind.lower() if isinstance(kind, str) and kind else None
 
 
 def _body(read: _Reader, content: Mapping[str, Any], path: str, mime: str,

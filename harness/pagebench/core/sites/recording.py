@@ -86,6 +86,9 @@ class Exchange(BaseModel):
     location: str | None = None  # a redirect's target (mapped)
     level: int = Field(1, ge=0, le=64)  # dependency level: 0 the entry document
     original: str  # the URL as recorded
+    #: Server think time the HAR shows (timings.wait less one RTT), of a synthesized
+    #: stand-in page; recorded, not yet applied by the replay servers.
+    think_ms: float | None = Field(None, ge=0)
 
     @field_validator("host")
     @classmethod
