@@ -9,9 +9,11 @@ The import picks the page's requests (the first page's; the entry document is th
 request whose redirects end at HTML), maps their hosts into the lab and rewrites the
 bodies (`rewrite.py`), keeps the headers that change how a page loads (`headers.py`) and
 gives each request its dependency level (`levels.py`). Requests that cannot be replayed
-are listed (`Recording.missing`) and 404 in the lab: failed when recorded, not GET, 304
-revalidations, bodies not saved, partial (206) responses, WebSockets. What the import
-changed is counted in the result, for the CLI to say.
+are listed (`Recording.missing`) and 404 in the lab: failed when recorded, not GET,
+partial (206) responses, WebSockets; 304 revalidations too, but for a synthesized
+stand-in: a page whose bodies were not all saved (or with 304s of a warm capture) gets
+the bodies it lacks made (`synth.py`), its 304s standing in as their 200s. What the
+import changed is counted in the result, for the CLI to say.
 """
 
 from __future__ import annotations
@@ -85,10 +87,6 @@ def _why_missing(entry: HarEntry, stand_in: bool = False) -> str | None:
         return None if entry.location() else f"a {entry.status} without a Location"
     if entry.status not in (200, 203, 204) and not 400 <= entry.status <= 599 and not (stand_in and entry.status == 304):
         return f"status {entry.status} is not replayed"
-    if entry.body is None and entry.status in (200, 203) and not stand_in:
-        if entry.attached:
-            return f"body in a separate file ({entry.attached}); record with the content embedded"
-        return "no body saved"
     return None
 
 
@@ -153,6 +151,10 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str, synthesize_a
              "stand-in page (its fidelity report: pagebench site show)")
         for text in stand_in.warnings:
             warn(text)
+        attached = sum(1 for e in chosen if e.attached and e.body is None)
+        if attached:
+            warn(f"{attached} body(ies) saved in separate files beside the HAR (Playwright's attach mode) were made "
+                 "instead: record with the content embedded to replay them")
 
     missing: dict[tuple[str, str], str] = {}
     chosen_ex: dict[tuple[str, str], Exchange] = {}

@@ -208,7 +208,7 @@ def synthesize(entries: Sequence[HarEntry], chain: Sequence[HarEntry],
 
     first_in_body: dict[int, float] = {}  # a document -> when the first thing its body names started
     for n in nodes:
-        if n.parent is not None and n.kind in ("image", "html") and n.way == "parser" \
+        if n.parent is not None and n.kind in ("image", "html") and n.way not in ("script", "redirect") \
                 and by_index[n.parent].kind == "html":
             first_in_body.setdefault(n.parent, n.entry.started)
 

@@ -108,6 +108,8 @@ def test_what_cannot_be_replayed_is_listed_as_missing():
     # bodies not saved (in the HAR or beside it) and 304s are made: a stand-in (test_synth.py)
     assert "nobody.js" not in missing and "old.css" not in missing and "big.js" not in missing
     assert site.fidelity is not None and site.fidelity.made == 3  # nobody.js, old.css, big.js (not dup.css)
+    assert "1 body(ies) saved in separate files beside the HAR (Playwright's attach mode) were made" in " ".join(
+        site.warnings)
     assert "https://www.example.com/api: a POST: only GET requests are replayed" in missing
     assert "part.mp4: a partial (206) response" in missing
     assert "https://ads.example.net/x.js: failed when recorded (no response)" in missing
