@@ -2,8 +2,8 @@
 committed HAR of `modern` (`fixtures/modern.har.gz`), given Chrome's initiators from its
 bodies and then stripped of them, is imported (`site import-har` makes every body) and
 loaded cold over h2: every request of the HAR is fetched, found the same way (resource
-type), answered with its recorded status, and carries the stand-in's body size; none is
-unrecorded."""
+type), answered with its recorded status, and carries the stand-in's body (within 1 % of
+the recorded size); none is unrecorded."""
 
 from __future__ import annotations
 
@@ -52,10 +52,19 @@ def test_a_stand_in_page_loads_as_its_har_recorded(readable, tmp_path):
         assert load.ok and not load.flagged and not load.unrecorded, (load.flags, load.errors)
         resources = [r.resource for r in store.resources(load.id)]
     assert sorted(r.url for r in resources) == sorted(made)  # every request of the HAR, once
+    wrong, untimed = [], set()
     for resource in resources:
         entry = recorded[original_of[resource.url]]
-        assert resource.status == entry["response"]["status"], resource.url
-        assert resource.body_bytes == made[resource.url], resource.url
-        assert abs(resource.body_bytes - entry["response"]["content"]["size"]) <= 0.01 * entry["response"][
-            "content"]["size"] + 64, resource.url
-        assert resource.resource_type.lower() == entry["_resourceType"], resource.url
+        size = made[resource.url]
+        # on the wire: the body (identity) and its headers; decoded, where Resource Timing
+        # has an entry (Chromium gives none to fonts, in the original's loads too)
+        if resource.body_bytes == 0:
+            untimed.add(resource.resource_type)
+        if resource.status != entry["response"]["status"] or not size <= resource.transfer_bytes <= size + 1024 \
+                or resource.body_bytes not in (0, size) or resource.resource_type != entry["_resourceType"] \
+                or abs(size - entry["response"]["content"]["size"]) > 0.01 * entry["response"]["content"]["size"] + 64:
+            wrong.append((resource.url, (resource.status, resource.transfer_bytes, resource.body_bytes,
+                                         resource.resource_type), (entry["response"]["status"], size,
+                                                                   entry["_resourceType"])))
+    assert not wrong, wrong
+    assert untimed <= {"font"}, untimed
