@@ -73,6 +73,7 @@ class Child:
     kind: str
     number: int
     way: str  # "parser", "script" (made by a script: JS_NAMING), "async", "body" (HTML position)
+    delay_ms: int = 0  # a script makes it after a timer of this long (`synth.TIMER_MIN_MS`)
 
 
 @dataclass(frozen=True)
@@ -143,8 +144,13 @@ def _quoted(url: str) -> dict[str, str]:
 
 
 def script_calls(children: Sequence[Child]) -> str:
-    """The statements that make a script's requests, in order."""
-    return "".join(JS_NAMING[c.kind].format(n=c.number, **_quoted(c.url)) for c in children)
+    """The statements that make a script's requests, in order; those with a delay in a
+    timer of that delay."""
+    calls = []
+    for c in children:
+        call = JS_NAMING[c.kind].format(n=c.number, **_quoted(c.url))
+        calls.append(f"setTimeout(function(){{var e;{call}}},{c.delay_ms});" if c.delay_ms else call)
+    return "".join(calls)
 
 
 def html_body(children: Sequence[Child], markers: Sequence[Child], size: int, token: str,

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict
 
 from pagebench.core.har.parse import HarEntry
-from pagebench.core.har.synth import Node, Synthesis
+from pagebench.core.har.synth import TIMER_MIN_MS, Node, Synthesis
 
 #: The file in a synthesized site's directory.
 FIDELITY_FILE = "fidelity.json"
@@ -52,6 +52,7 @@ class Fidelity(BaseModel):
     inferred: tuple[str, ...] = ()  # "<url>: named by <url> (inferred from timing)"
     guessed: tuple[str, ...] = ()  # "<url>: <n> B guessed" (size not in the HAR)
     fallbacks: tuple[str, ...] = ()  # "<url>: made as png bytes"
+    timers: int = 0  # requests a script makes after a timer (the HAR shows it waited)
     notes: tuple[str, ...] = (THINK_TIME_NOTE,)
 
     def lines(self) -> list[str]:
@@ -73,6 +74,9 @@ class Fidelity(BaseModel):
                 out.append(f"  {title}: {len(items)}")
                 out += [f"    {item}" for item in items[:5]] + ([f"    and {len(items) - 5} more (in "
                                                                   f"{FIDELITY_FILE})"] if len(items) > 5 else [])
+        if self.timers:
+            out.append(f"  {self.timers} request(s) made by a script after a timer (they started "
+                       f"{TIMER_MIN_MS} ms or more after their script ended)")
         out += [f"  note: {note}" for note in self.notes]
         return out
 
@@ -124,4 +128,4 @@ def fidelity(source: str, page: Sequence[HarEntry], synthesis: Synthesis, kept: 
                     if n.decoded_from == "guessed" and n.entry.index in synthesis.bodies)
     return Fidelity(source=source, original=original, stand_in=stand_in, made=len(synthesis.bodies),
                     kept=len([i for i in kept if i not in synthesis.bodies and i in by_index]), inferred=inferred,
-                    guessed=guessed, fallbacks=synthesis.fallbacks)
+                    guessed=guessed, fallbacks=synthesis.fallbacks, timers=synthesis.timers)

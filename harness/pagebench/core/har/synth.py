@@ -41,6 +41,9 @@ CAN_NAME: dict[str, tuple[tuple[str, ...], ...]] = {
 #: Sizes guessed for a body whose size the HAR does not give (about the HTTP Archive's
 #: median response of each kind).
 GUESSED_BYTES = {"html": 30_000, "css": 12_000, "js": 20_000, "image": 10_000, "font": 25_000, "other": 2_000}
+#: A request a script made this long (ms) or more after the script's response ended is
+#: made after a timer of that gap: the script waited (a timer, an event) before making it.
+TIMER_MIN_MS = 50
 #: Chrome's and WebPageTest's priorities of a script the parser found that did not block it.
 _ASYNC_PRIORITIES = frozenset({"low", "lowest", "verylow", "idle"})
 _BODY_PRIORITIES = frozenset({"medium"})
@@ -79,6 +82,7 @@ class Synthesis:
     think_ms: dict[int, float]  # server think time the HAR shows (wait less one RTT)
     warnings: tuple[str, ...]
     fallbacks: tuple[str, ...]  # "https://.../a.webp: made as png bytes"
+    timers: int = 0  # requests a script makes after a timer
 
     @property
     def inferred(self) -> tuple[Node, ...]:
@@ -216,7 +220,11 @@ def synthesize(entries: Sequence[HarEntry], chain: Sequence[HarEntry],
         way = n.way
         if n.kind == "js" and way == "parser" and n.entry.started > first_in_body.get(n.parent or -1, n.entry.started):
             way = "body"  # found by the parser after the body's first image: not in the head
-        return Child(n.entry.url, n.kind, number[n.entry.index], way)
+        delay = 0
+        if way == "script" and n.parent is not None and by_index[n.parent].kind == "js":
+            gap = (n.entry.started - by_index[n.parent].entry.ended) * 1000
+            delay = round(gap) if gap >= TIMER_MIN_MS else 0
+        return Child(n.entry.url, n.kind, number[n.entry.index], way, delay)
 
     def document_of(n: Node) -> int:
         while n.kind != "html" and n.parent is not None:
@@ -234,7 +242,7 @@ def synthesize(entries: Sequence[HarEntry], chain: Sequence[HarEntry],
     sent: dict[int, int] = {}
     warnings: list[str] = []
     fallbacks: list[str] = []
-    guessed = 0
+    guessed = timers = 0
     for n in nodes:
         if n.decoded is None or not made(n):
             continue
@@ -243,6 +251,7 @@ def synthesize(entries: Sequence[HarEntry], chain: Sequence[HarEntry],
         ext = extension(n.entry.mime_type, n.entry.resource_type)
         seed = f"stand-in/{n.entry.url}"
         named = [child(c) for c in children.get(n.entry.index, [])]
+        timers += sum(1 for c in named if c.delay_ms)
         result: Made
         if n.kind == "html" and n.status in (200, 203):
             result = bodies.html_body(named, markers.get(n.entry.index, []), n.decoded, n.encoding, n.transfer, seed)
@@ -263,7 +272,7 @@ def synthesize(entries: Sequence[HarEntry], chain: Sequence[HarEntry],
         warnings.append(f"{guessed} body size(s) not in the HAR: guessed by kind ({', '.join(f'{k} {v:,} B' for k, v in GUESSED_BYTES.items())})")
     chain = [n.entry for n in nodes if n.way == "entry"]
     return Synthesis(tuple(nodes), out, sent, _levels(nodes, chain), dependency_levels(list(entries), chain),
-                     _think(nodes), tuple(warnings), tuple(fallbacks))
+                     _think(nodes), tuple(warnings), tuple(fallbacks), timers)
 
 
 def _levels(nodes: Sequence[Node], chain: Sequence[HarEntry]) -> dict[int, int]:

@@ -240,3 +240,20 @@ def test_media_is_valid_and_of_the_recorded_size(ext):
     magic = {"png": b"\x89PNG", "jpg": b"\xff\xd8", "gif": b"GIF8", "woff": b"wOFF", "ttf": b"\x00\x01\x00\x00"}
     assert body.startswith(magic[ext]) and abs(len(body) - 5_000) <= 16
     assert len(media_body("gif", 10, "x")) > 10  # the smallest valid GIF is larger: made so, not refused
+
+
+def test_a_request_made_long_after_its_script_ended_waits_for_a_timer():
+    script = {"type": "script", "url": "https://www.example.com/app.js"}
+    site = imported(entry("https://www.example.com/", text=None, size=2_000),
+                    entry("https://www.example.com/app.js", mime="text/javascript", text=None, size=3_000, at=0.1),
+                    entry("https://www.example.com/now.png", mime="image/png", text=None, size=500, at=0.12,
+                          _initiator=script),
+                    entry("https://www.example.com/later.png", mime="image/png", text=None, size=500, at=0.41,
+                          _initiator=script))
+    exchange = next(e for e in site.recording.exchanges if e.path == "/app.js")
+    script_body = site.files[f"{exchange.host}/{exchange.file}"]
+    assert b'(new Image).src="https://www.example.com.test/now.png";' in script_body
+    assert b'setTimeout(function(){var e;(new Image).src="https://www.example.com.test/later.png";},300);' \
+        in script_body
+    assert site.fidelity is not None and site.fidelity.timers == 1
+    assert "1 request(s) made by a script after a timer" in "\n".join(site.fidelity.lines())
