@@ -124,7 +124,7 @@ def test_a_har_without_bodies_is_a_stand_in_with_a_fidelity_report(tmp_path: Pat
                _entry("https://img.example.com/a.png", mime="image/png", text=None, size=5_000, at=1)]
     result = pagebench("site", "import-har", str(_har(tmp_path / "x.har", *entries)), "--name", "bare")
     assert result.returncode == 0, result.stderr
-    assert "warning: 2 of 2 request(s) have bodies made, not saved in the HAR" in result.stdout
+    assert "warning: 2 of 2 request(s) have bodies made (not saved in the HAR)" in result.stdout
     assert "fidelity: original (the HAR) vs stand-in; 2 body(ies) made, 0 kept as saved" in result.stdout
     shown = pagebench("site", "show", "bare")
     assert shown.returncode == 0, shown.stderr

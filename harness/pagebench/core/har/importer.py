@@ -79,13 +79,13 @@ def _why_missing(entry: HarEntry, stand_in: bool = False) -> str | None:
         return "a WebSocket, not replayed"
     if entry.method != "GET":
         return f"a {entry.method}: only GET requests are replayed"
-    if entry.status == 304 and not stand_in:
-        return "revalidated when recorded, no body"
+    if entry.status == 304:
+        return None if stand_in else "revalidated when recorded, no body"
     if entry.status == 206:
         return "a partial (206) response: range requests are not replayed"
     if entry.status in REDIRECTS:
         return None if entry.location() else f"a {entry.status} without a Location"
-    if entry.status not in (200, 203, 204) and not 400 <= entry.status <= 599 and not (stand_in and entry.status == 304):
+    if entry.status not in (200, 203, 204) and not 400 <= entry.status <= 599:
         return f"status {entry.status} is not replayed"
     return None
 
@@ -146,8 +146,8 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str, synthesize_a
     if synthesize_all or _needs_stand_in(chosen):
         stand_in = _stand_in(chosen, chain, mapping.unmappable, synthesize_all)
         levels = {**levels, **stand_in.levels}
-        made = len(stand_in.bodies)
-        warn(f"{made} of {len(stand_in.nodes)} request(s) have bodies made, not saved in the HAR: a synthesized "
+        why = "--synthesize" if synthesize_all else "not saved in the HAR"
+        warn(f"{len(stand_in.bodies)} of {len(stand_in.nodes)} request(s) have bodies made ({why}): a synthesized "
              "stand-in page (its fidelity report: pagebench site show)")
         for text in stand_in.warnings:
             warn(text)

@@ -269,7 +269,8 @@ def synthesize(entries: Sequence[HarEntry], chain: Sequence[HarEntry],
         if result.sent is not None:
             sent[n.entry.index] = result.sent
     if guessed:
-        warnings.append(f"{guessed} body size(s) not in the HAR: guessed by kind ({', '.join(f'{k} {v:,} B' for k, v in GUESSED_BYTES.items())})")
+        sizes = ", ".join(f"{kind} {size:,} B" for kind, size in GUESSED_BYTES.items())
+        warnings.append(f"{guessed} body size(s) not in the HAR: guessed by kind ({sizes})")
     chain = [n.entry for n in nodes if n.way == "entry"]
     return Synthesis(tuple(nodes), out, sent, _levels(nodes, chain), dependency_levels(list(entries), chain),
                      _think(nodes), tuple(warnings), tuple(fallbacks), timers)
