@@ -65,7 +65,10 @@ def table(store: Store, run: str, base: str = "modern") -> None:
     """The markdown table of a run: each site's median load and its ratio to `base`'s."""
     loads: dict[tuple[str, str, str], list[LoadRow]] = {}
     for load in store.loads(run):
-        loads.setdefault((load.condition.profile, load.condition.mode, load.condition.site), []).append(load)
+        condition = load.condition  # profile and mode as their names (a Mode is not ordered)
+        key = (getattr(condition.profile, "name", condition.profile), getattr(condition.mode, "name", condition.mode),
+               condition.site)
+        loads.setdefault(key, []).append(load)
     print(f"run {run}\n")
     print(f"| profile | mode | site | n | requests | flagged | median load (ms) [95 % CI] | / {base} [95 % CI] |")
     print("|---|---|---|---|---|---|---|---|")
