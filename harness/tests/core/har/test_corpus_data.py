@@ -11,6 +11,7 @@ import gzip
 import ipaddress
 import json
 import re
+from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -41,6 +42,7 @@ def _first_page(entries: list[HarEntry]) -> list[HarEntry]:
     return [e for e in entries if e.page is None or e.page == first]
 
 
+@cache
 def inventory(path: Path) -> dict[str, str]:
     """The checked columns of one file's row: `creator`, `pages` and `entries` as the JSON
     says, the rest as pagebench's parser reads it (`parse`: ok, or its one-line refusal)."""
