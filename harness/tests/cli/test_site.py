@@ -119,7 +119,7 @@ def test_requests_the_har_cannot_replay_are_counted(tmp_path: Path, data_dir: Pa
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    (b'{"log": {"entries": [', "not JSON (Expecting value: line 1 column 22)"),
+    (b'{"log": {"entries": [', "JSON cut short: the text ends at line 1 column 22 inside log.entries[0]"),
     (gzip.compress(b'{"log": {"entries": []}}', mtime=0), "no entries (log.entries is empty)"),  # a stable id
     (b"\x1f\x8b not gzip", "not a readable gzip file"),
 ])

@@ -41,9 +41,10 @@ def entry_chain(entries: list[HarEntry], where: str) -> list[HarEntry]:
             chain.append(entry)
         if entry.status in (200, 203) and _is_html(entry):
             if entry.body is None:
-                raise HarError(f"{where}: the page {entry.url}: no body saved (export the HAR with content)")
+                raise HarError(f"{where}: the page {entry.url}: its document's body was not saved in the HAR "
+                               "(export the HAR with content)")
             return chain
-    raise HarError(f"{where}: no HTML document among the first page's requests")
+    raise HarError(f"{where}: no HTML document among the page's requests")
 
 
 def dependency_levels(entries: list[HarEntry], chain: list[HarEntry]) -> dict[int, int]:

@@ -27,7 +27,8 @@ def test_a_devtools_har_becomes_a_site_with_its_hosts_mapped():
     assert site.manifest.origins[0] == "www.example.com.test" and site.manifest.recording == "recording.json"
     urls = [e.url for e in site.recording.exchanges]
     assert "https://www.example.com.test/later" not in urls  # the second page
-    assert any("later pages" in w for w in site.warnings)
+    assert site.left_out == {"of the HAR's 1 other page(s)": 1, "data: URLs (inline data: no server is asked)": 1}
+    assert site.pages == ('1 page_1 "x" (7 requests)', '2 page_2 "y" (1 requests)') and site.page == 0
     assert not any(u.startswith("data:") for u in urls) and not site.recording.missing
     assert body(site, "https://img.example.com.test/a.png") == PNG  # base64 decoded, untouched
     exchange = next(e for e in site.recording.exchanges if e.url.endswith("a.png"))
@@ -114,8 +115,14 @@ def test_what_cannot_be_replayed_is_listed_as_missing():
     assert "bad_host.example.com/x.png: its host cannot be served in the lab" in missing
     assert "blob:" not in missing and "chrome-extension" not in missing and "dup.css" not in missing
     assert "https://www.example.com/big.js: body in a separate file (abc123.js)" in missing
-    assert "wss://www.example.com/live: a WebSocket, not replayed" in missing
-    assert len(site.recording.missing) == 9
+    assert "wss:" not in missing
+    assert len(site.recording.missing) == 8
+    assert site.left_out == {
+        "blob: URLs (made by the page's scripts: no server is asked)": 1,
+        "chrome-extension: URLs (the browser's own or an extension's: no server is asked)": 1,
+        "WebSockets (ws:, wss:): not replayed; a script that opens one fails to connect in the lab": 1,
+        "repeats of a URL requested before (a replay answers a URL with one response, the first that can be "
+        "replayed; 1 of them were recorded with another status or body)": 2}
     assert body(site, "https://www.example.com.test/dup.css") == b"a{}"  # the first complete one
     assert body(site, "https://www.example.com.test/twice.css") == b"first"
     # a host whose every request failed is still an origin: its requests 404 in the lab
@@ -134,9 +141,16 @@ def test_one_body_is_stored_once_per_host():
 
 @pytest.mark.parametrize(("entries", "name", "message"), [
     ([entry("https://www.example.com/a.css", mime="text/css", text="a{}")], "mine",
-     "x.har: no HTML document among the first page's requests"),
+     "x.har: no HTML document among the page's requests"),
+    ([entry("https://www.example.com/", text=None, size=100), entry("https://www.example.com/a.css", at=1)], "mine",
+     "x.har: the page https://www.example.com/: its document's body was not saved in the HAR (export the HAR with "
+     "content)"),
     ([entry("https://www.example.com/", text=None, size=100)], "mine",
-     "x.har: the page https://www.example.com/: no body saved (export the HAR with content)"),
+     'x.har: no response bodies saved (1 requests, sizes only, as test wrote it), and an imported site replays '
+     'recorded bodies: export the HAR with content (DevTools: "Save all as HAR with content"; WebPageTest: "Save '
+     'response bodies"; Playwright: record_har_content="embed")'),
+    ([entry("https://www.example.com/", text="")], "mine",
+     "x.har: the page https://www.example.com/: its document is empty (0 bytes) in the HAR: there is no page to load"),
     ([entry("https://www.example.com/", text="x")], "modern", "name 'modern': taken by a built-in or generated site"),
     ([entry("https://www.example.com/", text="x")], "Mine Site", "name 'Mine Site': must be 1-80 lower-case"),
     ([entry("https://1.2.3.4/", text="x"), entry("https://ip-1-2-3-4/", text="y", at=1)], "mine",

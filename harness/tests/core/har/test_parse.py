@@ -20,12 +20,14 @@ def _with(change) -> str:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("{not json", "x.har: not JSON (Expecting property name enclosed in double quotes: line 1 column 2)"),
-    (b"\xff\xfe{}", "x.har: not UTF-8 (byte 0)"),
+    (b'{"log": "caf\xe9"}', "x.har: not UTF-8 text (byte 12, 0xE9, at line 1 column 13); a HAR is JSON: save it as "
+                             "UTF-8 (or UTF-16/UTF-32 with a byte-order mark)"),
     ("[1, 2]", "x.har: not a HAR file (the top level must be an object with `log`, not a list)"),
     ("{}", "x.har: log: missing"),
     ('{"log": {"entries": {}}}', "x.har: log.entries: must be a list, not an object"),
     ('{"log": {"entries": []}}', "x.har: no entries (log.entries is empty)"),
-    (har(entry("data:text/plain,hi", text="hi")), "x.har: no entries with an http(s) URL"),
+    (har(entry("data:text/plain,hi", text="hi"), entry("blob:https://a.com/1")),
+     "x.har: no entries with an http(s) URL (only data:, blob:)"),
     (_with(lambda d: d["log"]["entries"][1]["response"].pop("status")),
      "x.har: log.entries[1].response.status: missing"),
     (_with(lambda d: d["log"]["entries"][1]["response"].update(status="200")),
