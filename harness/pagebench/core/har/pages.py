@@ -2,9 +2,9 @@
 ID|TITLE|N`), else the first view of the first run in a WebPageTest HAR (its first and
 repeat views of several runs are pages), else the first page to start.
 
-A page is named by its id, its title (exactly, or a unique case-insensitive start of it:
-"Run 2, Repeat View"), or its number N in the order the pages started (1: the first),
-tried in that order. Entries without a `pageref` belong to the page when there is one page
+A page is named by its id, its title, its number N in the order the pages started (1:
+the first), or a case-insensitive start of its title ("Run 2, Repeat View"), tried in that
+order; a title or start that several pages share is refused, listing them. Entries without a `pageref` belong to the page when there is one page
 (or none: mitmproxy lists none); in a HAR of several pages nobody knows whose they are,
 and they are left out and counted.
 """
@@ -53,23 +53,22 @@ def default_page(har: HarLog) -> int:
 
 
 def find_page(har: HarLog, wanted: str, source: str) -> int:
-    """The page `wanted` names (id, title, a unique start of a title, or N); a one-line
-    HarError listing the pages when it names none, or several."""
-    pages = har.pages
-    for match in (lambda p: p.id == wanted, lambda p: p.title == wanted.strip()):
-        found = [i for i, page in enumerate(pages) if match(page)]
-        if found:
-            return found[0]
-    if wanted.strip().isdigit() and 1 <= int(wanted) <= max(len(pages), 1):
-        return int(wanted) - 1
-    starts = [i for i, page in enumerate(pages) if wanted.strip() and page.title.lower().startswith(
-        wanted.strip().lower())]
+    """The page `wanted` names (id, title, N, or a start of a title); a one-line HarError
+    listing the pages when it names none, or several."""
+    pages, name = har.pages, wanted.strip()
+    if wanted in (page.id for page in pages):
+        return next(i for i, page in enumerate(pages) if page.id == wanted)
+    titled = [i for i, page in enumerate(pages) if name and page.title == name]
+    if name.isdigit() and not titled and 1 <= int(name) <= max(len(pages), 1):
+        return int(name) - 1
+    starts = titled or [i for i, page in enumerate(pages) if name and page.title.lower().startswith(name.lower())]
     if len(starts) == 1:
         return starts[0]
     if not pages:
         raise HarError(f"{source}: page {wanted!r}: the HAR lists no pages (its requests are one page, 1)")
     if starts:
-        raise HarError(f"{source}: page {wanted!r}: the start of {len(starts)} pages' titles; name one: "
+        raise HarError(f"{source}: page {wanted!r}: the {'title' if titled else 'start of the titles'} of "
+                       f"{len(starts)} pages; name one by id or number: "
                        + "; ".join(page_line(har, i) for i in starts[:NAMED_PAGES]))
     raise HarError(f"{source}: no page {wanted!r} (an id, a title, or 1-{len(pages)}); the HAR's pages: {_listing(har)}")
 

@@ -9,9 +9,8 @@ naming the file and the field at fault before any site is made. The text is JSON
 the NUL bytes around the first ASCII characters); anything else is refused naming the
 first byte that is not, as is JSON cut short (naming where it ends) and a `log.version`
 other than 1.1 or 1.2 (none means 1.1, as the HAR spec says). Bodies are decoded here
-(base64, or text in its declared charset); without a saved text a body is unknown (None),
-except an explicit `content.size` 0 in a HAR that saved bodies: 0 and -1 sizes in a HAR
-without bodies mean "not recorded", never "empty". HTTP/2 and HTTP/3 pseudo-headers are
+(base64, or text in its declared charset); without a saved text a body is unknown (None):
+sizes of 0 and -1 mean "not recorded", never "empty". HTTP/2 and HTTP/3 pseudo-headers are
 dropped. Requests that are not http(s) (data:, blob:, ws:, wss:, chrome-extension:, ...)
 are kept apart (`HarLog.skipped`) for the import to count: no server is asked for them.
 """
@@ -179,20 +178,23 @@ def parse_har(data: str | bytes, where: str) -> HarLog:
     creator = log.get("creator")
     name = creator.get("name") if isinstance(creator, dict) else None
     pages, order = _pages(read, read.get(log, "pages", "log", list, []), entries)
-    bodies = any(isinstance(content := (e.get("response") or {}).get("content") if isinstance(e, dict) and
-                                        isinstance(e.get("response"), dict) else None, dict)
-                 and (isinstance(content.get("text"), str) or isinstance(content.get("_file"), str))
-                 for e in entries)
     parsed: list[HarEntry] = []
     skipped: list[Skipped] = []
     for index, item in enumerate(entries):
-        got = _entry(read, item, index, order, bodies)
+        got = _entry(read, item, index, order)
         (parsed if isinstance(got, HarEntry) else skipped).append(got)
     if not parsed:
         schemes = ", ".join(f"{s}:" for s in dict.fromkeys(s.scheme for s in skipped))
         raise HarError(f"{where}: no entries with an http(s) URL (only {schemes})")
     return HarLog(tuple(sorted(parsed, key=lambda e: (e.started, e.index))), pages, tuple(skipped),
-                  name if isinstance(name, str) else "", bodies)
+                  name if isinstance(name, str) else "", any(map(_saved, entries)))
+
+
+def _saved(raw: Any) -> bool:
+    """Whether an entry holds its response body (text, or Playwright's `_file` beside it)."""
+    response = raw.get("response") if isinstance(raw, dict) else None
+    content = response.get("content") if isinstance(response, dict) else None
+    return isinstance(content, dict) and any(isinstance(content.get(k), str) for k in ("text", "_file"))
 
 
 def _text(data: bytes, where: str) -> str:
@@ -320,7 +322,7 @@ def _headers(read: _Reader, obj: Mapping[str, Any], path: str) -> tuple[tuple[st
     return tuple(out)
 
 
-def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int], bodies: bool) -> HarEntry | Skipped:
+def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> HarEntry | Skipped:
     path = f"log.entries[{index}]"
     if not isinstance(raw, dict):
         raise read.fail(path, f"must be an object, not {_json_type(raw)}")
@@ -349,7 +351,7 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int], bodies
     mime = read.get(content, "mimeType", content_path, str, "")
     if not mime or mime == "x-unknown":
         mime = next((v for k, v in response_headers if k.lower() == "content-type"), "")
-    body, recoded = _body(read, content, content_path, mime, bodies)
+    body, recoded = _body(read, content, content_path, mime)
     error = response.get("_error") or raw.get("_error")  # DevTools and mitmproxy: response._error
     return HarEntry(
         index=index, method=method.upper(), url=url, status=status,
@@ -362,16 +364,13 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int], bodies
         attached=content.get("_file") if isinstance(content.get("_file"), str) else None)
 
 
-def _body(read: _Reader, content: Mapping[str, Any], path: str, mime: str,
-          bodies: bool) -> tuple[bytes | None, bool]:
-    """The decoded body (None: not saved) and whether a text body had to become UTF-8.
-    Without a text, a body is known to be empty only when the HAR saved bodies (`bodies`)
-    and `content.size` is 0: a HAR without bodies writes 0 and -1 for sizes it did not
-    record (WebPageTest keeps them in `_bytesIn` and friends)."""
+def _body(read: _Reader, content: Mapping[str, Any], path: str, mime: str) -> tuple[bytes | None, bool]:
+    """The decoded body (None: not saved) and whether a text body had to become UTF-8. A
+    body is known only from its text: sizes of 0 and -1 without one mean "not recorded"
+    (WebPageTest keeps its sizes in `_bytesIn` and friends), never "empty"."""
     text = read.get(content, "text", path, str, None)
     if text is None:
-        size = read.get(content, "size", path, (int, float), -1)
-        return (b"" if bodies and size == 0 else None), False
+        return None, False
     encoding = read.get(content, "encoding", path, str, "")
     if encoding == "base64":
         try:
