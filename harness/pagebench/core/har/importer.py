@@ -110,7 +110,7 @@ def _unfetched(scheme: str) -> str:
 
 def _no_bodies(har: HarLog, source: str) -> HarError:
     by = f", as {har.creator[:40]} wrote it" if har.creator else ""
-    return HarError(f"{source}: no response bodies saved ({len(har.entries)} requests, sizes only{by}), and an "
+    return HarError(f"{source}: no response bodies saved ({len(har.entries)} http(s) requests, sizes only{by}), and an "
                     "imported site replays recorded bodies: export the HAR with content (DevTools: \"Save all as "
                     "HAR with content\"; WebPageTest: \"Save response bodies\"; Playwright: "
                     "record_har_content=\"embed\")")

@@ -4,9 +4,10 @@ repeat views of several runs are pages), else the first page to start.
 
 A page is named by its id, its title, its number N in the order the pages started (1:
 the first), or a case-insensitive start of its title ("Run 2, Repeat View"), tried in that
-order; a title or start that several pages share is refused, listing them. Entries without a `pageref` belong to the page when there is one page
-(or none: mitmproxy lists none); in a HAR of several pages nobody knows whose they are,
-and they are left out and counted.
+order; a title or start that several pages share is refused, listing them. Entries
+without a `pageref` belong to the page when there is one page (or none: mitmproxy lists
+none); in a HAR of several pages nobody knows whose they are, and they are left out and
+counted.
 """
 
 from __future__ import annotations
@@ -70,7 +71,8 @@ def find_page(har: HarLog, wanted: str, source: str) -> int:
         raise HarError(f"{source}: page {wanted!r}: the {'title' if titled else 'start of the titles'} of "
                        f"{len(starts)} pages; name one by id or number: "
                        + "; ".join(page_line(har, i) for i in starts[:NAMED_PAGES]))
-    raise HarError(f"{source}: no page {wanted!r} (an id, a title, or 1-{len(pages)}); the HAR's pages: {_listing(har)}")
+    raise HarError(f"{source}: no page {wanted!r} (an id, a title, or 1-{len(pages)}); the HAR's pages: "
+                   f"{_listing(har)}")
 
 
 def choose_page(har: HarLog, source: str, wanted: str | None = None) -> PageChoice:

@@ -156,7 +156,8 @@ def firefox_shape(bodies: bool = True) -> dict[str, Any]:
         entries.append({
             "pageref": "page_1", "startedDateTime": iso(T0 + at), "time": 0 if cached else 30,
             "request": {"bodySize": 0, "method": "GET", "url": url, "httpVersion": "HTTP/2",
-                        "headers": _headers({"Host": url.split("/")[2], "Referer": PAGE_URL}), "cookies": [],
+                        "headers": _headers({"Host": url.split("/")[2] if "//" in url else "", "Referer": PAGE_URL}),
+                        "cookies": [],
                         "queryString": [], "headersSize": 300},
             "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/2",
                          "headers": _headers({"content-type": mime}), "cookies": [], "content": content,
