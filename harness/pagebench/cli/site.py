@@ -39,8 +39,7 @@ def _print_written(site: Site, imported: ImportedSite, missing_note: str) -> Non
 
     recording = imported.recording
     if len(imported.pages) > 1 and imported.page is not None:
-        _say(f"  page {imported.pages[imported.page]}, one of the HAR's {len(imported.pages)} pages "
-             "(--page ID|TITLE|N imports another):")
+        _say(f"  page {imported.page + 1} of {len(imported.pages)} (--page ID|TITLE|N imports another):")
         for number, line in enumerate(imported.pages[:SHOWN_PAGES]):
             _say(f"    {line}{'   <- imported' if number == imported.page else ''}")
         if len(imported.pages) > SHOWN_PAGES:
@@ -64,8 +63,8 @@ def _print_written(site: Site, imported: ImportedSite, missing_note: str) -> Non
 @command(site_app, "import-har")
 def site_import_har(
     har: Annotated[Path, typer.Argument(help=(
-        "The HAR file, .har or gzip-compressed .har.gz (Chrome DevTools, WebPageTest, browsertime, "
-        "Playwright with content embedded, mitmproxy's savehar)."))],
+        "The HAR file, .har or gzip-compressed .har.gz, saved with its bodies (Chrome DevTools, Firefox, "
+        "WebPageTest, browsertime, Playwright with content embedded, mitmproxy's savehar)."))],
     name: NameOpt,
     into: IntoOpt = None,
     force: ForceOpt = False,

@@ -140,8 +140,7 @@ def test_a_page_of_a_webpagetest_har_is_chosen_and_the_pages_are_listed(tmp_path
     path.write_text(json.dumps(shapes.webpagetest_shape(runs=2, bodies=True)))
     first = pagebench("site", "import-har", str(path), "--name", "wpt")
     assert first.returncode == 0, first.stderr
-    assert (f'  page 1 page_1_0_1 "Run 1, First View for {shapes.PAGE_URL}" (5 requests), one of the HAR\'s 4 pages '
-            "(--page ID|TITLE|N imports another):\n"
+    assert ("  page 1 of 4 (--page ID|TITLE|N imports another):\n"
             f'    1 page_1_0_1 "Run 1, First View for {shapes.PAGE_URL}" (5 requests)   <- imported\n'
             f'    2 page_1_1_1 "Run 1, Repeat View for {shapes.PAGE_URL}" (2 requests)\n') in first.stdout
     assert "  9 request(s) left out: of the HAR's 3 other page(s)\n" in first.stdout
