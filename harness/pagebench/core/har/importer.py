@@ -162,7 +162,7 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
     dropped: Counter[str] = Counter()
     files: dict[str, bytes] = {}
     stored: dict[tuple[str, bytes], str] = {}  # (host, sha256) -> file
-    integrity = empty = upgrades = 0
+    integrity = empty = upgrades = cut = 0
     for entry in chosen:
         key = host_key(entry.url)
         if key in mapping.unmappable:
@@ -194,6 +194,7 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
         body = entry.body or b""
         if entry.status in (200, 203) or (entry.status >= 400 and body):
             empty += entry.status in (200, 203) and not body
+            cut += entry.cut
             body, removed, csp = rewrite_body(body, ext, rewrite)
             integrity += removed
             if csp:
@@ -225,6 +226,9 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
                  f"can be replayed; {other} of them were recorded with another status or body)"] = len(repeats)
     if empty:
         warn(f"{empty} response(s) recorded with an empty body (0 bytes) are replayed empty")
+    if cut:
+        warn(f"{cut} response body(ies) saved shorter than their content.size (cut short by the tool that saved "
+             "the HAR?) are replayed as saved")
     exchanges = tuple(chosen_ex.values())
     first = chain[0]
     entry_host = hosts[host_key(first.url)]

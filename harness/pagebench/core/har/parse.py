@@ -10,7 +10,8 @@ the NUL bytes around the first ASCII characters); anything else is refused namin
 first byte that is not, as is JSON cut short (naming where it ends) and a `log.version`
 other than 1.1 or 1.2 (none means 1.1, as the HAR spec says). Bodies are decoded here
 (base64, or text in its declared charset); without a saved text a body is unknown (None):
-sizes of 0 and -1 mean "not recorded", never "empty". HTTP/2 and HTTP/3 pseudo-headers are
+sizes of 0 and -1 mean "not recorded", never "empty"; an empty text for a body whose
+`content.size` is more is not saved either, and a shorter one is marked (`cut`). HTTP/2 and HTTP/3 pseudo-headers are
 dropped. Requests that are not http(s) (data:, blob:, ws:, wss:, chrome-extension:, ...)
 are kept apart (`HarLog.skipped`) for the import to count: no server is asked for them.
 """
@@ -61,6 +62,7 @@ class HarEntry:
     redirect_url: str = ""  # response.redirectURL
     error: str | None = None  # why a request failed (`_error`)
     recoded: bool = False  # a text body not encodable in its declared charset: stored as UTF-8
+    cut: bool = False  # the body saved is shorter than its content.size (the tool cut it short)
     attached: str | None = None  # Playwright's `content._file`: the body is outside the HAR
 
     @property
@@ -352,6 +354,10 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
     if not mime or mime == "x-unknown":
         mime = next((v for k, v in response_headers if k.lower() == "content-type"), "")
     body, recoded = _body(read, content, content_path, mime)
+    size = content.get("size")
+    size = size if isinstance(size, (int, float)) and not isinstance(size, bool) else -1
+    if body == b"" and size > 0:
+        body = None  # an empty text for a body of `size` bytes: not saved
     error = response.get("_error") or raw.get("_error")  # DevTools and mitmproxy: response._error
     return HarEntry(
         index=index, method=method.upper(), url=url, status=status,
@@ -361,6 +367,7 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
         resource_type=raw.get("_resourceType") if isinstance(raw.get("_resourceType"), str) else None,
         initiator=_initiator(raw), redirect_url=read.get(response, "redirectURL", f"{path}.response", str, ""),
         error=error if isinstance(error, str) and error else None, recoded=recoded,
+        cut=body is not None and not recoded and len(body) < size,
         attached=content.get("_file") if isinstance(content.get("_file"), str) else None)
 
 

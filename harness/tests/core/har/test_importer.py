@@ -218,6 +218,17 @@ def test_sizes_of_0_without_a_saved_text_are_unknown_and_an_empty_text_is_said()
     assert site.warnings == ("1 response(s) recorded with an empty body (0 bytes) are replayed empty",)
 
 
+def test_an_empty_text_for_a_sized_body_is_not_saved_and_a_short_one_is_said():
+    site = imported(entry("https://www.example.com/", text="<p>x</p>"),
+                    entry("https://www.example.com/a.js", mime="text/javascript", text="", size=5000, at=0.1),
+                    entry("https://www.example.com/b.js", mime="text/javascript", text="x" * 100, size=2_000_000,
+                          at=0.1))
+    assert site.recording.missing == ("https://www.example.com/a.js: no body saved",)
+    assert body(site, "https://www.example.com.test/b.js") == b"x" * 100
+    assert site.warnings == ("1 response body(ies) saved shorter than their content.size (cut short by the tool "
+                             "that saved the HAR?) are replayed as saved",)
+
+
 def test_ip_literal_and_port_origins_get_lab_names_and_are_rewritten_in_bodies():
     page = ('<script src="http://1.2.3.4:8080/a.js"></script><link rel=stylesheet href="https://[2001:db8::1]/b.css">'
             '<img src="http://localhost:3000/c.png"><img src="https://10.0.0.1/d.png">')
