@@ -34,7 +34,10 @@ def read_har(path: Path, name: str, page: str | None = None) -> ImportedSite:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
+        except EOFError:
+            raise HarError(f"{path}: gzip cut short: the file ends before its compressed data does (copy or "
+                           "export it again)") from None
+        except (OSError, zlib.error) as error:
             raise HarError(f"{path}: not a readable gzip file ({error})") from None
     return import_har(parse_har(data, str(path)), name, str(path), page)
 

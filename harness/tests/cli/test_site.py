@@ -123,6 +123,8 @@ def test_requests_the_har_cannot_replay_are_counted(tmp_path: Path, data_dir: Pa
     (b'{"log": {"entries": [', "JSON cut short: the text ends at line 1 column 22 inside log.entries[0]"),
     (gzip.compress(b'{"log": {"entries": []}}', mtime=0), "no entries (log.entries is empty)"),  # a stable id
     (b"\x1f\x8b not gzip", "not a readable gzip file"),
+    (gzip.compress(b'{"log": {"entries": []}}' * 10, mtime=0)[:30], "gzip cut short: the file ends before its "
+                                                                      "compressed data does (copy or export it again)"),
 ])
 def test_a_malformed_har_is_one_line_and_writes_nothing(tmp_path: Path, data_dir: Path, content: bytes, message: str):
     bad = tmp_path / "bad.har"

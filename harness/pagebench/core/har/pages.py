@@ -34,7 +34,8 @@ def page_line(har: HarLog, index: int) -> str:
     """`N id "title" (R requests)`, as listings and refusals name a page."""
     page = har.pages[index]
     title = f' "{page.title[:100]}"' if page.title else ""
-    return f"{index + 1} {page.id[:60]}{title} ({har.requests(index)} requests)"
+    requests = har.requests(index)
+    return f"{index + 1} {page.id[:60]}{title} ({requests} request{'' if requests == 1 else 's'})"
 
 
 def _listing(har: HarLog) -> str:

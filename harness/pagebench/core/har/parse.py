@@ -156,6 +156,8 @@ def parse_har(data: str | bytes, where: str) -> HarLog:
     """A HAR file's requests and pages; a one-line HarError naming `where` and the field at
     fault for anything malformed."""
     text = _text(data, where) if isinstance(data, bytes) else data
+    if not text.strip():
+        raise HarError(f"{where}: empty (a HAR is a JSON object with `log`)")
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as error:

@@ -29,7 +29,7 @@ def test_a_devtools_har_becomes_a_site_with_its_hosts_mapped():
     urls = [e.url for e in site.recording.exchanges]
     assert "https://www.example.com.test/later" not in urls  # the second page
     assert site.left_out == {"of the HAR's 1 other page(s)": 1, "data: URLs (inline data: no server is asked)": 1}
-    assert site.pages == ('1 page_1 "x" (7 requests)', '2 page_2 "y" (1 requests)') and site.page == 0
+    assert site.pages == ('1 page_1 "x" (7 requests)', '2 page_2 "y" (1 request)') and site.page == 0
     assert not any(u.startswith("data:") for u in urls) and not site.recording.missing
     assert body(site, "https://img.example.com.test/a.png") == PNG  # base64 decoded, untouched
     exchange = next(e for e in site.recording.exchanges if e.url.endswith("a.png"))

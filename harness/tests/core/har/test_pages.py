@@ -101,7 +101,7 @@ def test_entries_without_a_pageref_belong_to_the_one_page_or_are_left_out_among_
                entry("https://www.example.com/a.css", mime="text/css", text="a{}", at=0.1),
                entry("data:,x", text="x", at=0.1)]
     site = import_har(parse_har(har(*entries, pages=one), "x.har"), "mine", "x.har")
-    assert len(site.recording.exchanges) == 2 and site.pages == ('1 p "t" (1 requests)',)
+    assert len(site.recording.exchanges) == 2 and site.pages == ('1 p "t" (1 request)',)
     assert site.left_out == {"data: URLs (inline data: no server is asked)": 1}
     two = one + [{"id": "q", "startedDateTime": iso(T0 + 5), "title": "u"}]
     site = import_har(parse_har(har(*entries, pages=two), "x.har"), "mine", "x.har")
@@ -130,8 +130,8 @@ def test_a_page_without_http_requests_is_refused_naming_it():
     pages = [{"id": "p", "startedDateTime": iso(T0), "title": "t"}, {"id": "q", "startedDateTime": iso(T0 + 1)}]
     log = parse_har(har(entry("https://www.example.com/", text="<p>x</p>", pageref="p"),
                         entry("data:,x", text="x", pageref="q", at=1), pages=pages), "x.har")
-    with pytest.raises(HarError, match=r"^x.har: page 2 q \(1 requests\) has no http\(s\) request; the HAR's pages: "
-                                       r"1 p \"t\" \(1 requests\); 2 q \(1 requests\)$"):
+    with pytest.raises(HarError, match=r"^x.har: page 2 q \(1 request\) has no http\(s\) request; the HAR's pages: "
+                                       r"1 p \"t\" \(1 request\); 2 q \(1 request\)$"):
         import_har(log, "mine", "x.har", "q")
 
 

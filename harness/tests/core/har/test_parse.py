@@ -22,6 +22,8 @@ def _with(change) -> str:
     ("{not json", "x.har: not JSON (Expecting property name enclosed in double quotes: line 1 column 2)"),
     (b'{"log": "caf\xe9"}', "x.har: not UTF-8 text (byte 12, 0xE9, at line 1 column 13); a HAR is JSON: save it as "
                              "UTF-8 (or UTF-16/UTF-32 with a byte-order mark)"),
+    (b"", "x.har: empty (a HAR is a JSON object with `log`)"),
+    (" \n", "x.har: empty (a HAR is a JSON object with `log`)"),
     ("[1, 2]", "x.har: not a HAR file (the top level must be an object with `log`, not a list)"),
     ("{}", "x.har: log: missing"),
     ('{"log": {"entries": {}}}', "x.har: log.entries: must be a list, not an object"),
