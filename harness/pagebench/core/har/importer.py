@@ -234,7 +234,8 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
     entry_host = hosts[host_key(first.url)]
     origins = [entry_host] + [lab for lab in dict.fromkeys(hosts.values()) if lab != entry_host]
     try:
-        recording = Recording(source=source, hosts=hosts, exchanges=exchanges, missing=tuple(missing.values()))
+        shown = source if len(har.pages) < 2 or choice.page is None else f"{source}, page {page_line(har, choice.page)}"
+        recording = Recording(source=shown, hosts=hosts, exchanges=exchanges, missing=tuple(missing.values()))
         manifest = SiteManifest(name=name, entry=f"https://{entry_host}{rewrite.text(_target(first.url))}",
                                 origins=tuple(origins), recording=RECORDING_FILE)
     except ValidationError as error:
