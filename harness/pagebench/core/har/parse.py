@@ -5,15 +5,16 @@
 
 Parsing is apart from importing so that every malformed file is a one-line `HarError`
 naming the file and the field at fault before any site is made. The text is JSON: UTF-8
-(a byte-order mark allowed), or UTF-16/UTF-32 as JSON detects them (a byte-order mark, or
-the NUL bytes around the first ASCII characters); anything else is refused naming the
+(a byte-order mark allowed), or UTF-16/UTF-32 as JSON detects them (a byte-order mark,
+or the NUL bytes around the first ASCII characters); anything else is refused naming the
 first byte that is not, as is JSON cut short (naming where it ends) and a `log.version`
 other than 1.1 or 1.2 (none means 1.1, as the HAR spec says). Bodies are decoded here
-(base64, or text in its declared charset); without a saved text a body is unknown (None):
-sizes of 0 and -1 mean "not recorded", never "empty"; an empty text for a body whose
-`content.size` is more is not saved either, and a shorter one is marked (`cut`). HTTP/2 and HTTP/3 pseudo-headers are
-dropped. Requests that are not http(s) (data:, blob:, ws:, wss:, chrome-extension:, ...)
-are kept apart (`HarLog.skipped`) for the import to count: no server is asked for them.
+(base64, or text in its declared charset); without a saved text a body is unknown
+(None): sizes of 0 and -1 mean "not recorded", never "empty"; an empty text for a body
+whose `content.size` is more is not saved either, and a shorter one is marked (`cut`).
+HTTP/2 and HTTP/3 pseudo-headers are dropped. Requests that are not http(s) (data:,
+blob:, ws:, wss:, chrome-extension:, ...) are kept apart (`HarLog.skipped`) for the
+import to count: no server is asked for them.
 """
 
 from __future__ import annotations
@@ -326,6 +327,9 @@ def _headers(read: _Reader, obj: Mapping[str, Any], path: str) -> tuple[tuple[st
     return tuple(out)
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+
+
 def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> HarEntry | Skipped:
     path = f"log.entries[{index}]"
     if not isinstance(raw, dict):
@@ -334,7 +338,7 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
     page = order.get(pageref) if pageref is not None else None
     request = read.get(raw, "request", path, dict)
     url = read.get(request, "url", f"{path}.request", str).split("#", 1)[0]
-    scheme = urlsplit(url).scheme.lower() if ":" in url else ""
+    scheme = match.group(1).lower() if (match := _SCHEME.match(url)) else ""
     if scheme not in ("http", "https"):
         return Skipped(index, scheme, page)  # data:, blob:, ws:, chrome-extension:, about: ...
     try:

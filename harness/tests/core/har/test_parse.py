@@ -47,6 +47,8 @@ def _with(change) -> str:
      "x.har: log.entries[1].response.content.text: not valid base64"),
     (_with(lambda d: d["log"]["entries"][1]["request"].update(url="https://a.com:99999/")),
      "x.har: log.entries[1].request.url: Port out of range 0-65535 ('https://a.com:99999/')"),
+    (_with(lambda d: d["log"]["entries"][1]["request"].update(url="https://[a.com/")),
+     "x.har: log.entries[1].request.url: Invalid IPv6 URL ('https://[a.com/')"),
     (_with(lambda d: d["log"].update(pages=[3])), "x.har: log.pages[0]: must be an object, not a number"),
 ])
 def test_malformed_hars_are_one_line_errors(text, message):
