@@ -95,10 +95,11 @@ def choose_page(har: HarLog, source: str, wanted: str | None = None) -> PageChoi
         raise HarError(f"{source}: page {page_line(har, index)} has no http(s) request; the HAR's pages: "
                        f"{_listing(har)}")
     left_out: dict[str, int] = {}
-    others = sum(e.page is not None and not mine(e.page) for e in (*har.entries, *har.skipped))
+    refs = [e.page for e in har.entries] + [s.page for s in har.skipped]
+    others = sum(ref is not None and not mine(ref) for ref in refs)
     if others:
         left_out[f"of the HAR's {len(har.pages) - 1} other page(s)"] = others
-    orphans = sum(e.page is None for e in (*har.entries, *har.skipped)) if not alone else 0
+    orphans = refs.count(None) if not alone else 0
     if orphans:
         left_out[f"name no page (no pageref) in a HAR of {len(har.pages)} pages: whose they are is unknown"] = orphans
     return PageChoice(index, entries, skipped, left_out)

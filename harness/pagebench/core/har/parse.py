@@ -187,7 +187,10 @@ def parse_har(data: str | bytes, where: str) -> HarLog:
     skipped: list[Skipped] = []
     for index, item in enumerate(entries):
         got = _entry(read, item, index, order)
-        (parsed if isinstance(got, HarEntry) else skipped).append(got)
+        if isinstance(got, HarEntry):
+            parsed.append(got)
+        else:
+            skipped.append(got)
     if not parsed:
         schemes = ", ".join(f"{s}:" for s in dict.fromkeys(s.scheme for s in skipped))
         raise HarError(f"{where}: no entries with an http(s) URL (only {schemes})")

@@ -126,7 +126,7 @@ TEXT = _with(lambda d: d["log"]["entries"][1]["response"]["content"].update(text
     (TEXT.index('"entries"') + 4, "log"),  # in a key
     (TEXT.index('"entries"') + 12, "log.entries[0] (0 whole entries before it)"),
     (TEXT.index('"startedDateTime"', TEXT.index('"startedDateTime"') + 1),
-     "log.entries[1] (1 whole entries before it)"),  # between two entries
+     "log.entries[1] (1 whole entries before it)"),  # at the start of the second entry
     (len(TEXT) - 1, "log"),
 ])
 def test_json_cut_short_says_where_it_ends(cut, inside):
