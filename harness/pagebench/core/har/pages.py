@@ -1,6 +1,7 @@
 """Which page of a HAR becomes the site: the one asked for (`site import-har --page
 ID|TITLE|N`), else the first view of the first run in a WebPageTest HAR (its first and
-repeat views of several runs are pages), else the first page to start.
+repeat views of several runs are pages), else the first page to start; a page without an
+http(s) request (a failed run) is passed over.
 
 A page is named by its id, its title, its number N in the order the pages started (1:
 the first), or a case-insensitive start of its title ("Run 2, Repeat View"), tried in that
@@ -46,10 +47,13 @@ def _listing(har: HarLog) -> str:
 
 def default_page(har: HarLog) -> int:
     """The page imported when none is asked for: WebPageTest's first view of its first run
-    (its first step), else the first page to start."""
-    runs = [i for i, page in enumerate(har.pages) if page.run is not None]
+    (its first step), else the first page to start; of those with an http(s) request (a
+    failed run has none), when any has."""
+    loaded = {e.page for e in har.entries}
+    usable = [i for i in range(len(har.pages)) if i in loaded] or list(range(len(har.pages)))
+    runs = [i for i in usable if har.pages[i].run is not None]
     if not runs:
-        return 0
+        return usable[0] if usable else 0
     first_views = [i for i in runs if har.pages[i].repeat is False] or runs
     return min(first_views, key=lambda i: (har.pages[i].run or 0, har.pages[i].step or 1, i))
 

@@ -48,6 +48,17 @@ def test_the_default_is_the_first_view_of_the_first_run_whatever_the_order():
     assert import_har(log, "mine", "x.har").manifest.entry == "https://www.example.com.test/2"
 
 
+def test_the_default_skips_a_run_that_loaded_nothing():
+    data = webpagetest_shape(runs=2, bodies=True)
+    data["log"]["entries"] = [e for e in data["log"]["entries"] if e["pageref"] != "page_1_0_1"]
+    log = _parse(data)
+    assert log.pages[default_page(log)].id == "page_2_0_1"
+    first = {"pages": [{"id": "a", "startedDateTime": iso(T0)}, {"id": "b", "startedDateTime": iso(T0 + 1)}]}
+    log = parse_har(har(entry("https://www.example.com/", text="x", pageref="b"), entry("data:,", pageref="a"),
+                        **first), "x.har")
+    assert default_page(log) == 1
+
+
 @pytest.mark.parametrize(("page", "ident"), [
     ("page_2_1_1", "page_2_1_1"), (f"Run 2, Repeat View for {PAGE_URL}", "page_2_1_1"), ("4", "page_2_1_1"),
     ("run 1, repeat", "page_1_1_1"), ("1", "page_1_0_1"),
