@@ -234,7 +234,7 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
     entry_host = hosts[host_key(first.url)]
     origins = [entry_host] + [lab for lab in dict.fromkeys(hosts.values()) if lab != entry_host]
     try:
-        shown = source if len(har.pages) < 2 or choice.page is None else f"{source}, page {page_line(har, choice.page)}"
+        shown = source if len(har.pages) < 2 or choice.page is None else _which(har, choice.page, source)
         recording = Recording(source=shown, hosts=hosts, exchanges=exchanges, missing=tuple(missing.values()))
         manifest = SiteManifest(name=name, entry=f"https://{entry_host}{rewrite.text(_target(first.url))}",
                                 origins=tuple(origins), recording=RECORDING_FILE)
@@ -242,6 +242,13 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
         raise HarError(str(one_line(source, error))) from None
     return ImportedSite(manifest, recording, files, integrity, dict(dropped.most_common()), tuple(warnings),
                         dict(left_out), tuple(page_line(har, i) for i in range(len(har.pages))), choice.page)
+
+
+def _which(har: HarLog, index: int, source: str) -> str:
+    """The HAR and the page of it a site was made of, as `site show` says it."""
+    page = har.pages[index]
+    title = f' "{page.title[:100]}"' if page.title else ""
+    return f"{source}, page {index + 1} of {len(har.pages)} ({page.id[:60]}{title})"
 
 
 def _differs(entry: HarEntry, kept: HarEntry) -> bool:

@@ -71,7 +71,7 @@ def test_a_page_is_named_by_id_title_start_of_title_or_number(page, ident):
 def test_a_repeat_view_imports_as_its_own_page():
     site = import_har(_parse(webpagetest_shape(runs=2, bodies=True)), "rv", "wpt.har", "Run 1, Repeat View")
     assert site.page == 1 and site.left_out == {"of the HAR's 3 other page(s)": 12}
-    assert site.recording.source == f'wpt.har, page 2 page_1_1_1 "Run 1, Repeat View for {PAGE_URL}" (2 requests)'
+    assert site.recording.source == f'wpt.har, page 2 of 4 (page_1_1_1 "Run 1, Repeat View for {PAGE_URL}")'
     assert site.recording.missing == ("https://cdn.example.com/app.js: revalidated when recorded, no body",)
 
 
