@@ -80,9 +80,9 @@ def failed(url: str, error: str) -> dict[str, Any]:
     return failure
 
 
-def attached(url: str, file: str) -> dict[str, Any]:
+def attached(url: str, file: str, mime: str = "text/javascript") -> dict[str, Any]:
     """A body Playwright saved beside the HAR (`record_har_content="attach"`)."""
-    outside = entry(url, mime="text/javascript", text=None, size=100, at=0.4)
+    outside = entry(url, mime=mime, text=None, size=100, at=0.4)
     outside["response"]["content"]["_file"] = file
     return outside
 
@@ -146,6 +146,9 @@ def test_one_body_is_stored_once_per_host():
     ([entry("https://www.example.com/", text=None, size=100), entry("https://www.example.com/a.css", at=1)], "mine",
      "x.har: the page https://www.example.com/: its document's body was not saved in the HAR (export the HAR with "
      "content)"),
+    ([attached("https://www.example.com/", "d41d8c.html", "text/html")], "mine",
+     "x.har: the page https://www.example.com/: its document's body is in a separate file (d41d8c.html); record "
+     "the HAR with the content embedded"),
     ([entry("https://www.example.com/", text=None, size=100)], "mine",
      'x.har: no response bodies saved (1 http(s) requests, sizes only, as test wrote it), and an imported site replays '
      'recorded bodies: export the HAR with content (DevTools: "Save all as HAR with content"; WebPageTest: "Save '
