@@ -22,9 +22,10 @@ from pagebench.core.sites.recording import RECORDING_FILE
 from pagebench.lab.sites import BASE_MTIME, load_site, store, write_sidecars
 
 
-def read_har(path: Path, name: str) -> ImportedSite:
-    """A HAR file (`.har`, or gzip-compressed `.har.gz`) imported as the site `name`; a
-    one-line HarError naming the file for anything unreadable or malformed."""
+def read_har(path: Path, name: str, page: str | None = None) -> ImportedSite:
+    """A HAR file's page (`.har`, or gzip-compressed `.har.gz`; `page`: its id, title or
+    number, None: the default, `core.har.pages`) imported as the site `name`; a one-line
+    HarError naming the file for anything unreadable or malformed."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -33,9 +34,12 @@ def read_har(path: Path, name: str) -> ImportedSite:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
+        except EOFError:
+            raise HarError(f"{path}: gzip cut short: the file ends before its compressed data does (copy or "
+                           "export it again)") from None
+        except (OSError, zlib.error) as error:
             raise HarError(f"{path}: not a readable gzip file ({error})") from None
-    return import_har(parse_har(data, str(path)), name, str(path))
+    return import_har(parse_har(data, str(path)), name, str(path), page)
 
 
 def write_imported(site: ImportedSite, into: Path, replace: bool = False) -> Site:

@@ -40,10 +40,14 @@ def entry_chain(entries: list[HarEntry], where: str) -> list[HarEntry]:
             entry = later[0]
             chain.append(entry)
         if entry.status in (200, 203) and _is_html(entry):
+            if entry.body is None and entry.attached:
+                raise HarError(f"{where}: the page {entry.url}: its document's body is in a separate file "
+                               f"({entry.attached[:60]}); record the HAR with the content embedded")
             if entry.body is None:
-                raise HarError(f"{where}: the page {entry.url}: no body saved (export the HAR with content)")
+                raise HarError(f"{where}: the page {entry.url}: its document's body was not saved in the HAR "
+                               "(export the HAR with content)")
             return chain
-    raise HarError(f"{where}: no HTML document among the first page's requests")
+    raise HarError(f"{where}: no HTML document among the page's requests")
 
 
 def dependency_levels(entries: list[HarEntry], chain: list[HarEntry]) -> dict[int, int]:

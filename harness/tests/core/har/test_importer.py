@@ -16,6 +16,7 @@ from pagebench.core.har.importer import import_har
 from pagebench.core.har.parse import HarError, parse_har
 from pagebench.core.sites.builtin import builtin
 from pagebench.core.sites.recording import BODIES_DIR, lab_host
+from tests.core.har import shapes
 from tests.core.har.hars import FIXTURES, PAGES, PNG, body, chrome_har, entry, imported
 
 
@@ -27,7 +28,8 @@ def test_a_devtools_har_becomes_a_site_with_its_hosts_mapped():
     assert site.manifest.origins[0] == "www.example.com.test" and site.manifest.recording == "recording.json"
     urls = [e.url for e in site.recording.exchanges]
     assert "https://www.example.com.test/later" not in urls  # the second page
-    assert any("later pages" in w for w in site.warnings)
+    assert site.left_out == {"of the HAR's 1 other page(s)": 1, "data: URLs (inline data: no server is asked)": 1}
+    assert site.pages == ('1 page_1 "x" (7 requests)', '2 page_2 "y" (1 request)') and site.page == 0
     assert not any(u.startswith("data:") for u in urls) and not site.recording.missing
     assert body(site, "https://img.example.com.test/a.png") == PNG  # base64 decoded, untouched
     exchange = next(e for e in site.recording.exchanges if e.url.endswith("a.png"))
@@ -78,9 +80,9 @@ def failed(url: str, error: str) -> dict[str, Any]:
     return failure
 
 
-def attached(url: str, file: str) -> dict[str, Any]:
+def attached(url: str, file: str, mime: str = "text/javascript") -> dict[str, Any]:
     """A body Playwright saved beside the HAR (`record_har_content="attach"`)."""
-    outside = entry(url, mime="text/javascript", text=None, size=100, at=0.4)
+    outside = entry(url, mime=mime, text=None, size=100, at=0.4)
     outside["response"]["content"]["_file"] = file
     return outside
 
@@ -114,8 +116,14 @@ def test_what_cannot_be_replayed_is_listed_as_missing():
     assert "bad_host.example.com/x.png: its host cannot be served in the lab" in missing
     assert "blob:" not in missing and "chrome-extension" not in missing and "dup.css" not in missing
     assert "https://www.example.com/big.js: body in a separate file (abc123.js)" in missing
-    assert "wss://www.example.com/live: a WebSocket, not replayed" in missing
-    assert len(site.recording.missing) == 9
+    assert "wss:" not in missing
+    assert len(site.recording.missing) == 8
+    assert site.left_out == {
+        "blob: URLs (made by the page's scripts: no server is asked)": 1,
+        "chrome-extension: URLs (the browser's own or an extension's: no server is asked)": 1,
+        "WebSockets (ws:, wss:): not replayed; a script that opens one fails to connect in the lab": 1,
+        "repeats of a URL requested before (a replay answers a URL with one response, the first that can be "
+        "replayed; 1 of them were recorded with another status or body)": 2}
     assert body(site, "https://www.example.com.test/dup.css") == b"a{}"  # the first complete one
     assert body(site, "https://www.example.com.test/twice.css") == b"first"
     # a host whose every request failed is still an origin: its requests 404 in the lab
@@ -134,9 +142,19 @@ def test_one_body_is_stored_once_per_host():
 
 @pytest.mark.parametrize(("entries", "name", "message"), [
     ([entry("https://www.example.com/a.css", mime="text/css", text="a{}")], "mine",
-     "x.har: no HTML document among the first page's requests"),
+     "x.har: no HTML document among the page's requests"),
+    ([entry("https://www.example.com/", text=None, size=100), entry("https://www.example.com/a.css", at=1)], "mine",
+     "x.har: the page https://www.example.com/: its document's body was not saved in the HAR (export the HAR with "
+     "content)"),
+    ([attached("https://www.example.com/", "d41d8c.html", "text/html")], "mine",
+     "x.har: the page https://www.example.com/: its document's body is in a separate file (d41d8c.html); record "
+     "the HAR with the content embedded"),
     ([entry("https://www.example.com/", text=None, size=100)], "mine",
-     "x.har: the page https://www.example.com/: no body saved (export the HAR with content)"),
+     'x.har: no response bodies saved (1 http(s) requests, sizes only, as test wrote it), and an imported site replays '
+     'recorded bodies: export the HAR with content (DevTools: "Save all as HAR with content"; WebPageTest: "Save '
+     'response bodies"; Playwright: record_har_content="embed")'),
+    ([entry("https://www.example.com/", text="")], "mine",
+     "x.har: the page https://www.example.com/: its document is empty (0 bytes) in the HAR: there is no page to load"),
     ([entry("https://www.example.com/", text="x")], "modern", "name 'modern': taken by a built-in or generated site"),
     ([entry("https://www.example.com/", text="x")], "Mine Site", "name 'Mine Site': must be 1-80 lower-case"),
     ([entry("https://1.2.3.4/", text="x"), entry("https://ip-1-2-3-4/", text="y", at=1)], "mine",
@@ -146,3 +164,96 @@ def test_hars_that_make_no_site_are_one_line_errors(entries, name, message):
     with pytest.raises(HarError) as caught:
         imported(*entries, name=name)
     assert str(caught.value).startswith(message) and "\n" not in str(caught.value)
+
+
+# The HAR shapes of the tools (hand-written imitations, `shapes.py`) -------------------------
+
+def _import(data: dict, page: str | None = None):
+    return import_har(parse_har(json.dumps(data), "t.har"), "mine", "t.har", page)
+
+
+@pytest.mark.parametrize(("data", "requests", "creator"), [
+    (shapes.webpagetest_shape(), 14, "WebPagetest"),
+    (shapes.http_archive_shape(), 5, "WebPagetest"),
+    (shapes.browsertime_shape(), 15, "Browsertime"),
+    (shapes.firefox_shape(bodies=False), 5, "Firefox"),
+    (shapes.devtools_shape(bodies=False), 5, "WebInspector"),
+])
+def test_a_har_without_bodies_is_refused_in_one_line_never_an_empty_page(data, requests, creator):
+    """Sizes of 0 and -1 (WebPageTest's `content.size`, `bodySize`) are unknown, not empty:
+    no bodiless HAR becomes a site of empty responses."""
+    with pytest.raises(HarError) as caught:
+        _import(data)
+    assert str(caught.value).startswith(f"t.har: no response bodies saved ({requests} http(s) requests, sizes only, "
+                                        f"as {creator} wrote it), and an imported site replays recorded bodies: "
+                                        "export the HAR with content (DevTools:")
+
+
+def test_the_shapes_with_bodies_import_every_request():
+    firefox = _import(shapes.firefox_shape())
+    assert len(firefox.recording.exchanges) == 5 and not firefox.recording.missing and not firefox.warnings
+    assert firefox.left_out == {"data: URLs (inline data: no server is asked)": 1}
+    assert body(firefox, "https://img.example.com.test/hero.png") == shapes.PNG  # from the cache: bodySize -1
+    devtools = _import(shapes.devtools_shape())
+    assert len(devtools.recording.exchanges) == 5 and not devtools.recording.missing
+    assert devtools.left_out == {
+        "data: URLs (inline data: no server is asked)": 1,
+        "blob: URLs (made by the page's scripts: no server is asked)": 1,
+        "WebSockets (ws:, wss:): not replayed; a script that opens one fails to connect in the lab": 1}
+    assert "live.example.com.test" not in devtools.manifest.origins
+    levels = {e.path: e.level for e in devtools.recording.exchanges}
+    assert levels == {"/": 0, "/site.css": 1, "/app.js": 1, "/hero.png": 1, "/f.woff2": 2}
+    for minimal in (False, True):
+        playwright = _import(shapes.playwright_shape(minimal=minimal))
+        assert len(playwright.recording.exchanges) == 5 and not playwright.left_out
+        assert playwright.pages == (() if minimal else ('1 page@3ef9d1c2a7b84e0f9d6c5b4a39281706 "Example" '
+                                                        '(5 requests)',))
+        assert playwright.total_bytes == len(shapes.HTML.replace(".example.com", ".example.com.test")) + len(
+            shapes.CSS.replace(".example.com", ".example.com.test")) + len(shapes.JS) + len(shapes.PNG) + len(
+            shapes.WOFF2)
+
+
+def test_sizes_of_0_without_a_saved_text_are_unknown_and_an_empty_text_is_said():
+    wpt = entry("https://www.example.com/pixel.gif", mime="image/gif", text=None, size=0, at=0.1, _bytesIn=1200)
+    site = imported(entry("https://www.example.com/", text="<p>x</p>"), wpt,
+                    entry("https://www.example.com/empty.js", mime="text/javascript", text="", at=0.2))
+    assert site.recording.missing == ("https://www.example.com/pixel.gif: no body saved",)
+    assert site.warnings == ("1 response(s) recorded with an empty body (0 bytes) are replayed empty",)
+
+
+def test_an_empty_text_for_a_sized_body_is_not_saved_and_a_short_one_is_said():
+    site = imported(entry("https://www.example.com/", text="<p>x</p>"),
+                    entry("https://www.example.com/a.js", mime="text/javascript", text="", size=5000, at=0.1),
+                    entry("https://www.example.com/b.js", mime="text/javascript", text="x" * 100, size=2_000_000,
+                          at=0.1))
+    assert site.recording.missing == ("https://www.example.com/a.js: no body saved",)
+    assert body(site, "https://www.example.com.test/b.js") == b"x" * 100
+    assert site.warnings == ("1 response body(ies) saved shorter than their content.size (cut short by the tool "
+                             "that saved the HAR?) are replayed as saved",)
+
+
+def test_ip_literal_and_port_origins_get_lab_names_and_are_rewritten_in_bodies():
+    page = ('<script src="http://1.2.3.4:8080/a.js"></script><link rel=stylesheet href="https://[2001:db8::1]/b.css">'
+            '<img src="http://localhost:3000/c.png"><img src="https://10.0.0.1/d.png">')
+    site = imported(entry("https://www.example.com/", text=page),
+                    entry("http://1.2.3.4:8080/a.js", mime="text/javascript", text="1", at=0.1),
+                    entry("https://[2001:db8::1]/b.css", mime="text/css", text="b{}", at=0.1),
+                    entry("http://localhost:3000/c.png", mime="image/png", text=PNG, at=0.1),
+                    entry("https://10.0.0.1:443/d.png", mime="image/png", text=PNG, at=0.1))
+    assert site.recording.hosts == {
+        "www.example.com": "www.example.com.test", "1.2.3.4:8080": "p8080.ip-1-2-3-4.test",
+        "2001:db8::1": "ip6-2001-0db8-0000-0000-0000-0000-0000-0001.test",
+        "localhost:3000": "p3000.localhost.test", "10.0.0.1": "ip-10-0-0-1.test"}
+    assert body(site, "https://www.example.com.test/") == (
+        '<script src="https://p8080.ip-1-2-3-4.test/a.js"></script><link rel=stylesheet '
+        'href="https://ip6-2001-0db8-0000-0000-0000-0000-0000-0001.test/b.css"><img '
+        'src="https://p3000.localhost.test/c.png"><img src="https://ip-10-0-0-1.test/d.png">').encode()
+    assert not site.recording.missing and len(site.recording.exchanges) == 5
+
+
+def test_an_http_request_redirected_to_its_https_self_is_counted():
+    site = imported(entry("http://www.example.com/", 301, headers={"Location": "https://www.example.com/"}),
+                    entry("https://www.example.com/", text="<p>x</p>", at=0.1))
+    assert site.manifest.entry == "https://www.example.com.test/" and len(site.recording.exchanges) == 1
+    assert site.left_out == {
+        "http:// requests redirected to the same https:// URL (the lab serves every origin over TLS)": 1}
