@@ -15,7 +15,8 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pagebench.core.har.parse import HarEntry, HarError, parse_har
+from pagebench.core.har.pages import choose_page
+from pagebench.core.har.parse import HarError, parse_har
 from tests.core.har.hars import FIXTURES
 
 CORPUS = FIXTURES / "hars"
@@ -35,13 +36,6 @@ def _origin(url: str) -> str:
     return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
 
 
-def _first_page(entries: list[HarEntry]) -> list[HarEntry]:
-    """The first page's requests and those of no page, as `site import-har` picks them."""
-    pages = [e.page for e in entries if e.page is not None]
-    first = min(pages) if pages else None
-    return [e for e in entries if e.page is None or e.page == first]
-
-
 @cache
 def inventory(path: Path) -> dict[str, str]:
     """The checked columns of one file's row: `creator`, `pages` and `entries` as the JSON
@@ -56,10 +50,11 @@ def inventory(path: Path) -> dict[str, str]:
            "pages": str(len(log.get("pages") or [])), "entries": str(len(raw)),
            "_bytesIn": str(sum("_bytesIn" in e for e in raw if isinstance(e, dict)))}
     try:
-        entries = parse_har(data, path.name)
+        har = parse_har(data, path.name)
+        first = list(choose_page(har, path.name).entries)  # the page `site import-har` picks by default
     except HarError as error:
         return row | dict.fromkeys(CHECKED[3:-1], "-") | {"parse": str(error)}
-    first = _first_page(entries)
+    entries = har.entries
     return row | {
         "read": str(len(entries)),
         "origins": str(len({_origin(e.url) for e in entries})),
