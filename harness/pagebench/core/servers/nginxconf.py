@@ -42,6 +42,26 @@ SSL_PROTOCOLS = {"1.2": "TLSv1.2", "1.3": "TLSv1.3"}
 HEADERS = (("Cache-Control", CACHE_VARIABLE), *COMMON_HEADERS)
 
 
+#: Connections a worker has room for besides its listening sockets (each takes one slot).
+CLIENT_CONNECTIONS = 4096
+
+
+def listening_sockets(server_plan: ServerPlan) -> int:
+    """nginx's sockets: an IPv4 and an IPv6 listen per binding."""
+    return 2 * len(server_plan.served_by("nginx"))
+
+
+def worker_connections(server_plan: ServerPlan) -> int:
+    """The worker's connection slots: every listening socket holds one."""
+    return listening_sockets(server_plan) + CLIENT_CONNECTIONS
+
+
+def open_files(server_plan: ServerPlan) -> int:
+    """File descriptors nginx needs (master and worker): a listening socket each, two per
+    connection (a proxied app's upstream), and its logs and files."""
+    return listening_sockets(server_plan) + 2 * CLIENT_CONNECTIONS + 64
+
+
 def upstream_name(site: str) -> str:
     """The `upstream` block of an app site's process."""
     return "pagebench_app_" + site.replace(".", "_").replace("-", "_")
@@ -139,12 +159,13 @@ def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None,
         "daemon off;",
         "master_process on;",
         "worker_processes 1;",
+        f"worker_rlimit_nofile {open_files(server_plan)};",
         "user nobody nogroup;",
         f"pid {run}/nginx.pid;",
         f"error_log {run}/error.log;",
         "",
         "events {",
-        "    worker_connections 4096;",
+        f"    worker_connections {worker_connections(server_plan)};",
         "}",
         "",
         "http {",

@@ -150,8 +150,8 @@ def test_each_mode_was_served_on_its_own_address_and_given_back_when_the_run_end
     expected = {"keepalive": "http/1.1", "h2": "h2"}
     for load in store.loads(run_id):
         assert {r.resource.protocol for r in store.resources(load.id)} == {expected[load.condition.mode.name]}
-    assert "198.18.1.2/24" in split_run["during"]["server_addresses"]
-    assert "198.18.1.3" not in split_run["during"]["server_addresses"]
+    assert "198.19.0.1/32" in split_run["during"]["server_addresses"]
+    assert "198.19.0.2/32" not in split_run["during"]["server_addresses"]
     assert not split_run["during"]["client_pids"]  # the harness left no browser behind
 
 
@@ -163,8 +163,8 @@ def test_stopping_the_roles_leaves_their_namespaces_as_found(split_run):
     for saved in after["rules"]:
         assert "-A " not in saved and " DROP" not in saved, saved
     assert not after["router_pids"] and not after["server_pids"]  # delay program, nginx, probes, roles
-    assert "198.18.1.3" not in after["server_addresses"] and "2001:2:0:1::3" not in after["server_addresses"]
-    assert "198.18.1.2/24" in after["server_addresses"]  # what was there before stays
+    assert "198.19.0.2/32" not in after["server_addresses"] and "2001:2:0:100::2/" not in after["server_addresses"]
+    assert "198.19.0.1/32" in after["server_addresses"]  # what was there before stays
     assert not after["state"]  # the roles' and the harness's state directories
 
 
@@ -176,7 +176,7 @@ print(json.dumps(router.post("/link/open", {"backend": None, "seed": 1})))
 router.post("/link/apply", {"profile": {"name": "t", "rtt_ms": 20, "down_mbit": 10, "up_mbit": 5,
                                          "rwnd_bytes": 32767}})
 sites.post("/sites/start", {"sites": ["seed000-small-n1"], "modes": ["keepalive", "h2"], "tls": ["1.3"]})
-sites.post("/probe/start", {"host": "198.18.1.2", "port": 5201})
+sites.post("/probe/start", {"host": "198.19.0.1", "port": 5201})
 """
 
 
@@ -191,7 +191,7 @@ def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing(sessi
         assert "htb" in text("tc", "-n", topology.router, "qdisc", "show")
         assert "pb:up" in text("ip", "netns", "exec", topology.router, "iptables-save")
         assert "--queue-num 2" in text("ip", "netns", "exec", topology.router, "ip6tables-save")  # the clamp
-        assert "198.18.1.3/24" in text("ip", "-n", topology.server, "addr", "show")
+        assert "198.19.0.2/32" in text("ip", "-n", topology.server, "addr", "show")
         assert len(text("ip", "netns", "pids", topology.server).split()) >= 3  # role, nginx, probe server
         stop_role(router)
         stop_role(sites)
@@ -201,7 +201,7 @@ def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing(sessi
             assert "-A " not in saved and " DROP" not in saved
         assert not text("ip", "netns", "pids", topology.router).split()
         assert not text("ip", "netns", "pids", topology.server).split()
-        assert "198.18.1.3" not in text("ip", "-n", topology.server, "addr", "show")
+        assert "198.19.0.2/32" not in text("ip", "-n", topology.server, "addr", "show")
 
 
 SHOPAPP = HARNESS / "tests" / "runner" / "shopapp.py"
