@@ -71,12 +71,12 @@ class RouterService(Role):
         self.saved: dict[str, str] = {}
 
     def set_up(self) -> None:
+        check_origin_routes(self.layout.router_server_if)  # before anything here changes
         for name in FORWARDING:
             if (PROC_SYS / name.replace(".", "/")).exists():
                 set_sysctl(name, "1", "the router")
         for dev in (self.layout.router_client_if, self.layout.router_server_if):
             self.bed.run(unsegmented(dev))
-        check_origin_routes(self.layout.router_server_if)
         self.saved = {tool: self.bed.run((f"{tool}-save",)).stdout for tool in ("iptables", "ip6tables")}
 
     def tear_down(self) -> None:

@@ -20,7 +20,7 @@ from pagebench.results.store import Store
 from pagebench.lab.netns import STATE_ROOT, NamespaceBed
 from pagebench.system.commands import run
 from pagebench.system.process import ManagedProcess
-from pagebench.core.layout import Layout, new_prefix
+from pagebench.core.layout import ORIGIN_NETWORK, Layout, new_prefix
 
 from pagebench.lab.servers.apps import free_port
 from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, needs_root, tagged
@@ -28,7 +28,7 @@ from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, needs_root,
 pytestmark = needs_root
 # The compose file's own control addresses and commands (test_compose checks they agree).
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
-ROUTER_LISTEN = COMPOSE["services"]["router"]["command"][-1]
+ROUTER_LISTEN = COMPOSE["services"]["router"]["command"][-1].rsplit("--listen ", 1)[1]
 SITES_LISTEN = COMPOSE["services"]["sites"]["command"][-1].rsplit("--listen ", 1)[1]
 ROUTER_URL, SITES_URL = f"http://{ROUTER_LISTEN}", f"http://{SITES_LISTEN}"
 CLIENT_CTL = COMPOSE["services"]["harness"]["networks"]["control"]["ipv4_address"]
@@ -202,6 +202,23 @@ def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing(sessi
         assert not text("ip", "netns", "pids", topology.router).split()
         assert not text("ip", "netns", "pids", topology.server).split()
         assert "198.19.0.2/32" not in text("ip", "-n", topology.server, "addr", "show")
+
+
+def test_a_router_without_a_route_to_the_origins_says_how_to_add_one(session_tag: str):
+    """The origins' range is routed (compose adds the route in the router's command): a
+    router role started without it stops at once with one line, having changed nothing."""
+    topology = Layout(new_prefix(session_tag), server_ips=1)
+    with NamespaceBed(topology) as bed:
+        bed.run(("ip", "-n", topology.router, "route", "del", ORIGIN_NETWORK))
+        before = text("ip", "netns", "exec", topology.router, "iptables-save")
+        argv = bed.exec_argv(topology.router, [sys.executable, "-m", "pagebench", "serve", "router",
+                                               "--listen", "127.0.0.1:8799"])
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=HARNESS, env=tagged())
+        assert text("ip", "netns", "exec", topology.router, "iptables-save") == before
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: origins {ORIGIN_NETWORK}: the router has no route, not via the sites' address on rs: "
+        f"ip route add {ORIGIN_NETWORK} via <the sites' address on the server side>")
 
 
 SHOPAPP = HARNESS / "tests" / "runner" / "shopapp.py"
