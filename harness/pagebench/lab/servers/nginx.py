@@ -85,17 +85,18 @@ def nginx_version(nginx: str = NGINX) -> str:
     return version_in(result.stderr + result.stdout, r"nginx/(\S+)", (nginx, "-v"))
 
 
-def ensure_open_files(needed: int) -> None:
-    """nginx's master opens every listening socket itself, under the limit it inherits from
-    us: raise our soft RLIMIT_NOFILE to `needed` (a soft limit of 1024 is common) within
-    the hard one, or say which limit to raise."""
+def ensure_open_files(wanted: int, least: int) -> None:
+    """nginx's master opens every listening socket itself and its worker accepts under the
+    limit both inherit from us: raise our soft RLIMIT_NOFILE toward `wanted` within the hard
+    limit (a soft limit of 1024 is common), or, if the hard one is below `least`, say which
+    limit to raise."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY or soft >= needed:
-        return
-    if hard != resource.RLIM_INFINITY and hard < needed:
-        raise ServerError(f"nginx needs {needed} open files for this plan's listening sockets, and the hard limit "
-                          f"is {hard}: raise it (ulimit -Hn {needed}, or LimitNOFILE= of the service)")
-    resource.setrlimit(resource.RLIMIT_NOFILE, (needed, hard))
+    ceiling = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if hard != resource.RLIM_INFINITY and hard < least:
+        raise ServerError(f"nginx needs at least {least} open files for this plan's listening sockets, and the "
+                          f"hard limit is {hard}: raise it (ulimit -Hn {wanted}, or LimitNOFILE= of the service)")
+    if soft != resource.RLIM_INFINITY and soft < ceiling:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
 
 
 def _emerg(text: str) -> str | None:
@@ -196,7 +197,7 @@ class NginxServer(OriginServer):
         check_readable(self.plan)
         self.rundir.mkdir(parents=True, exist_ok=True)
         self.pid_path.unlink(missing_ok=True)
-        ensure_open_files(nginxconf.open_files(self.plan))
+        ensure_open_files(*nginxconf.open_files(self.plan))
         self.conf_path.write_text(nginxconf.render(self.plan, self.rundir, upstreams=self.upstreams))
         test = self.bed.run(self.argv("-t", "-q"), check=False)
         if test.returncode != 0:

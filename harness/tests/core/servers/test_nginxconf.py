@@ -31,10 +31,12 @@ def test_connection_slots_and_open_files_grow_with_the_listening_sockets():
     """Each listening socket (IPv4 and IPv6 per binding) holds one of the worker's
     connection slots and a file: 100 origins in three nginx modes are 600 sockets."""
     page = site("news", [f"o{i}.news.test" for i in range(100)])
-    lines = top_lines(nginxconf.render(plan([page], [*ALL_MODES, H3], ["1.3"], LEAF), RUN))
-    assert "worker_connections 4696;" in lines and "worker_rlimit_nofile 8856;" in lines
-    small = top_lines(nginxconf.render(plan([A], [H2], ["1.3"], LEAF), RUN))
-    assert "worker_connections 4100;" in small and "worker_rlimit_nofile 8260;" in small
+    news = plan([page], [*ALL_MODES, H3], ["1.3"], LEAF)
+    assert "worker_connections 4696;" in top_lines(nginxconf.render(news, RUN))
+    assert nginxconf.open_files(news) == (600 + 8192 + 64, 600 + 1024)
+    small = plan([A], [H2], ["1.3"], LEAF)
+    assert "worker_connections 4100;" in top_lines(nginxconf.render(small, RUN))
+    assert "worker_rlimit_nofile" not in nginxconf.render(small, RUN)  # inherited (`ensure_open_files`)
 
 
 def test_process_and_global_settings():
