@@ -8,9 +8,9 @@ build it. Pure: nothing here runs a command; `lab.netns.NamespaceBed` does.
 Addresses come from the benchmarking ranges (198.18.0.0/15, RFC 2544; 2001:2::/48,
 RFC 5180) and exist only inside the run's own namespaces. The origins' addresses are not
 on the link's subnet: the router reaches the whole origin range through the server's
-one link address, so it keeps one neighbour entry however many origins there are (the
-kernel's neighbour table is shared by every namespace, 1024 entries by default), and the
-split lab's Docker networks keep their /24s. They are added in one `ip -batch` (one
+one link address, so its neighbour table does not grow with the origins (the kernel's is
+shared by every namespace, 1024 entries by default), and the split lab's Docker networks
+keep their /24s. They are added in one `ip -batch` (one
 `ip` per address took 3 ms each). docs/architecture.md: "Addresses".
 """
 
