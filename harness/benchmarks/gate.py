@@ -30,7 +30,6 @@ import argparse
 import contextlib
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -20,6 +20,8 @@ site_app = typer.Typer(no_args_is_help=True, help=(
     "Your own page in the lab: import a HAR, record a live page, show what a site holds."))
 #: How many of the requests a recording lacks `site import-har` lists (recording.json has all).
 SHOWN_MISSING = 5
+#: How many of a HAR's pages `site import-har` lists.
+SHOWN_PAGES = 20
 NameOpt = Annotated[str, typer.Option("--name", help="The site's name, as experiment specs name it.")]
 IntoOpt = Annotated[Optional[Path], typer.Option("--into", help=(
     "The site directory to write (default: <data dir>/sites/NAME, where specs find it by name)."))]
@@ -36,6 +38,12 @@ def _print_written(site: Site, imported: ImportedSite, missing_note: str) -> Non
     from pagebench.analysis.report.text import human_bytes
 
     recording = imported.recording
+    if len(imported.pages) > 1 and imported.page is not None:
+        _say(f"  page {imported.page + 1} of {len(imported.pages)} (--page ID|TITLE|N imports another):")
+        for number, line in enumerate(imported.pages[:SHOWN_PAGES]):
+            _say(f"    {line}{'   <- imported' if number == imported.page else ''}")
+        if len(imported.pages) > SHOWN_PAGES:
+            _say(f"    and {len(imported.pages) - SHOWN_PAGES} more")
     _say(f"  entry: {site.entry}")
     width = max(len(original) for original in recording.hosts)
     for number, (original, lab) in enumerate(recording.hosts.items()):
@@ -48,28 +56,34 @@ def _print_written(site: Site, imported: ImportedSite, missing_note: str) -> Non
             _say(f"    {line if len(line) <= 160 else line[:157] + '...'}")
         if len(recording.missing) > SHOWN_MISSING:
             _say(f"    and {len(recording.missing) - SHOWN_MISSING} more (all in {site.root / 'recording.json'})")
+    for why, count in imported.left_out.items():
+        _say(f"  {count} request(s) left out: {why}")
 
 
 @command(site_app, "import-har")
 def site_import_har(
     har: Annotated[Path, typer.Argument(help=(
-        "The HAR file, .har or gzip-compressed .har.gz (Chrome DevTools, WebPageTest, browsertime, "
-        "Playwright with content embedded, mitmproxy's savehar)."))],
+        "The HAR file, .har or gzip-compressed .har.gz (Chrome DevTools, Firefox, WebPageTest, browsertime, "
+        "Playwright with content embedded, mitmproxy's savehar); bodies it did not save are made."))],
     name: NameOpt,
     into: IntoOpt = None,
     force: ForceOpt = False,
+    page: Annotated[Optional[str], typer.Option("--page", help=(
+        "The page to import from a HAR of several: its id, its title (or a unique start of it, "
+        "e.g. 'Run 2, Repeat View'), or its number N in the order the pages started (default: "
+        "WebPageTest's first view of the first run, else the first page)."))] = None,
     synthesize: Annotated[bool, typer.Option("--synthesize", help=(
         "Make every body (a stand-in page of the recorded sizes, parents and kinds) even where the HAR "
         "saved them; a HAR without bodies is synthesized anyway."))] = False,
 ) -> None:
-    """Import the first page of a HAR as a site: every recorded response is replayed, in every
+    """Import a page of a HAR as a site: every recorded response is replayed, in every
     protocol mode, by the lab's servers; a request the HAR lacks is a 404, counted per load.
     Bodies the HAR did not save (WebPageTest, Firefox, the HTTP Archive) are made: a stand-in
     page with a fidelity report."""
     from pagebench.lab import sites as sitefiles
     from pagebench.lab.imported import read_har, write_imported
 
-    imported = read_har(har, name, synthesize_all=synthesize)
+    imported = read_har(har, name, page, synthesize_all=synthesize)
     site = write_imported(imported, into if into is not None else sitefiles.sites_dir() / name, replace=force)
     _say(f"imported {site.name} from {har} into {site.root}")
     _print_written(site, imported, "the HAR cannot replay them")

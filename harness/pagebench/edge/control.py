@@ -3,7 +3,7 @@ by the `EdgeAddon` it is given. A mitmproxy addon only for its `running` and `do
 hooks (the socket opens with the proxy and closes with it).
 
     {"cmd": "configure", "mode": MODE, "connections": 1, "depth": 4, "cleartext": false,
-     "addresses": {"a.test": "198.18.1.2"},
+     "addresses": {"a.test": "198.19.0.1"},
      "pool": "cold", "key": ""}                 new pool (every connection closed first);
                                                 "warm": the pool kept for these and key (pool.py)
     {"cmd": "reset"}                            close every connection, clear the record

@@ -78,7 +78,7 @@ class EdgeProxy:
     """Context manager: the edge proxy in the client namespace, stopped on exit.
 
         with EdgeProxy(bed, bed.state_dir / "proxy", leaf, ca_path, clients=2) as proxy:
-            proxy.configure(Strategy(PIPELINING, 1, 4), {"a.test": "198.18.1.2"})
+            proxy.configure(Strategy(PIPELINING, 1, 4), {"a.test": "198.19.0.1"})
             ...  # the browser loads through proxy.servers[k]
             stats = proxy.stats()
     """

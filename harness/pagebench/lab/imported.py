@@ -23,8 +23,9 @@ from pagebench.core.sites.recording import RECORDING_FILE
 from pagebench.lab.sites import BASE_MTIME, load_site, store, write_sidecars
 
 
-def read_har(path: Path, name: str, synthesize_all: bool = False) -> ImportedSite:
-    """A HAR file (`.har`, or gzip-compressed `.har.gz`) imported as the site `name`
+def read_har(path: Path, name: str, page: str | None = None, synthesize_all: bool = False) -> ImportedSite:
+    """A HAR file's page (`.har`, or gzip-compressed `.har.gz`; `page`: its id, title or
+    number, None: the default, `core.har.pages`) imported as the site `name`
     (`synthesize_all`: every body made, a stand-in page); a one-line HarError naming the
     file for anything unreadable or malformed."""
     path = Path(path)
@@ -35,9 +36,12 @@ def read_har(path: Path, name: str, synthesize_all: bool = False) -> ImportedSit
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as error:
+        except EOFError:
+            raise HarError(f"{path}: gzip cut short: the file ends before its compressed data does (copy or "
+                           "export it again)") from None
+        except (OSError, zlib.error) as error:
             raise HarError(f"{path}: not a readable gzip file ({error})") from None
-    return import_har(parse_har(data, str(path)), name, str(path), synthesize_all)
+    return import_har(parse_har(data, str(path)), name, str(path), page, synthesize_all)
 
 
 def write_imported(site: ImportedSite, into: Path, replace: bool = False) -> Site:

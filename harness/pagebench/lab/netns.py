@@ -44,8 +44,8 @@ class NamespaceBed:
             json.dumps({"pid": owner.pid, "start": owner.start, "namespaces": list(self.layout.namespaces)})
         )
         try:
-            for cmd in self.layout.build_commands():
-                run(cmd)
+            for cmd, stdin in self.layout.build_commands():
+                run(cmd, input=stdin)
         except BaseException:
             self.close()
             raise

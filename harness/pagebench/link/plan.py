@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pagebench.core.profiles import FRAME_BYTES, Profile, ProfileError
-from pagebench.core.layout import Command, Layout
+from pagebench.core.layout import ORIGIN_NETWORK, ORIGIN_NETWORK6, Command, Layout
 
 BACKENDS = ("netem", "userspace")
 UP_QUEUE, DOWN_QUEUE, RWND_QUEUE = 0, 1, 2
@@ -148,13 +148,14 @@ def firewall_rules(topo: Layout, profile: Profile, queue: bool, ipv6: bool = Fal
     without the program they drop rather than pass unclamped.
     """
     rc, rs = topo.router_client_if, topo.router_server_if
-    to_server = "2001:2:0:1::/64" if ipv6 else "198.18.1.0/24"
+    # the server's link subnet and the origins' range routed through it (core.layout)
+    to_server = ("2001:2:0:1::/64", ORIGIN_NETWORK6) if ipv6 else ("198.18.1.0/24", ORIGIN_NETWORK)
     to_client = "2001:2::/64" if ipv6 else "198.18.0.0/24"
     up = f" -j NFQUEUE --queue-num {UP_QUEUE}" if queue else ""
     down = f" -j NFQUEUE --queue-num {DOWN_QUEUE}" if queue else ""
     raw = [
         "*raw",
-        f"-A PREROUTING -i {rc} -d {to_server} -m comment --comment pb:up{up}",
+        *(f"-A PREROUTING -i {rc} -d {network} -m comment --comment pb:up{up}" for network in to_server),
         f"-A PREROUTING -i {rs} -d {to_client} -m comment --comment pb:down{down}",
         "COMMIT",
     ]

@@ -16,6 +16,7 @@ from pagebench.core.sites import kinds
 from pagebench.core.sites.builtin import builtin
 from pagebench.lab import sites as sitefiles
 from pagebench.lab.sites import BASE_MTIME, load_site
+from tests.core.har import shapes
 from tests.helpers import pagebench
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(200))
@@ -135,9 +136,11 @@ def test_a_har_without_bodies_is_a_stand_in_with_a_fidelity_report(tmp_path: Pat
 
 
 @pytest.mark.parametrize(("content", "message"), [
-    (b'{"log": {"entries": [', "not JSON (Expecting value: line 1 column 22)"),
+    (b'{"log": {"entries": [', "JSON cut short: the text ends at line 1 column 22 inside log.entries[0]"),
     (gzip.compress(b'{"log": {"entries": []}}', mtime=0), "no entries (log.entries is empty)"),  # a stable id
     (b"\x1f\x8b not gzip", "not a readable gzip file"),
+    (gzip.compress(b'{"log": {"entries": []}}' * 10, mtime=0)[:30], "gzip cut short: the file ends before its "
+                                                                      "compressed data does (copy or export it again)"),
 ])
 def test_a_malformed_har_is_one_line_and_writes_nothing(tmp_path: Path, data_dir: Path, content: bytes, message: str):
     bad = tmp_path / "bad.har"
@@ -148,6 +151,67 @@ def test_a_malformed_har_is_one_line_and_writes_nothing(tmp_path: Path, data_dir
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: ") and message in lines[0], result.stderr
     assert not (tmp_path / "out").exists() and not data_dir.exists()
+
+
+def test_a_page_of_a_webpagetest_har_is_chosen_and_the_pages_are_listed(tmp_path: Path, data_dir: Path):
+    path = tmp_path / "wpt.har"
+    path.write_text(json.dumps(shapes.webpagetest_shape(runs=2, bodies=True)))
+    first = pagebench("site", "import-har", str(path), "--name", "wpt")
+    assert first.returncode == 0, first.stderr
+    assert ("  page 1 of 4 (--page ID|TITLE|N imports another):\n"
+            f'    1 page_1_0_1 "Run 1, First View for {shapes.PAGE_URL}" (5 requests)   <- imported\n'
+            f'    2 page_1_1_1 "Run 1, Repeat View for {shapes.PAGE_URL}" (2 requests)\n') in first.stdout
+    assert "  9 request(s) left out: of the HAR's 3 other page(s)\n" in first.stdout
+    assert "warning: 2 of 5 request(s) have bodies made (not saved in the HAR)" in first.stdout  # image, font
+    assert "will 404" not in first.stdout
+    repeat = pagebench("site", "import-har", str(path), "--name", "wpt-rv", "--page", "Run 1, Repeat View")
+    assert repeat.returncode == 0, repeat.stderr
+    assert f'    2 page_1_1_1 "Run 1, Repeat View for {shapes.PAGE_URL}" (2 requests)   <- imported' in repeat.stdout
+    site = load_site(data_dir / "sites" / "wpt-rv")
+    assert site.recording is not None and [e.target for e in site.recording.exchanges] == ["/", "/app.js"]
+    assert site.recording.exchanges[1].status == 200  # the repeat view's 304 stands in as its 200
+    wrong = pagebench("site", "import-har", str(path), "--name", "wpt-x", "--page", "7")
+    assert wrong.returncode == 2 and wrong.stdout == ""
+    assert wrong.stderr.strip().splitlines() == [
+        f"error: {path}: no page '7' (an id, a title, or 1-4); the HAR's pages: "
+        + "; ".join(f'{n} page_{run}_{view}_1 "Run {run}, {("First", "Repeat")[view]} View for {shapes.PAGE_URL}" '
+                    f"({(5, 2)[view]} requests)" for n, (run, view) in enumerate(((1, 0), (1, 1), (2, 0), (2, 1)), 1))]
+    assert sorted(p.name for p in (data_dir / "sites").iterdir()) == ["wpt", "wpt-rv"]
+
+
+def test_requests_left_out_are_counted_by_why(tmp_path: Path, data_dir: Path):
+    entries = [_entry("https://www.example.com/", text="<p>x</p>"), _entry("data:,x", text="x", at=1),
+               _entry("https://www.example.com/a.css", mime="text/css", text="a{}", at=1),
+               _entry("https://www.example.com/a.css", mime="text/css", text="b{}", at=2),
+               _entry("wss://www.example.com/live", 101, mime="", text=None, at=2)]
+    path = tmp_path / "x.har"
+    path.write_bytes(_har(path, *entries).read_text().encode("utf-16"))  # a Windows tool's UTF-16, with its BOM
+    result = pagebench("site", "import-har", str(path), "--name", "left")
+    assert result.returncode == 0, result.stderr
+    assert "  2 request(s), 11 B of bodies, 1 origin(s)\n" in result.stdout
+    assert result.stdout.endswith(
+        "  1 request(s) left out: data: URLs (inline data: no server is asked)\n"
+        "  1 request(s) left out: WebSockets (ws:, wss:): not replayed; a script that opens one fails to connect in "
+        "the lab\n"
+        "  1 request(s) left out: repeats of a URL requested before (a replay answers a URL with one response, the "
+        "first that can be replayed; 1 of them were recorded with another status or body)\n")
+    assert "page" not in result.stdout.replace("pagebench", "")  # one page: no listing
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    (json.dumps({"log": {"version": "2.0", "entries": []}}).encode(),
+     "log.version: '2.0' is not a HAR version pagebench reads (1.1 or 1.2; none means 1.1)"),
+    ('{"log": {"entries": [{"request": {"url": "https://caf\xe9.example/"}}]}}'.encode("latin-1"),
+     "not UTF-8 text (byte 53, 0xE9, at line 1 column 54); a HAR is JSON: save it as UTF-8"),
+])
+def test_bad_input_is_refused_in_one_line(tmp_path: Path, data_dir: Path, data: bytes, message: str):
+    bad = tmp_path / "bad.har"
+    bad.write_bytes(data)
+    result = pagebench("site", "import-har", str(bad), "--name", "bad")
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {bad}: {message}"), result.stderr
+    assert not data_dir.exists()
 
 
 def test_import_refuses_to_replace_what_is_not_a_site(tmp_path: Path, data_dir: Path):

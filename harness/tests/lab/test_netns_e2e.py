@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pagebench.core.layout import Layout, new_prefix
+from pagebench.core.layout import MAX_SERVER_IPS, Layout, new_prefix
 from pagebench.lab.netns import STATE_ROOT, NamespaceBed, cleanup, existing_namespaces, find_leftovers
 from pagebench.link.check import serve_probe
 from pagebench.system.commands import run
@@ -52,6 +52,31 @@ def test_builds_three_namespaces_wired_through_the_router(layout: Layout):
             assert len(samples) == 3 and max(samples) < 20
     assert _gone(layout.prefix)
     assert not server.running
+
+
+def test_the_full_origin_range_is_added_at_once_and_routed_not_a_neighbour_each(session_tag: str):
+    """MAX_SERVER_IPS origins (IPv4 and IPv6) in one `ip -batch`: seconds, not the minutes of
+    one `ip` per address; the router reaches them through the server's link address, so its
+    neighbour table does not grow with the origins reached (on-link, each would be an entry:
+    here 2 x 20). The server's own solicitations may name an origin as their source now and
+    then (IPv6 takes the packet's), a handful at most."""
+    layout = Layout(new_prefix(session_tag), server_ips=MAX_SERVER_IPS)
+    started = time.monotonic()
+    with NamespaceBed(layout) as bed:
+        built = time.monotonic() - started
+        held = run(("ip", "-n", layout.server, "addr", "show", "dev", "pb0")).stdout
+        assert held.count(" inet ") == MAX_SERVER_IPS + 1 and held.count("/128 scope global") == MAX_SERVER_IPS
+        server = serve_probe(bed, "::", 7000)
+        sample = [0, 249, 250, MAX_SERVER_IPS - 1] + list(range(1000, 1016))
+        for address in [layout.server_addresses[i] for i in sample] + [layout.server_addresses6[i] for i in sample]:
+            samples = json.loads(probe(layout.client, "rtt", "--host", address, "--port", "7000", "--count", "2"))
+            assert len(samples) == 2, address
+        neighbours = run(("ip", "-n", layout.router, "neigh", "show", "dev", "rs")).stdout
+        entries = {line.split()[0] for line in neighbours.splitlines()} - {layout.server_ip, layout.server_ip6}
+        assert len({e for e in entries if not e.startswith("fe80:")}) <= 4, entries
+    print(f"\nbuilt a lab with {MAX_SERVER_IPS} origin addresses (x2 families) in {built:.2f} s")
+    assert built < 20, built  # one `ip` per address: 3 ms each at best, 12 s for these alone
+    assert _gone(layout.prefix) and not server.running
 
 
 def test_exception_inside_tears_everything_down(layout: Layout):

@@ -144,13 +144,13 @@ def test_mss_clamp_and_endpoint_tcp_knobs(lab):
                       "net.ipv4.tcp_no_metrics_save")).stdout.split("\n")
         assert sysctl[0].split() == ["4096", "65536", "262144"] and sysctl[1] == "1"
     # the server's view of a client connection: the router rewrote the SYN's MSS option
-    code = ("import socket; s=socket.create_server(('198.18.1.3', 7200)); print('ready', flush=True); "
+    code = ("import socket; s=socket.create_server(('198.19.0.2', 7200)); print('ready', flush=True); "
             "c,_=s.accept(); print(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG))")
     server = subprocess.Popen(["ip", "netns", "exec", topo.server, sys.executable, "-c", code],
                               stdout=subprocess.PIPE, text=True)
     assert server.stdout is not None and server.stdout.readline().strip() == "ready"
     run(("ip", "netns", "exec", topo.client, sys.executable, "-c",
-         "import socket; socket.create_connection(('198.18.1.3', 7200)).close()"))
+         "import socket; socket.create_connection(('198.19.0.2', 7200)).close()"))
     mss = int(server.communicate(timeout=10)[0])
     assert mss <= 536 - 12  # 536 minus the timestamp option
 

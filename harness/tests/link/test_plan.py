@@ -214,6 +214,7 @@ def test_userspace_ipv4_rules_are_exact():
     assert firewall_rules(TOPO, profile(mss=536), queue=True) == (
         "*raw\n"
         "-A PREROUTING -i rc -d 198.18.1.0/24 -m comment --comment pb:up -j NFQUEUE --queue-num 0\n"
+        "-A PREROUTING -i rc -d 198.19.0.0/16 -m comment --comment pb:up -j NFQUEUE --queue-num 0\n"
         "-A PREROUTING -i rs -d 198.18.0.0/24 -m comment --comment pb:down -j NFQUEUE --queue-num 1\n"
         "COMMIT\n"
         "*mangle\n"
@@ -233,8 +234,9 @@ def test_userspace_ipv4_rules_are_exact():
 def test_netem_ipv6_rules_count_without_queueing():
     """netem needs no NFQUEUE (it would stall every packet with nobody listening)."""
     lines = firewall_rules(TOPO, profile(), queue=False, ipv6=True).splitlines()
-    assert lines[1:3] == [
+    assert lines[1:4] == [
         "-A PREROUTING -i rc -d 2001:2:0:1::/64 -m comment --comment pb:up",
+        "-A PREROUTING -i rc -d 2001:2:0:100::/64 -m comment --comment pb:up",  # the origins' routed range
         "-A PREROUTING -i rs -d 2001:2::/64 -m comment --comment pb:down",
     ]
     assert not any("NFQUEUE" in line or "TCPMSS" in line for line in lines)
@@ -244,7 +246,8 @@ def test_netem_ipv6_rules_count_without_queueing():
 def test_userspace_ipv6_rules_queue_to_the_same_queues():
     lines = firewall_rules(TOPO, profile(mss=1220), queue=True, ipv6=True).splitlines()
     assert lines[1].endswith("-d 2001:2:0:1::/64 -m comment --comment pb:up -j NFQUEUE --queue-num 0")
-    assert lines[2].endswith("-d 2001:2::/64 -m comment --comment pb:down -j NFQUEUE --queue-num 1")
+    assert lines[2].endswith("-d 2001:2:0:100::/64 -m comment --comment pb:up -j NFQUEUE --queue-num 0")
+    assert lines[3].endswith("-d 2001:2::/64 -m comment --comment pb:down -j NFQUEUE --queue-num 1")
     assert "-A FORWARD -p tcp --tcp-flags SYN,RST SYN -j TCPMSS --set-mss 1220" in lines
     assert not any("--queue-bypass" in line for line in lines)  # fail closed
 
@@ -276,11 +279,11 @@ def _blocks(document: str) -> dict[str, list[str]]:
 def test_rules_parse_as_iptables_restore_input(queue, ipv6, mss, rwnd):
     blocks = _blocks(firewall_rules(TOPO, profile(mss=mss, rwnd_bytes=rwnd), queue, ipv6))
     assert list(blocks) == ["raw", "mangle", "filter"]
-    assert [line.split()[1] for line in blocks["raw"]] == ["PREROUTING", "PREROUTING"]
+    assert [line.split()[1] for line in blocks["raw"]] == ["PREROUTING"] * 3
     assert len(blocks["mangle"]) == 2 + bool(mss) + bool(rwnd)
     assert blocks["filter"][0] == ":FORWARD DROP [0:0]"
     tags = [line.split("--comment ")[1].split()[0] for block in blocks.values() for line in block if "--comment" in line]
-    assert tags == ["pb:up", "pb:down", "pb:tcp_conns", "pb:udp_flows"]
+    assert tags == ["pb:up", "pb:up", "pb:down", "pb:tcp_conns", "pb:udp_flows"]
 
 
 # the receive-window clamp ---------------------------------------------------------

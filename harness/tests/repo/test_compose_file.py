@@ -41,25 +41,30 @@ def _networks(service: str) -> dict:
 
 
 def test_the_router_sits_between_the_two_sides_as_in_the_native_topology():
-    from pagebench.core.layout import Layout
+    from pagebench.core.layout import MAX_SERVER_IPS, ORIGIN_NETWORK, ORIGIN_NETWORK6, Layout
 
     assert {"client_side", "server_side"} <= set(_networks("router"))
     assert "client_side" in _networks("harness") and "server_side" not in _networks("harness")
     assert "server_side" in _networks("sites") and "client_side" not in _networks("sites")
-    topo = Layout("pbcompose", server_ips=250)
+    topo = Layout("pbcompose", server_ips=MAX_SERVER_IPS)
     router, harness, sites = _networks("router"), _networks("harness"), _networks("sites")
     assert router["client_side"]["ipv4_address"] == topo.router_client_ip
     assert router["server_side"]["ipv4_address"] == topo.router_server_ip
     assert router["client_side"]["ipv6_address"] == topo.router_client_ip6
     assert router["server_side"]["ipv6_address"] == topo.router_server_ip6
     assert harness["client_side"]["ipv4_address"] == topo.client_ip
-    # Docker's bridge address and the sites' own stay clear of every origin address.
-    taken = set(topo.server_addresses) | set(topo.server_addresses6) | {topo.router_client_ip, topo.client_ip}
-    for network in ("client_side", "server_side", "control"):
-        for config in COMPOSE["networks"][network]["ipam"]["config"]:
-            assert ipaddress.ip_address(config["gateway"]) in ipaddress.ip_network(config["subnet"])
-            assert config["gateway"] not in taken | {topo.router_server_ip}, (network, config)
-    assert sites["server_side"]["ipv4_address"] not in taken and sites["server_side"]["ipv6_address"] not in taken
+    # The origins' routed ranges are in no Docker network (Docker never allocates from them);
+    # Docker's bridge addresses stay clear of the roles' own.
+    origins = [ipaddress.ip_network(ORIGIN_NETWORK), ipaddress.ip_network(ORIGIN_NETWORK6)]
+    taken = {topo.router_client_ip, topo.client_ip, topo.router_server_ip}
+    for network in COMPOSE["networks"]:
+        for config in COMPOSE["networks"][network].get("ipam", {}).get("config", []):
+            subnet = ipaddress.ip_network(config["subnet"])
+            assert ipaddress.ip_address(config["gateway"]) in subnet
+            assert config["gateway"] not in taken | {sites["server_side"]["ipv4_address"]}, (network, config)
+            assert not any(subnet.version == net.version and subnet.overlaps(net) for net in origins), network
+    assert all(address in origins[0] for address in map(ipaddress.ip_address, topo.server_addresses))
+    assert all(address in origins[1] for address in map(ipaddress.ip_address, topo.server_addresses6))
     # Control traffic has its own network: never across the measured link.
     assert {"control"} <= set(router) & set(harness) & set(sites) and COMPOSE["networks"]["control"]["internal"]
     assert "control" not in _networks("db") and "store" not in _networks("router")
@@ -87,10 +92,18 @@ def test_capabilities_are_only_what_each_role_needs():
 def test_the_roles_add_their_routes_via_the_router():
     from pagebench.lab.split.endpoint import CLIENT_SIDE, SERVER_SIDE
 
+    from pagebench.core.layout import ORIGIN_NETWORK, ORIGIN_NETWORK6
+
     for role, far in (("harness", SERVER_SIDE), ("sites", CLIENT_SIDE)):
         script = COMPOSE["services"][role]["command"][-1]
         for side in far:
             assert f"route replace {side.network} via {side.router}" in script, (role, side.network)
+    # the router reaches the origins' range through the sites' address (`router.check_origin_routes`)
+    sites = _networks("sites")["server_side"]
+    script = COMPOSE["services"]["router"]["command"][-1]
+    assert f"ip route replace {ORIGIN_NETWORK} via {sites['ipv4_address']} && " in script
+    assert f"ip -6 route replace {ORIGIN_NETWORK6} via {sites['ipv6_address']} && " in script
+    assert script.endswith("exec pagebench serve router --listen 198.18.2.1:8700")
 
 
 def test_grafana_gets_what_the_provisioning_expects():

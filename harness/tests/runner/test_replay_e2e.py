@@ -19,6 +19,7 @@ from pagebench.lab import sites as sitefiles
 from pagebench.results.rows import LoadRow
 from pagebench.results.store import Store
 
+from tests.core.har.hars import PNG, T0, entry, har, iso
 from tests.helpers import HARNESS, needs_root, pagebench, readable_dir, run_id_of, write_spec
 from tests.lab.record.standin import recorded_stand_in
 
@@ -135,3 +136,44 @@ def test_a_recorded_page_replays_with_the_originals_requests_and_origins(readabl
                 assert len({u.split("/")[2] for u in urls}) == 10, site
                 paths.setdefault(site, set()).add(tuple(sorted(u.split("/", 3)[3] for u in urls)))
     assert paths["modern"] == paths["modern-shop"] and len(paths["modern"]) == 1  # the same files, every load
+
+
+def test_a_chosen_page_with_ip_literal_and_port_origins_replays(readable, tmp_path):
+    """The second page of a two-page HAR, its origins an IPv4 literal with a port, an IPv6
+    literal and a host with a port, imported with `--page` and loaded cold in h2 and h3:
+    every request it names is recorded under its lab name (none unrecorded), and what the
+    import left out (data:, a WebSocket, the other page) is never asked for."""
+    page = ('<!doctype html><link rel=stylesheet href="https://[2001:db8::1]/b.css">'
+            '<script src="http://1.2.3.4:8080/a.js"></script><img src="https://localhost:8443/c.png">'
+            '<img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=">')
+    pages = [{"id": "one", "startedDateTime": iso(T0), "title": "first"},
+             {"id": "two", "startedDateTime": iso(T0 + 10), "title": "second"}]
+    entries = [entry("https://www.example.com/", text="<p>first</p>", pageref="one"),
+               entry("https://www.example.com/two", text=page, pageref="two", at=10),
+               entry("https://[2001:db8::1]/b.css", mime="text/css", text="b{color:red}", pageref="two", at=10.1),
+               entry("http://1.2.3.4:8080/a.js", mime="text/javascript", text="1", pageref="two", at=10.1),
+               entry("https://localhost:8443/c.png", mime="image/png", text=PNG, pageref="two", at=10.1),
+               entry("https://localhost:8443/c.png", mime="image/png", text=PNG, pageref="two", at=10.2),
+               entry("data:image/gif;base64,R0lGODlhAQABAAAAACw=", mime="image/gif", text=b"GIF", pageref="two"),
+               entry("wss://www.example.com/live", 101, mime="", text=None, pageref="two", at=10.3)]
+    path = tmp_path / "two.har"
+    path.write_text(har(*entries, pages=pages))
+    into = readable / "two-pages"
+    result = pagebench("site", "import-har", str(path), "--name", "two-pages", "--into", str(into), "--page", "2")
+    assert result.returncode == 0, result.stderr
+    assert "  4 request(s), " in result.stdout
+    assert "  1 request(s) left out: of the HAR's 1 other page(s)" in result.stdout
+    db = f"sqlite:///{tmp_path}/two.sqlite"
+    spec = write_spec(tmp_path, name="two", sites=[str(into)], modes=["h2", "h3"], profiles=[PROFILE],
+                      repetitions=1, warmup=0)
+    run = run_id_of(pagebench("run", str(spec), "--db", db))
+    expected = sorted(["https://www.example.com.test/two", "https://p8080.ip-1-2-3-4.test/a.js",
+                       "https://ip6-2001-0db8-0000-0000-0000-0000-0000-0001.test/b.css",
+                       "https://p8443.localhost.test/c.png"])
+    with Store(db) as store:
+        loads = store.loads(run)
+        assert sorted(load.condition.mode.name for load in loads) == ["h2", "h3"]
+        for load in loads:
+            assert load.ok and not load.flagged and not load.unrecorded, (load.flags, load.errors)
+            urls = sorted(r.resource.url for r in store.resources(load.id) if not r.resource.url.startswith("data:"))
+            assert urls == expected, load.condition.mode.name

@@ -1,19 +1,23 @@
-"""A HAR's first page as a site of the lab (`pagebench site import-har`, and what
-`pagebench site record` records): parsed entries (`parse.py`) in, an `ImportedSite` out:
+"""A HAR's page as a site of the lab (`pagebench site import-har`, and what
+`pagebench site record` records): a parsed HAR (`parse.py`) in, an `ImportedSite` out:
 a manifest, a `Recording` (`core/sites/recording.py`) and the bodies, laid out as
 `lab.imported.write_imported` writes them:
 
     site.yaml, recording.json, <lab host>/_replay/0001.css, ...
 
-The import picks the page's requests (the first page's; the entry document is the first
+The import picks the page's requests (`pages.py`; the entry document is the first
 request whose redirects end at HTML), maps their hosts into the lab and rewrites the
 bodies (`rewrite.py`), keeps the headers that change how a page loads (`headers.py`) and
 gives each request its dependency level (`levels.py`). Requests that cannot be replayed
 are listed (`Recording.missing`) and 404 in the lab: failed when recorded, not GET,
-partial (206) responses, WebSockets; 304 revalidations too, but for a synthesized
-stand-in: a page whose bodies were not all saved (or with 304s of a warm capture) gets
-the bodies it lacks made (`synth.py`), its 304s standing in as their 200s. What the
-import changed is counted in the result, for the CLI to say.
+partial (206) responses; 304 revalidations too, but for a synthesized stand-in: a page
+whose bodies were not all saved (a HAR without any body, or with 304s of a warm capture)
+gets the bodies it lacks made (`synth.py`), its 304s standing in as their 200s. Requests
+left out of the recording are counted by why (`ImportedSite.left_out`): other pages',
+URLs no server is asked for (data:, blob:, ws:, ...), an http:// request redirected to
+its https:// self, and repeats of a URL (a replay answers a URL one way: its first
+replayable response). A HAR whose document is empty makes no site (a one-line HarError).
+What the import changed is counted in the result, for the CLI to say.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ from pagebench.core.har.fidelity import Fidelity, fidelity
 from pagebench.core.har.headers import clean, content_type, replayed_headers
 from pagebench.core.har.levels import dependency_levels, entry_chain
 from pagebench.core.har.mime import extension
-from pagebench.core.har.parse import HarEntry, HarError
+from pagebench.core.har.pages import choose_page, page_line
+from pagebench.core.har.parse import HarEntry, HarError, HarLog
 from pagebench.core.har.rewrite import map_hosts, rewrite_body
 from pagebench.core.har.synth import Synthesis, synthesize
 from pagebench.core.sites.builtin import builtin_sites
@@ -40,7 +45,7 @@ from pagebench.core.sites.recording import BODIES_DIR, RECORDING_FILE, REDIRECTS
 
 @dataclass(frozen=True)
 class ImportedSite:
-    """A HAR's first page as a site directory's contents, and what the import changed."""
+    """A HAR's page as a site directory's contents, and what the import changed."""
 
     manifest: SiteManifest  # recording: RECORDING_FILE
     recording: Recording
@@ -48,6 +53,9 @@ class ImportedSite:
     integrity_removed: int = 0  # SRI attributes taken out of HTML
     dropped_headers: Mapping[str, int] = field(default_factory=dict)  # lower-case name -> responses
     warnings: tuple[str, ...] = ()
+    left_out: Mapping[str, int] = field(default_factory=dict)  # why -> requests not in the recording
+    pages: tuple[str, ...] = ()  # every page of the HAR (`pages.page_line`), when it lists any
+    page: int | None = None  # the page imported, as an index into `pages`
     fidelity: Fidelity | None = None  # a synthesized stand-in's report (`synth.py`)
 
     @property
@@ -75,8 +83,6 @@ def _why_missing(entry: HarEntry, stand_in: bool = False) -> str | None:
     body not saved is made, and a 304 stands in as its 200."""
     if entry.status == 0 or entry.error:
         return f"failed when recorded ({entry.error or 'no response'})"
-    if urlsplit(entry.url).scheme.lower() in ("ws", "wss") or entry.status == 101:
-        return "a WebSocket, not replayed"
     if entry.method != "GET":
         return f"a {entry.method}: only GET requests are replayed"
     if entry.status == 304:
@@ -90,12 +96,18 @@ def _why_missing(entry: HarEntry, stand_in: bool = False) -> str | None:
     return None
 
 
-def _first_page(entries: list[HarEntry]) -> tuple[list[HarEntry], int]:
-    """The first page's requests (and those of no page), and how many others there were."""
-    pages = [e.page for e in entries if e.page is not None]
-    first = min(pages) if pages else None
-    chosen = [e for e in entries if e.page is None or e.page == first]
-    return chosen, len(entries) - len(chosen)
+#: Why requests no server is asked for are left out, by scheme (others: `_unfetched`).
+_UNFETCHED = {
+    "data": "data: URLs (inline data: no server is asked)",
+    "blob": "blob: URLs (made by the page's scripts: no server is asked)",
+    "ws": "WebSockets (ws:, wss:): not replayed; a script that opens one fails to connect in the lab",
+    "": "URLs without a scheme (not absolute: no server to ask)",
+}
+
+
+def _unfetched(scheme: str) -> str:
+    return _UNFETCHED.get("ws" if scheme == "wss" else scheme,
+                          f"{scheme}: URLs (the browser's own or an extension's: no server is asked)")
 
 
 def _ascii(text: str) -> str:
@@ -110,37 +122,38 @@ def _target(url: str) -> str:
     return _ascii((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
 
 
-def _http(url: str) -> str:
-    """A WebSocket URL as the HTTP(S) URL of its origin's host (ws: -> http:, wss: -> https:)."""
-    scheme, sep, rest = url.partition(":")
-    return {"ws": "http", "wss": "https"}.get(scheme.lower(), scheme) + sep + rest
-
-
 def _needs_stand_in(entries: Iterable[HarEntry]) -> bool:
     """Whether a page lacks bodies it needs (not saved, or 304s of a warm capture)."""
     return any(e.method == "GET" and not e.error and (e.status == 304 or e.status in (200, 203) and e.body is None)
                for e in entries)
 
 
-def import_har(entries: Iterable[HarEntry], name: str, source: str, synthesize_all: bool = False) -> ImportedSite:
-    """The first page of a parsed HAR as a site called `name` (`source`: the HAR's name,
-    recorded, and named in errors). Of requests for the same (lab host, target) the first
-    that can be replayed is kept; the rest of `_why_missing`'s cases are listed as missing.
-    A page whose bodies are not all saved is a synthesized stand-in (`synth.py`): the
+def import_har(har: HarLog, name: str, source: str, page: str | None = None,
+               synthesize_all: bool = False) -> ImportedSite:
+    """The page `page` names (`pages.find_page`; None: `pages.default_page`) of a parsed
+    HAR as a site called `name` (`source`: the HAR's name, recorded, and named in errors).
+    Of requests for the same (lab host, target) the first that can be replayed is kept;
+    the rest of `_why_missing`'s cases are listed as missing. A page whose bodies are not
+    all saved (a HAR without bodies too) is a synthesized stand-in (`synth.py`): the
     bodies missing are made, the saved ones kept; `synthesize_all` makes every body."""
     check_name(name)
-    chosen, others = _first_page(sorted(entries, key=lambda e: (e.started, e.index)))
+    choice = choose_page(har, source, page)
+    chosen = list(choice.entries)
     warnings: list[str] = []
+    left_out: Counter[str] = Counter(choice.left_out)
+    for skipped in choice.skipped:
+        left_out[_unfetched(skipped.scheme)] += 1
 
     def warn(text: str) -> None:
         if text not in warnings:
             warnings.append(text)
 
-    if others:
-        warn(f"{others} request(s) of later pages not imported (a site is the first page)")
     chain = entry_chain(chosen, source)
+    if chain[-1].body == b"":
+        raise HarError(f"{source}: the page {chain[-1].url}: its document is empty (0 bytes) in the HAR: "
+                       "there is no page to load")
     levels = dependency_levels(chosen, chain)
-    mapping = map_hosts([_http(e.url) for e in chosen] + [loc for e in chosen if (loc := e.location())], source)
+    mapping = map_hosts([e.url for e in chosen] + [loc for e in chosen if (loc := e.location())], source)
     hosts, rewrite = mapping.hosts, mapping.rewrite
     stand_in: Synthesis | None = None
     if synthesize_all or _needs_stand_in(chosen):
@@ -158,18 +171,21 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str, synthesize_a
 
     missing: dict[tuple[str, str], str] = {}
     chosen_ex: dict[tuple[str, str], Exchange] = {}
+    requested: dict[tuple[str, str], list[HarEntry]] = {}  # every request of a slot
+    kept: dict[tuple[str, str], HarEntry] = {}  # the one replayed
     dropped: Counter[str] = Counter()
     files: dict[str, bytes] = {}
     stored: dict[tuple[str, bytes], str] = {}  # (host, sha256) -> file
-    integrity = 0
+    integrity = empty = upgrades = cut = 0
     for entry in chosen:
-        key = host_key(_http(entry.url))
+        key = host_key(entry.url)
         if key in mapping.unmappable:
             missing.setdefault(("", entry.url), f"{_ascii(entry.url)}: its host cannot be served in the lab "
                                                 f"({mapping.unmappable[key]})")
             continue
         host, target = hosts[key], rewrite.text(_target(entry.url))
         slot = (host, target)
+        requested.setdefault(slot, []).append(entry)
         if slot in chosen_ex:
             continue
         why = _why_missing(entry, stand_in is not None)
@@ -187,11 +203,16 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str, synthesize_a
                                          "rendered")
                 continue
             if location == f"https://{host}{target}":
-                continue  # http -> https of the same URL: the lab serves TLS already
+                upgrades += 1  # http -> https of the same URL: the lab serves TLS already
+                requested[slot].pop()
+                continue
         ext = extension(entry.mime_type, entry.resource_type)
         file = None
-        body = (stand_in.bodies.get(entry.index, entry.body) if stand_in is not None else entry.body) or b""
+        made = stand_in.bodies.get(entry.index) if stand_in is not None else None
+        body = (entry.body if made is None else made) or b""
         if status in (200, 203) or (status >= 400 and body):
+            empty += status in (200, 203) and not body
+            cut += entry.cut and made is None
             body, removed, csp = rewrite_body(body, ext, rewrite)
             integrity += removed
             if csp:
@@ -211,23 +232,40 @@ def import_har(entries: Iterable[HarEntry], name: str, source: str, synthesize_a
         except ValidationError as error:
             raise HarError(str(one_line(f"{source}: log.entries[{entry.index}]", error))) from None
         chosen_ex[slot] = exchange
+        kept[slot] = entry
         missing.pop(slot, None)
 
+    if upgrades:
+        left_out["http:// requests redirected to the same https:// URL (the lab serves every origin over TLS)"] \
+            += upgrades
+    repeats = [(slot, e) for slot, group in requested.items() for e in group[1:]]
+    if repeats:
+        other = sum(slot in kept and e is not kept[slot] and _differs(e, kept[slot]) for slot, e in repeats)
+        left_out["repeats of a URL requested before (a replay answers a URL with one response, the first that "
+                 f"can be replayed; {other} of them were recorded with another status or body)"] = len(repeats)
+    if empty:
+        warn(f"{empty} response(s) recorded with an empty body (0 bytes) are replayed empty")
+    if cut:
+        warn(f"{cut} response body(ies) saved shorter than their content.size (cut short by the tool that saved "
+             "the HAR?) are replayed as saved")
     exchanges = tuple(chosen_ex.values())
     first = chain[0]
-    entry_host = hosts[host_key(_http(first.url))]
+    entry_host = hosts[host_key(first.url)]
     origins = [entry_host] + [lab for lab in dict.fromkeys(hosts.values()) if lab != entry_host]
     try:
-        recording = Recording(source=source, hosts=hosts, exchanges=exchanges, missing=tuple(missing.values()))
+        shown = source if len(har.pages) < 2 or choice.page is None else _which(har, choice.page, source)
+        recording = Recording(source=shown, hosts=hosts, exchanges=exchanges, missing=tuple(missing.values()))
         manifest = SiteManifest(name=name, entry=f"https://{entry_host}{rewrite.text(_target(first.url))}",
                                 origins=tuple(origins), recording=RECORDING_FILE)
     except ValidationError as error:
         raise HarError(str(one_line(source, error))) from None
     report = None
     if stand_in is not None:
-        kept = {e.index: e.body for e in chosen if e.body is not None}
-        report = fidelity(source, chosen, stand_in, kept)
-    return ImportedSite(manifest, recording, files, integrity, dict(dropped.most_common()), tuple(warnings), report)
+        saved = {e.index: e.body for e in chosen if e.body is not None}
+        report = fidelity(source, chosen, stand_in, saved)
+    return ImportedSite(manifest, recording, files, integrity, dict(dropped.most_common()), tuple(warnings),
+                        fidelity=report, left_out=dict(left_out),
+                        pages=tuple(page_line(har, i) for i in range(len(har.pages))), page=choice.page)
 
 
 def _stand_in(chosen: list[HarEntry], chain: list[HarEntry], unmappable: Mapping[str, str],
@@ -237,10 +275,21 @@ def _stand_in(chosen: list[HarEntry], chain: list[HarEntry], unmappable: Mapping
     `synthesize_all`)."""
     replayed: dict[str, HarEntry] = {}
     for entry in chosen:
-        if host_key(_http(entry.url)) not in unmappable and _why_missing(entry, stand_in=True) is None:
+        if host_key(entry.url) not in unmappable and _why_missing(entry, stand_in=True) is None:
             first = replayed.setdefault(entry.url, entry)
             if first.body is None and entry.body is not None and entry.status == first.status:
                 replayed[entry.url] = entry  # a saved body beats a made one
     return synthesize(sorted(replayed.values(), key=lambda e: (e.started, e.index)), chain,
                       lambda node: synthesize_all or node.entry.body is None or node.entry.status == 304)
 
+
+def _which(har: HarLog, index: int, source: str) -> str:
+    """The HAR and the page of it a site was made of, as `site show` says it."""
+    page = har.pages[index]
+    title = f' "{page.title[:100]}"' if page.title else ""
+    return f"{source}, page {index + 1} of {len(har.pages)} ({page.id[:60]}{title})"
+
+
+def _differs(entry: HarEntry, kept: HarEntry) -> bool:
+    """Whether a repeated request was answered otherwise than the one replayed."""
+    return entry.status != kept.status or (entry.body is not None and entry.body != kept.body)

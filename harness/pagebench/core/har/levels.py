@@ -41,7 +41,7 @@ def entry_chain(entries: list[HarEntry], where: str) -> list[HarEntry]:
             chain.append(entry)
         if entry.status in (200, 203, 304) and _is_html(entry):
             return chain
-    raise HarError(f"{where}: no HTML document among the first page's requests")
+    raise HarError(f"{where}: no HTML document among the page's requests")
 
 
 def dependency_levels(entries: list[HarEntry], chain: list[HarEntry]) -> dict[int, int]:

@@ -1,12 +1,22 @@
-"""A HAR file as entries: HAR 1.2 as Chrome DevTools, WebPageTest, browsertime,
-Playwright (`record_har`, content embedded) and mitmproxy (`savehar`) write it, read into
-`HarEntry` values the import (`importer.py`) works on.
+"""A HAR file as entries and pages: HAR 1.1 and 1.2 as Chrome DevTools, Firefox, WebPageTest
+(and the HTTP Archive's crawl, made with it), browsertime/sitespeed.io, Playwright
+(`record_har`) and mitmproxy (`savehar`) write it, read into a `HarLog` the import
+(`importer.py`, `pages.py`) works on.
 
 Parsing is apart from importing so that every malformed file is a one-line `HarError`
-naming the file and the field at fault before any site is made. Bodies are decoded here
-(base64, or text in its declared charset); HTTP/2 and HTTP/3 pseudo-headers are dropped.
-data:, blob:, chrome-extension: (any non-HTTP) URLs are skipped silently: the browser
-never asks the network for them.
+naming the file and the field at fault before any site is made. The text is JSON: UTF-8
+(a byte-order mark allowed), or UTF-16/UTF-32 as JSON detects them (a byte-order mark,
+or the NUL bytes around the first ASCII characters); anything else is refused naming the
+first byte that is not, as is JSON cut short (naming where it ends) and a `log.version`
+other than 1.1 or 1.2 (none means 1.1, as the HAR spec says). Bodies are decoded here
+(base64, or text in its declared charset); without a saved text a body is unknown
+(None): sizes of 0 and -1 mean "not recorded", never "empty" (but for content.size and
+bodySize both 0, no other size field more: an empty body); an empty text for a body
+whose `content.size` is more is not saved either, and a shorter one is marked (`cut`).
+The sizes themselves are read in one order of preference (`SIZE_FIELDS`).
+HTTP/2 and HTTP/3 pseudo-headers are dropped. Requests that are not http(s) (data:,
+blob:, ws:, wss:, chrome-extension:, ...) are kept apart (`HarLog.skipped`) for the
+import to count: no server is asked for them.
 """
 
 from __future__ import annotations
@@ -30,6 +40,8 @@ class HarError(PagebenchError, ValueError):
     """One line naming the HAR file and the field at fault."""
 
 
+#: The HAR versions read (`log.version`; none or "" means 1.1, as the HAR spec says).
+VERSIONS = ("1.1", "1.2")
 
 
 @dataclass(frozen=True)
@@ -46,13 +58,14 @@ class HarEntry:
     body: bytes | None  # decoded; None: not saved
     started: float  # seconds since the epoch
     time_ms: float
-    page: int | None = None  # which page (0: the first to start); None: no page named
+    page: int | None = None  # its page's index in `HarLog.pages`; None: no pageref
     resource_type: str | None = None  # Chrome's / Playwright's `_resourceType`
     initiator: str | None = None  # URL of what made the request (parser: its document or
     #                               stylesheet; script: the top frame's script)
     redirect_url: str = ""  # response.redirectURL
     error: str | None = None  # why a request failed (`_error`)
     recoded: bool = False  # a text body not encodable in its declared charset: stored as UTF-8
+    cut: bool = False  # the body saved is shorter than its content.size (the tool cut it short)
     attached: str | None = None  # Playwright's `content._file`: the body is outside the HAR
     #: The size fields the HAR gave (`SIZE_FIELDS` names), as read: `sizes()` picks from them.
     size_fields: tuple[tuple[str, float], ...] = ()
@@ -149,6 +162,44 @@ def _size_fields(raw: Mapping[str, Any], body: bytes | None) -> tuple[tuple[str,
     return tuple(out)
 
 
+@dataclass(frozen=True)
+class HarPage:
+    """A page of a HAR: one of `log.pages`, or a `pageref` no page lists (title "").
+    WebPageTest's pages (`page_<run>_<cached>_<step>`, "Run 1, First View for URL") also
+    say their run, whether a repeat view (warm cache), and their step."""
+
+    id: str
+    title: str
+    run: int | None = None
+    repeat: bool | None = None
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A request no server is asked for (data:, blob:, ws:, chrome-extension:, ...)."""
+
+    index: int  # its position in log.entries
+    scheme: str  # lower case, without the colon
+    page: int | None  # as `HarEntry.page`
+
+
+@dataclass(frozen=True)
+class HarLog:
+    """A parsed HAR: its http(s) requests in the order they started, its pages (in the
+    order they started; those only named by a `pageref` last) and what was skipped."""
+
+    entries: tuple[HarEntry, ...]
+    pages: tuple[HarPage, ...]
+    skipped: tuple[Skipped, ...]
+    creator: str  # log.creator.name ("" when missing)
+    bodies: bool  # whether any response body was saved (text, or Playwright's `_file`)
+
+    def requests(self, page: int | None) -> int:
+        """How many of log.entries name this page (None: no page)."""
+        return sum(e.page == page for e in self.entries) + sum(s.page == page for s in self.skipped)
+
+
 class _Reader:
     """Typed access to the decoded JSON, every error naming `where` and the field."""
 
@@ -181,51 +232,161 @@ def _json_type(value: Any) -> str:
             float: "a number"}.get(type(value), type(value).__name__)
 
 
-def parse_har(text: str | bytes, where: str) -> list[HarEntry]:
-    """The HTTP(S) and WebSocket requests of a HAR file, in the order they started; a
-    one-line HarError naming `where` and the field at fault for anything malformed."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            raise HarError(f"{where}: not UTF-8 (byte {error.start})") from None
+def parse_har(data: str | bytes, where: str) -> HarLog:
+    """A HAR file's requests and pages; a one-line HarError naming `where` and the field at
+    fault for anything malformed."""
+    text = _text(data, where) if isinstance(data, bytes) else data
+    if not text.strip():
+        raise HarError(f"{where}: empty (a HAR is a JSON object with `log`)")
     try:
-        data = json.loads(text)
+        raw = json.loads(text)
     except json.JSONDecodeError as error:
+        if error.msg.startswith("Unterminated string") or error.pos >= len(text.rstrip()):
+            raise HarError(f"{where}: {_cut_short(text)}") from None
         raise HarError(f"{where}: not JSON ({error.msg}: line {error.lineno} column {error.colno})") from None
     except RecursionError:
         raise HarError(f"{where}: not JSON (nested too deep)") from None
     read = _Reader(where)
-    if not isinstance(data, dict):
+    if not isinstance(raw, dict):
         raise HarError(f"{where}: not a HAR file (the top level must be an object with `log`, not "
-                       f"{_json_type(data)})")
-    log = read.get(data, "log", "", dict)
+                       f"{_json_type(raw)})")
+    log = read.get(raw, "log", "", dict)
+    version = log.get("version")
+    if version is not None and version != "" and version not in VERSIONS:
+        shown = repr(version[:20]) if isinstance(version, str) else _json_type(version)
+        raise HarError(f"{where}: log.version: {shown} is not a HAR version pagebench reads "
+                       f"({' or '.join(VERSIONS)}; none means 1.1)")
     entries = read.get(log, "entries", "log", list)
-    pages = read.get(log, "pages", "log", list, [])
-    order = _page_order(read, pages)
-    parsed: list[HarEntry] = []
-    for index, raw in enumerate(entries):
-        entry = _entry(read, raw, index, order)
-        if entry is not None:
-            parsed.append(entry)
     if not entries:
         raise HarError(f"{where}: no entries (log.entries is empty)")
+    creator = log.get("creator")
+    name = creator.get("name") if isinstance(creator, dict) else None
+    pages, order = _pages(read, read.get(log, "pages", "log", list, []), entries)
+    parsed: list[HarEntry] = []
+    skipped: list[Skipped] = []
+    for index, item in enumerate(entries):
+        got = _entry(read, item, index, order)
+        if isinstance(got, HarEntry):
+            parsed.append(got)
+        else:
+            skipped.append(got)
     if not parsed:
-        raise HarError(f"{where}: no entries with an http(s) URL")
-    return sorted(parsed, key=lambda e: (e.started, e.index))
+        schemes = ", ".join(f"{s}:" for s in dict.fromkeys(s.scheme for s in skipped))
+        raise HarError(f"{where}: no entries with an http(s) URL (only {schemes})")
+    return HarLog(tuple(sorted(parsed, key=lambda e: (e.started, e.index))), pages, tuple(skipped),
+                  name if isinstance(name, str) else "", any(map(_saved, entries)))
 
 
-def _page_order(read: _Reader, pages: list[Any]) -> dict[str, int]:
-    """page id -> its rank by start (0: the first page)."""
-    started: list[tuple[float, int, str]] = []
+def _saved(raw: Any) -> bool:
+    """Whether an entry holds its response body (text, or Playwright's `_file` beside it)."""
+    response = raw.get("response") if isinstance(raw, dict) else None
+    content = response.get("content") if isinstance(response, dict) else None
+    return isinstance(content, dict) and any(isinstance(content.get(k), str) for k in ("text", "_file"))
+
+
+def _text(data: bytes, where: str) -> str:
+    """The JSON text of a file: UTF-8, UTF-16 or UTF-32 as JSON detects them (RFC 4627:
+    a byte-order mark, or the NUL bytes of the first ASCII characters)."""
+    encoding = json.detect_encoding(data)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as error:
+        shown = encoding.replace("-sig", "").upper()
+        if shown != "UTF-8":
+            raise HarError(f"{where}: not {shown} text (byte {error.start}); a HAR is JSON: UTF-8, or UTF-16 or "
+                           "UTF-32 with a byte-order mark") from None
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise HarError(f"{where}: not UTF-8 text (byte {error.start}, 0x{data[error.start]:02X}, at line {line} "
+                       f"column {column}); a HAR is JSON: save it as UTF-8 (or UTF-16/UTF-32 with a "
+                       "byte-order mark)") from None
+
+
+#: Strings (a last one may be unterminated: the file ends inside it) and JSON's structure.
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[][{},:]', re.DOTALL)
+
+
+def _cut_short(text: str) -> str:
+    """Where JSON that ends too early ends: the field it was inside, and how many entries
+    came whole before it."""
+    stack: list[list[Any]] = []  # ["{", key] or ["[", index]
+    string = ""
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            string = token
+        elif token == ":" and stack and stack[-1][0] == "{":
+            try:
+                stack[-1][1] = json.loads(string)
+            except json.JSONDecodeError:
+                stack[-1][1] = string.strip('"')
+        elif token in "{[":
+            stack.append([token, 0 if token == "[" else None])
+        elif token in "}]":
+            if stack:
+                stack.pop()
+        elif token == "," and stack:
+            stack[-1][1] = stack[-1][1] + 1 if stack[-1][0] == "[" else None
+    path = ""
+    for kind, label in stack:
+        if kind == "[":
+            path += f"[{label}]"
+        elif label is not None:
+            path += f".{str(label)[:40]}" if path else str(label)[:40]
+    lines = text.rstrip().split("\n")
+    end = f"line {len(lines)} column {len(lines[-1]) + 1}"
+    whole = re.match(r"log\.entries\[(\d+)\]", path)
+    inside = f" inside {path}" if path else ""
+    done = f" ({whole.group(1)} whole entries before it)" if whole else ""
+    return f"JSON cut short: the text ends at {end}{inside}{done}; the file is incomplete (copy or export it again)"
+
+
+def _pages(read: _Reader, pages: list[Any], entries: list[Any]) -> tuple[tuple[HarPage, ...], dict[str, int]]:
+    """The pages, those of `log.pages` in the order they started, then the `pageref`s no
+    page lists (in the order the entries name them); and page id -> its index."""
+    listed: list[tuple[float, int, HarPage]] = []
+    seen: dict[str, int] = {}
     for i, page in enumerate(pages):
         path = f"log.pages[{i}]"
         if not isinstance(page, dict):
             raise read.fail(path, f"must be an object, not {_json_type(page)}")
         ident = read.get(page, "id", path, str)
+        if ident in seen:
+            raise read.fail(f"{path}.id", f"{ident[:60]!r} is also log.pages[{seen[ident]}]'s: page ids must differ")
+        seen[ident] = i
         when = read.get(page, "startedDateTime", path, str, "")
-        started.append((_when(read, when, f"{path}.startedDateTime") if when else float(i), i, ident))
-    return {ident: rank for rank, (_, _, ident) in enumerate(sorted(started))}
+        title = read.get(page, "title", path, str, "")
+        listed.append((_when(read, when, f"{path}.startedDateTime") if when else float(i), i,
+                       _webpagetest(HarPage(ident, title), page)))
+    found = [page for _, _, page in sorted(listed, key=lambda item: item[:2])]
+    for entry in entries:
+        ref = entry.get("pageref") if isinstance(entry, dict) else None
+        if isinstance(ref, str) and ref not in seen:
+            seen[ref] = -1
+            found.append(HarPage(ref, ""))
+    return tuple(found), {page.id: i for i, page in enumerate(found)}
+
+
+_WPT_ID = re.compile(r"page_(\d+)_([01])(?:_(\d+))?")
+_WPT_TITLE = re.compile(r"Run (\d+), (First|Repeat) View\b")
+
+
+def _webpagetest(page: HarPage, raw: Mapping[str, Any]) -> HarPage:
+    """A page with WebPageTest's run, view and step, where its id, title or `_run`/`_cached`
+    say them."""
+    ident, title = _WPT_ID.fullmatch(page.id), _WPT_TITLE.match(page.title)
+    run = raw.get("_run") if isinstance(raw.get("_run"), int) and not isinstance(raw.get("_run"), bool) else None
+    cached = raw.get("_cached") if raw.get("_cached") in (0, 1) and not isinstance(raw.get("_cached"), bool) else None
+    if ident:
+        run = run if run is not None else int(ident.group(1))
+        cached = cached if cached is not None else int(ident.group(2))
+    if title:
+        run = run if run is not None else int(title.group(1))
+        cached = cached if cached is not None else int(title.group(2) == "Repeat")
+    if run is None:
+        return page
+    step = int(ident.group(3)) if ident and ident.group(3) else None
+    return HarPage(page.id, page.title, run, None if cached is None else bool(cached), step)
 
 
 def _when(read: _Reader, text: str, path: str) -> float:
@@ -248,22 +409,25 @@ def _headers(read: _Reader, obj: Mapping[str, Any], path: str) -> tuple[tuple[st
     return tuple(out)
 
 
-_SCHEMES = ("http", "https", "ws", "wss")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
 
 
-def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> HarEntry | None:
+def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> HarEntry | Skipped:
     path = f"log.entries[{index}]"
     if not isinstance(raw, dict):
         raise read.fail(path, f"must be an object, not {_json_type(raw)}")
+    pageref = read.get(raw, "pageref", path, str, None)
+    page = order.get(pageref) if pageref is not None else None
     request = read.get(raw, "request", path, dict)
     url = read.get(request, "url", f"{path}.request", str).split("#", 1)[0]
+    scheme = match.group(1).lower() if (match := _SCHEME.match(url)) else ""
+    if scheme not in ("http", "https"):
+        return Skipped(index, scheme, page)  # data:, blob:, ws:, chrome-extension:, about: ...
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises on a bad port
     except ValueError as error:
         raise read.fail(f"{path}.request.url", f"{error} ({url[:80]!r})") from None
-    if parts.scheme.lower() not in _SCHEMES:
-        return None  # data:, blob:, chrome-extension:, about: never reach the network
     if not parts.hostname:
         raise read.fail(f"{path}.request.url", f"no host ({url[:80]!r})")
     method = read.get(request, "method", f"{path}.request", str)
@@ -277,20 +441,24 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
     mime = read.get(content, "mimeType", content_path, str, "")
     if not mime or mime == "x-unknown":
         mime = next((v for k, v in response_headers if k.lower() == "content-type"), "")
-    body, recoded = _body(read, content, content_path, mime, response)
+    body, recoded = _body(read, content, content_path, mime)
+    size = content.get("size")
+    size = size if isinstance(size, (int, float)) and not isinstance(size, bool) else -1
+    if body == b"" and size > 0:
+        body = None  # an empty text for a body of `size` bytes: not saved
     fields = _size_fields(raw, body)
-    if body == b"" and "text" not in content and (_any_size(fields) or not _said_empty(fields)):
-        body = None  # not saved: the sizes say there was one (WebPageTest: `_bytesIn`), or say nothing
-    pageref = read.get(raw, "pageref", path, str, None)
+    if body is None and "text" not in content and _said_empty(fields) and not _any_size(fields):
+        body = b""  # no text, but content.size and bodySize both say 0 (and no other size more): empty
     error = response.get("_error") or raw.get("_error")  # DevTools and mitmproxy: response._error
     return HarEntry(
         index=index, method=method.upper(), url=url, status=status,
         request_headers=_headers(read, request, f"{path}.request"), response_headers=response_headers,
         mime_type=mime, body=body, started=started, time_ms=time_ms,
-        page=order.get(pageref) if pageref is not None else None,
+        page=page,
         resource_type=raw.get("_resourceType") if isinstance(raw.get("_resourceType"), str) else None,
         initiator=_initiator(raw), redirect_url=read.get(response, "redirectURL", f"{path}.response", str, ""),
         error=error if isinstance(error, str) and error else None, recoded=recoded,
+        cut=body is not None and not recoded and len(body) < size,
         attached=content.get("_file") if isinstance(content.get("_file"), str) else None,
         size_fields=fields, initiator_type=_initiator_type(raw),
         priority=raw.get("_priority") if isinstance(raw.get("_priority"), str) else None,
@@ -335,14 +503,14 @@ def _initiator_type(raw: Mapping[str, Any]) -> str | None:
     return kind.lower() if isinstance(kind, str) and kind else None
 
 
-def _body(read: _Reader, content: Mapping[str, Any], path: str, mime: str,
-          response: Mapping[str, Any]) -> tuple[bytes | None, bool]:
-    """The decoded body (None: not saved) and whether a text body had to become UTF-8."""
+def _body(read: _Reader, content: Mapping[str, Any], path: str, mime: str) -> tuple[bytes | None, bool]:
+    """The decoded body (None: not saved) and whether a text body had to become UTF-8. A
+    body is known only from its text: sizes of 0 and -1 without one mean "not recorded"
+    (WebPageTest keeps its sizes in `_bytesIn` and friends), never "empty" (`_entry` makes
+    the one exception: content.size and bodySize both 0)."""
     text = read.get(content, "text", path, str, None)
     if text is None:
-        size = read.get(content, "size", path, (int, float), -1)
-        body_size = read.get(response, "bodySize", path.rsplit(".", 1)[0], (int, float), -1)
-        return (None if size > 0 or body_size > 0 else b""), False
+        return None, False
     encoding = read.get(content, "encoding", path, str, "")
     if encoding == "base64":
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 from pagebench.core.servers import caddyconf
 from pagebench.core.servers.nginxconf import LOG_FIELDS
-from pagebench.core.servers.binding import SERVER_ADDRESSES, SERVER_ADDRESSES6
+from pagebench.core.layout import MAX_SERVER_IPS, origin_address, origin_address6
 
 TLS_NAMES = {0x0303: "TLSv1.2", 0x0304: "TLSv1.3"}
 QUIC_TLS = "TLSv1.3"
@@ -140,9 +140,9 @@ def _server_addr(logger: str, remote_ip: str) -> str | None:
     """The binding's address from its logger name, in the client's address family."""
     prefix = f"{caddyconf.ACCESS_LOGGER}.{caddyconf.LOGGER_PREFIX}"
     suffix = logger.removeprefix(prefix)
-    if suffix == logger or not suffix.isdigit() or int(suffix) >= len(SERVER_ADDRESSES):
+    if suffix == logger or not suffix.isdigit() or int(suffix) >= MAX_SERVER_IPS:
         return None
-    return (SERVER_ADDRESSES6 if ":" in remote_ip else SERVER_ADDRESSES)[int(suffix)]
+    return (origin_address6 if ":" in remote_ip else origin_address)(int(suffix))
 
 
 def _host(authority: str) -> str:

@@ -3,8 +3,8 @@ version and encoding, on its own server address, and the error every refusal of 
 server configuration raises.
 
 Each binding has its own server IP on port 443 (cleartext, `tls: none`: port 80; QUIC:
-UDP 443): index i is `Layout.server_addresses[i]` (and `server_addresses6[i]`), the same
-whatever the run's prefix.
+UDP 443): index i is `layout.origin_address(i)` (and `origin_address6(i)`), i.e.
+`Layout.server_addresses[i]`, the same whatever the run's prefix.
 """
 
 from __future__ import annotations
@@ -13,18 +13,13 @@ from dataclasses import dataclass
 
 from pagebench.core.encodings import IDENTITY, Encoding
 from pagebench.core.errors import PagebenchError
-from pagebench.core.layout import MAX_SERVER_IPS, Layout
+from pagebench.core.layout import origin_address, origin_address6
 from pagebench.core.modes import CLEARTEXT, Mode
 
 QUIC_PORT = 443
 TLS_PORT = 443
 CLEARTEXT_PORT = 80
 
-
-# Addresses depend only on the index, not on the run's prefix.
-_ADDRESSES = Layout("pbplan", server_ips=MAX_SERVER_IPS)
-SERVER_ADDRESSES = _ADDRESSES.server_addresses
-SERVER_ADDRESSES6 = _ADDRESSES.server_addresses6
 
 
 class PlanError(PagebenchError, ValueError):
@@ -55,8 +50,8 @@ class Binding:
 
     @property
     def ip(self) -> str:
-        return SERVER_ADDRESSES[self.index]
+        return origin_address(self.index)
 
     @property
     def ip6(self) -> str:
-        return SERVER_ADDRESSES6[self.index]
+        return origin_address6(self.index)

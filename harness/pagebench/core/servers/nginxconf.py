@@ -42,6 +42,30 @@ SSL_PROTOCOLS = {"1.2": "TLSv1.2", "1.3": "TLSv1.3"}
 HEADERS = (("Cache-Control", CACHE_VARIABLE), *COMMON_HEADERS)
 
 
+#: Connections a worker has room for besides its listening sockets (each takes one slot).
+CLIENT_CONNECTIONS = 4096
+
+
+def listening_sockets(server_plan: ServerPlan) -> int:
+    """nginx's sockets: an IPv4 and an IPv6 listen per binding."""
+    return 2 * len(server_plan.served_by("nginx"))
+
+
+def worker_connections(server_plan: ServerPlan) -> int:
+    """The worker's connection slots: every listening socket holds one."""
+    return listening_sockets(server_plan) + CLIENT_CONNECTIONS
+
+
+def open_files(server_plan: ServerPlan) -> tuple[int, int]:
+    """File descriptors nginx's processes want (a listening socket each, two per connection:
+    a proxied app's upstream, and its logs and files) and the least they can run with (the
+    sockets and room for a thousand connections). They inherit the limit from the harness
+    (`lab.servers.nginx.ensure_open_files`): no `worker_rlimit_nofile`, whose failure
+    without CAP_SYS_RESOURCE would be an [alert] at start."""
+    sockets = listening_sockets(server_plan)
+    return sockets + 2 * CLIENT_CONNECTIONS + 64, sockets + 1024
+
+
 def upstream_name(site: str) -> str:
     """The `upstream` block of an app site's process."""
     return "pagebench_app_" + site.replace(".", "_").replace("-", "_")
@@ -144,7 +168,7 @@ def render(server_plan: ServerPlan, rundir: Path, leaf: Leaf | None = None,
         f"error_log {run}/error.log;",
         "",
         "events {",
-        "    worker_connections 4096;",
+        f"    worker_connections {worker_connections(server_plan)};",
         "}",
         "",
         "http {",

@@ -166,11 +166,23 @@ def plan(sites: Sequence[Site], modes: Iterable[Mode], tls_versions: Iterable[st
              for origin in site.origins
              if tls in mode.tls_versions]
     if len(cells) > MAX_SERVER_IPS:
-        raise PlanError(f"plan: needs {len(cells)} server IPs (one per TLS version x mode x site version x "
-                        f"encoding x origin), at most {MAX_SERVER_IPS}: split it into several plans")
+        raise PlanError(too_many_addresses(len(cells), sites, modes, tls_versions, encoding_rows))
     bindings = tuple(Binding(tls, mode, site, origin, index=i, encoding=encoding, version=version)
                      for i, (tls, mode, site, origin, version, encoding) in enumerate(cells))
     return ServerPlan(tuple(sites), modes, tls_versions, bindings, leaf, encoding_rows, query)
+
+
+def too_many_addresses(needed: int, sites: Sequence[Site], modes: Sequence[Mode], tls_versions: Sequence[str],
+                       encoding_rows: Sequence[Encoding]) -> str:
+    """The cap's one line: what the count is made of and what to cut (the factors multiply)."""
+    pairs = sum(1 for tls in tls_versions for mode in modes if tls in mode.tls_versions)
+    per_pair = sum(len(site.origins) * site.manifest.versions for site in sites)
+    largest = max(sites, key=lambda site: len(site.origins))
+    return (f"plan: needs {needed} server addresses, at most {MAX_SERVER_IPS}: {pairs} (TLS version, mode) pairs x "
+            f"{len(encoding_rows)} encoding(s) x {per_pair} origin(s) over the site versions (the largest site, "
+            f"{largest.name}, has {len(largest.origins)}): split the spec into several runs with fewer modes, TLS "
+            f"versions, encodings or sites each (with these modes, TLS versions and encodings: at most "
+            f"{MAX_SERVER_IPS // (pairs * len(encoding_rows))} origins in all)")
 
 
 def browser_url(entry: str, tls: str, topology: str) -> str:

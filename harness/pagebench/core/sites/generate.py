@@ -40,7 +40,7 @@ class GenParams(BaseModel):
 
     images: int = Field(10, ge=0, le=1000)
     image_bytes: int = Field(2544, ge=200, le=50_000_000)
-    origins: int = Field(1, ge=1, le=50)
+    origins: int = Field(1, ge=1, le=200)
     css: int = Field(0, ge=0, le=50)
     js: int = Field(0, ge=0, le=50)
     late: int = Field(0, ge=0, le=1000)

@@ -19,6 +19,7 @@ browser partitions by site) and shows where each origin came from.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -120,7 +121,7 @@ class Recording(BaseModel):
     source: str  # the HAR file or the URL recorded
     hosts: dict[str, str]  # original host (with :port when not the default) -> lab host
     exchanges: tuple[Exchange, ...] = Field(min_length=1)
-    #: What the source lacked, one line each ("<url>: no body saved"): those requests 404.
+    #: What the source lacked, one line each ("<url>: failed when recorded (...)"): those requests 404.
     missing: tuple[str, ...] = ()
 
     @model_validator(mode="after")
@@ -162,10 +163,17 @@ _PORT_LABEL = "p{port}"
 def lab_host(origin_host: str, port: int | None = None, scheme: str = "https") -> str:
     """The lab host standing in for an original host: `<host>.test` (`www.modern.test`
     recorded from the lab itself: `www.modern.test.test`); a non-default port
-    becomes a label in front (`p8443.<host>.test`); an IP literal `ip-1-2-3-4.test`."""
+    becomes a label in front (`p8443.<host>.test`); an IPv4 literal `ip-1-2-3-4.test`, an
+    IPv6 one its eight groups in full (`[2001:db8::1]`: `ip6-2001-0db8-0000-...-0001.test`,
+    so that no two addresses share a name). A ValueError when it cannot be a lab host."""
     host = origin_host.lower().rstrip(".").strip("[]")
-    if re.fullmatch(r"[0-9.]+", host) or ":" in host:
-        host = "ip-" + re.sub(r"[^0-9a-f]+", "-", host)
+    if re.fullmatch(r"[0-9.]+", host):
+        host = "ip-" + host.replace(".", "-")
+    elif ":" in host:
+        try:
+            host = "ip6-" + ipaddress.IPv6Address(host).exploded.replace(":", "-")
+        except ValueError:
+            raise ValueError(f"host {origin_host!r}: not an IPv6 address") from None
     default = 443 if scheme == "https" else 80
     name = f"{host}.{PERMITTED_DOMAIN}"  # always: an imported lab site stays apart from the lab's own
     if port is not None and port != default:

@@ -4,6 +4,7 @@ access log read back per load (`core.accesslog` parses it)."""
 from __future__ import annotations
 
 import re
+import resource
 import shutil
 import stat
 from collections.abc import Collection, Iterable, Sequence
@@ -22,6 +23,9 @@ from pagebench.system.commands import Bed, run
 from pagebench.system.process import ManagedProcess
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+#: Start-up time allowed per server address, on top of the base timeout (measured: about
+#: 3 ms each for nginx on a loaded 2-core machine, under 1 ms for Caddy).
+STARTUP_S_PER_ADDRESS = 0.01
 
 
 class ServerError(PagebenchError, RuntimeError):
@@ -81,6 +85,20 @@ def nginx_version(nginx: str = NGINX) -> str:
     return version_in(result.stderr + result.stdout, r"nginx/(\S+)", (nginx, "-v"))
 
 
+def ensure_open_files(wanted: int, least: int) -> None:
+    """nginx's master opens every listening socket itself and its worker accepts under the
+    limit both inherit from us: raise our soft RLIMIT_NOFILE toward `wanted` within the hard
+    limit (a soft limit of 1024 is common), or, if the hard one is below `least`, say which
+    limit to raise."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ceiling = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if hard != resource.RLIM_INFINITY and hard < least:
+        raise ServerError(f"nginx needs at least {least} open files for this plan's listening sockets, and the "
+                          f"hard limit is {hard}: raise it (ulimit -Hn {wanted}, or LimitNOFILE= of the service)")
+    if soft != resource.RLIM_INFINITY and soft < ceiling:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (ceiling, hard))
+
+
 def _emerg(text: str) -> str | None:
     for line in text.splitlines():
         if "[emerg]" in line or "[alert]" in line or "[crit]" in line:
@@ -101,7 +119,8 @@ class OriginServer:
             raise ServerError(f"plan needs {plan.ip_count} server IPs, the topology has "
                               f"{bed.layout.server_ips}: Layout(prefix, server_ips={plan.ip_count})")
         self.bed, self.plan, self.rundir = bed, plan, Path(rundir)
-        self.authority, self.timeout = authority, timeout
+        # start-up grows with the addresses bound (about 3 ms each, docs/architecture.md)
+        self.authority, self.timeout = authority, timeout + STARTUP_S_PER_ADDRESS * plan.ip_count
         self.access_log = self.rundir / "access.log"
         self.process: ManagedProcess | None = None
         #: App site -> the `host:port` of its process (`apps.AppServers`), set before entering.
@@ -178,6 +197,7 @@ class NginxServer(OriginServer):
         check_readable(self.plan)
         self.rundir.mkdir(parents=True, exist_ok=True)
         self.pid_path.unlink(missing_ok=True)
+        ensure_open_files(*nginxconf.open_files(self.plan))
         self.conf_path.write_text(nginxconf.render(self.plan, self.rundir, upstreams=self.upstreams))
         test = self.bed.run(self.argv("-t", "-q"), check=False)
         if test.returncode != 0:

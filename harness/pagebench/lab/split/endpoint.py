@@ -16,7 +16,7 @@ from pathlib import Path
 from pagebench.lab.split.local import Route, try_route_to
 from pagebench.core.profiles import Profile
 from pagebench.system.commands import LabError, run
-from pagebench.core.layout import Command, Layout
+from pagebench.core.layout import ORIGIN_NETWORK, ORIGIN_NETWORK6, Command, Layout, origin_address, origin_address6
 from pagebench.link.plan import route_options, sysctl_values
 
 PROC_SYS = Path("/proc/sys")
@@ -32,9 +32,9 @@ class FarSide:
     required: bool = True
 
 
-#: What the client reaches through the router, and what the server does.
-SERVER_SIDE = (FarSide("198.18.1.0/24", "198.18.1.2", Layout.router_client_ip),
-               FarSide("2001:2:0:1::/64", "2001:2:0:1::2", Layout.router_client_ip6, required=False))
+#: What the client reaches through the router (the origins' range), and what the server does.
+SERVER_SIDE = (FarSide(ORIGIN_NETWORK, origin_address(0), Layout.router_client_ip),
+               FarSide(ORIGIN_NETWORK6, origin_address6(0), Layout.router_client_ip6, required=False))
 CLIENT_SIDE = (FarSide("198.18.0.0/24", "198.18.0.2", Layout.router_server_ip),
                FarSide("2001:2::/64", "2001:2::2", Layout.router_server_ip6, required=False))
 

@@ -13,12 +13,13 @@ import dataclasses
 import re
 from typing import Any
 
-from pagebench.lab.split.local import LocalBed, LocalLayout, interface_with
+from pagebench.lab.split.local import LocalBed, LocalLayout, interface_with, try_route_to
 from pagebench.lab.split.role import Role, route
 from pagebench.link.emulator import Link
 from pagebench.lab.split.endpoint import PROC_SYS, set_sysctl
 from pagebench.core.profiles import make_profile
-from pagebench.core.layout import Layout, unsegmented
+from pagebench.core.layout import ORIGIN_NETWORK, ORIGIN_NETWORK6, Layout, origin_address, origin_address6, unsegmented
+from pagebench.system.commands import LabError
 from pagebench.system.places import run_prefix
 
 #: The tables the link's rule sets replace, with their built-in chains (both families).
@@ -41,6 +42,20 @@ def restore_document(saved: str) -> str:
     return "".join(parts)
 
 
+def check_origin_routes(server_if: str) -> None:
+    """The origins' range is routed, not on the server side's subnet: the router must reach
+    it through the sites' address on its server interface (compose adds the route)."""
+    for network, probe, required in ((ORIGIN_NETWORK, origin_address(0), True),
+                                     (ORIGIN_NETWORK6, origin_address6(0), False)):
+        found = try_route_to(probe)
+        if found is None and not required:
+            continue  # no IPv6 here: nothing of the lab travels over it
+        if found is None or found.interface != server_if or found.gateway is None:
+            via = "no route" if found is None else f"a route via {found.gateway or 'no gateway'} dev {found.interface}"
+            raise LabError(f"origins {network}: the router has {via}, not via the sites' address on {server_if}: "
+                           f"ip route add {network} via <the sites' address on the server side>")
+
+
 class RouterService(Role):
     """Checks the namespace can route, finds the two link interfaces by the router's
     addresses, and restores everything on exit."""
@@ -56,6 +71,7 @@ class RouterService(Role):
         self.saved: dict[str, str] = {}
 
     def set_up(self) -> None:
+        check_origin_routes(self.layout.router_server_if)  # before anything here changes
         for name in FORWARDING:
             if (PROC_SYS / name.replace(".", "/")).exists():
                 set_sysctl(name, "1", "the router")

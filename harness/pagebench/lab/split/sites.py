@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pagebench.core import encodings, modes
+from pagebench.core import encodings, layout, modes
 from pagebench.core.servers import plan as serverplan
 from pagebench.core.layout import MAX_SERVER_IPS, Layout, unsegmented
 from pagebench.core.profiles import make_profile
@@ -36,17 +36,10 @@ from pagebench.system.places import run_prefix
 SERVER_NETWORK = "198.18.1.0/24"
 
 
-def address_commands(server_plan: serverplan.ServerPlan, dev: str, present: set[str],
-                     verb: str = "add") -> list[tuple[str, ...]]:
-    """`ip addr add|del` for each of the plan's server addresses not in `present`."""
-    cmds = []
-    for binding in server_plan.bindings:
-        if binding.ip not in present:
-            cmds.append(("ip", "addr", verb, f"{binding.ip}/24", "dev", dev))
-        if binding.ip6 not in present:
-            cmds.append(("ip", "-6", "addr", verb, f"{binding.ip6}/64", "dev", dev)
-                        + (("nodad",) if verb == "add" else ()))
-    return cmds
+def address_batch(server_plan: serverplan.ServerPlan, dev: str, present: set[str], verb: str = "add") -> str:
+    """`ip -batch` lines adding (or deleting) each of the plan's server addresses not in `present`."""
+    wanted = (address for b in server_plan.bindings for address in (b.ip, b.ip6) if address not in present)
+    return layout.address_batch(wanted, dev, verb)
 
 
 class SitesService(Role):
@@ -56,7 +49,7 @@ class SitesService(Role):
         self.interface = interface_in(SERVER_NETWORK, interface)
         self.bed = LocalBed(Layout(run_prefix(), server_ips=MAX_SERVER_IPS), roles=("server",))
         self.origins: OriginServers | None = None
-        self.added: list[tuple[str, ...]] = []
+        self.added = ""  # `ip -batch` lines deleting the addresses added
         self.probe: ManagedProcess | None = None
 
     def set_up(self) -> None:
@@ -70,9 +63,9 @@ class SitesService(Role):
         if self.origins is not None:
             self.origins.stop()
             self.origins = None
-        for cmd in self.added:
-            self.bed.run(cmd, check=False)
-        self.added = []
+        if self.added:
+            self.bed.run(("ip", "-force", "-batch", "-"), input=self.added, check=False)
+        self.added = ""
 
     def _stop_probe(self) -> None:
         if self.probe is not None:
@@ -108,9 +101,8 @@ class SitesService(Role):
                                                  args.get("encodings", [encodings.IDENTITY.name])],
                                       query=args.get("query", "exact"))
         present = {entry.address for entry in addresses()}
-        self.added = address_commands(server_plan, self.interface, present, "del")  # the undo, first
-        for cmd in address_commands(server_plan, self.interface, present):
-            self.bed.run(cmd)
+        self.added = address_batch(server_plan, self.interface, present, "del")  # the undo, first
+        self.bed.run(("ip", "-batch", "-"), input=address_batch(server_plan, self.interface, present))
         origins = OriginServers(self.bed, server_plan, self.bed.state_dir)
         origins.__enter__()
         self.origins = origins

@@ -20,12 +20,16 @@ def _with(change) -> str:
 
 @pytest.mark.parametrize(("text", "message"), [
     ("{not json", "x.har: not JSON (Expecting property name enclosed in double quotes: line 1 column 2)"),
-    (b"\xff\xfe{}", "x.har: not UTF-8 (byte 0)"),
+    (b'{"log": "caf\xe9"}', "x.har: not UTF-8 text (byte 12, 0xE9, at line 1 column 13); a HAR is JSON: save it as "
+                             "UTF-8 (or UTF-16/UTF-32 with a byte-order mark)"),
+    (b"", "x.har: empty (a HAR is a JSON object with `log`)"),
+    (" \n", "x.har: empty (a HAR is a JSON object with `log`)"),
     ("[1, 2]", "x.har: not a HAR file (the top level must be an object with `log`, not a list)"),
     ("{}", "x.har: log: missing"),
     ('{"log": {"entries": {}}}', "x.har: log.entries: must be a list, not an object"),
     ('{"log": {"entries": []}}', "x.har: no entries (log.entries is empty)"),
-    (har(entry("data:text/plain,hi", text="hi")), "x.har: no entries with an http(s) URL"),
+    (har(entry("data:text/plain,hi", text="hi"), entry("blob:https://a.com/1")),
+     "x.har: no entries with an http(s) URL (only data:, blob:)"),
     (_with(lambda d: d["log"]["entries"][1]["response"].pop("status")),
      "x.har: log.entries[1].response.status: missing"),
     (_with(lambda d: d["log"]["entries"][1]["response"].update(status="200")),
@@ -43,6 +47,8 @@ def _with(change) -> str:
      "x.har: log.entries[1].response.content.text: not valid base64"),
     (_with(lambda d: d["log"]["entries"][1]["request"].update(url="https://a.com:99999/")),
      "x.har: log.entries[1].request.url: Port out of range 0-65535 ('https://a.com:99999/')"),
+    (_with(lambda d: d["log"]["entries"][1]["request"].update(url="https://[a.com/")),
+     "x.har: log.entries[1].request.url: Invalid IPv6 URL ('https://[a.com/')"),
     (_with(lambda d: d["log"].update(pages=[3])), "x.har: log.pages[0]: must be an object, not a number"),
 ])
 def test_malformed_hars_are_one_line_errors(text, message):
@@ -67,3 +73,75 @@ def test_text_in_a_declared_charset_is_stored_in_it():
     z = next(e for e in site.recording.exchanges if e.path == "/z.txt")
     assert z.content_type == "text/plain; charset=utf-8"
     assert any("stored as UTF-8" in w for w in site.warnings)
+
+
+@pytest.mark.parametrize(("version", "message"), [
+    ("2.0", "x.har: log.version: '2.0' is not a HAR version pagebench reads (1.1 or 1.2; none means 1.1)"),
+    ("1.3", "x.har: log.version: '1.3' is not a HAR version pagebench reads (1.1 or 1.2; none means 1.1)"),
+    (1.2, "x.har: log.version: a number is not a HAR version pagebench reads (1.1 or 1.2; none means 1.1)"),
+])
+def test_a_har_of_another_version_is_refused(version, message):
+    with pytest.raises(HarError) as caught:
+        parse_har(_with(lambda d: d["log"].update(version=version)), "x.har")
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("version", ["1.1", "1.2", "", None])
+def test_har_1_1_1_2_and_no_version_are_read(version):
+    text = _with(lambda d: d["log"].pop("version") if version is None else d["log"].update(version=version))
+    assert [e.url for e in parse_har(text, "x.har").entries] == ["https://www.example.com/",
+                                                                  "https://www.example.com/a.css"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_utf_8_16_and_32_text_is_read(encoding):
+    """UTF-16 and UTF-32 with a byte-order mark (`utf-16`, `utf-32`: Windows tools write
+    them), or without, as JSON's first characters reveal."""
+    text = _with(lambda d: d["log"]["entries"][0]["response"]["content"].update(text="<p>café 中</p>"))
+    assert parse_har(text.encode(encoding), "x.har") == parse_har(text, "x.har")
+    assert parse_har(text.encode(encoding), "x.har").entries[0].body == "<p>café 中</p>".encode()
+
+
+def test_text_in_another_encoding_is_refused_naming_the_byte():
+    text = _with(lambda d: d["log"]["entries"][0]["response"]["content"].update(text="\n<p>café</p>"))
+    latin1 = json.dumps(json.loads(text), indent=1, ensure_ascii=False).encode("latin-1")
+    at = latin1.index(b"\xe9")
+    line = latin1[:at].count(b"\n") + 1
+    column = at - latin1[:at].rindex(b"\n")
+    with pytest.raises(HarError) as caught:
+        parse_har(latin1, "x.har")
+    assert str(caught.value) == (f"x.har: not UTF-8 text (byte {at}, 0xE9, at line {line} column {column}); a HAR is "
+                                 "JSON: save it as UTF-8 (or UTF-16/UTF-32 with a byte-order mark)")
+    with pytest.raises(HarError, match=r"^x.har: not UTF-16 text \(byte 6\); a HAR is JSON: UTF-8, or UTF-16 or "
+                                       r"UTF-32 with a byte-order mark$"):
+        parse_har("{}".encode("utf-16") + b"\x00\xd8\x00\x00", "x.har")  # a lone surrogate
+
+
+TEXT = _with(lambda d: d["log"]["entries"][1]["response"]["content"].update(text='a{content: "}{[\\"x"}'))
+
+
+@pytest.mark.parametrize(("cut", "inside"), [
+    (TEXT.index('"a{content'), "log.entries[1].response.content.text (1 whole entries before it)"),  # in a string
+    (TEXT.index('"a{content') + 15, "log.entries[1].response.content.text (1 whole entries before it)"),
+    (TEXT.index('"entries"') + 4, "log"),  # in a key
+    (TEXT.index('"entries"') + 12, "log.entries[0] (0 whole entries before it)"),
+    (TEXT.index('"startedDateTime"', TEXT.index('"startedDateTime"') + 1),
+     "log.entries[1] (1 whole entries before it)"),  # at the start of the second entry
+    (len(TEXT) - 1, "log"),
+])
+def test_json_cut_short_says_where_it_ends(cut, inside):
+    text = TEXT[:cut]
+    with pytest.raises(HarError) as caught:
+        parse_har(text, "x.har")
+    assert str(caught.value) == (f"x.har: JSON cut short: the text ends at line 1 column {len(text.rstrip()) + 1} "
+                                 f"inside {inside}; the file is incomplete (copy or export it again)")
+
+
+def test_non_http_entries_are_kept_apart_with_their_page():
+    pages = [{"id": "p", "startedDateTime": iso(T0)}]
+    log = parse_har(har(entry("https://www.example.com/", text="x", pageref="p"),
+                        entry("data:,x", pageref="p"), entry("WSS://a.example.com/s", 101, pageref="p"),
+                        entry("chrome-extension://abc/x.js"), entry("/relative", at=1), pages=pages), "x.har")
+    assert [(s.index, s.scheme, s.page) for s in log.skipped] == [
+        (1, "data", 0), (2, "wss", 0), (3, "chrome-extension", None), (4, "", None)]
+    assert log.requests(0) == 3 and log.creator == "test" and log.bodies

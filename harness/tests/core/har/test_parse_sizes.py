@@ -21,7 +21,7 @@ def _one(**change: Any) -> Any:
         for part in where:
             target = target[part]
         target[name] = value
-    return parse_har(har(item), "x.har")[0]
+    return parse_har(har(item), "x.har").entries[0]
 
 
 def test_webpagetest_reads_its_own_fields_before_content_size():
@@ -75,5 +75,5 @@ def test_zero_minus_one_and_missing_are_unknown(value):
 
 
 def test_a_saved_body_gives_its_length():
-    got = parse_har(har(entry("https://www.example.com/", text="<p>12345</p>")), "x.har")[0]
+    got = parse_har(har(entry("https://www.example.com/", text="<p>12345</p>")), "x.har").entries[0]
     assert got.size("decoded").bytes == 12

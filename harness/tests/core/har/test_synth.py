@@ -68,7 +68,7 @@ def test_a_stripped_har_comes_back_as_the_same_page():
     dependency tree, read from what the made bodies name."""
     original = _with_initiators(_modern())
     text = json.dumps(original)
-    real = parse_har(text, "modern.har")
+    real = list(parse_har(text, "modern.har").entries)
     site = import_har(parse_har(json.dumps(_stripped(json.loads(text))), "m.har"), "mine", "m.har")
 
     assert sorted(e.original for e in site.recording.exchanges) == sorted(e.url for e in real)

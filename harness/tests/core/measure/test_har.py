@@ -86,7 +86,7 @@ def test_the_har_is_har_1_2_and_reads_back_as_pagebench_imports_hars(cold):
     _, result, document = cold
     jsonschema.validate(document, SCHEMA)
     text = json.dumps(document)
-    entries = parse_har(text, "load.har")
+    entries = parse_har(text, "load.har").entries
     assert [e.url for e in entries] == [r.url for r in result.resources]
     assert all(e.status == 200 and e.mime_type for e in entries)
     assert sum(e.initiator is not None for e in entries) == len(entries) - 1

@@ -10,10 +10,10 @@ from pagebench.core.servers.accesslog import ServerLog, connection_key, parse_ca
 # nginx ------------------------------------------------------------------------------------------
 
 NGINX_LINES = [
-    "1763780000.101\t0.002\t198.18.1.2\t7\t1\tHTTP/1.1\tTLSv1.3\t200\t527\twww.gen.test\t/\tGET\t801",
-    "1763780000.105\t0.001\t198.18.1.2\t7\t2\tHTTP/1.1\tTLSv1.3\t200\t2544\twww.gen.test\t/img/0001.png\tGET\t2811",
-    "1763780000.107\t0.001\t198.18.1.3\t8\t1\tHTTP/1.1\tTLSv1.3\t200\t2544\to2.gen.test\t/img/0002.png\tGET\t2811",
-    "1763780000.109\t0.001\t2001:2:0:1::2\t7\t3\tHTTP/2.0\tTLSv1.2\t304\t0\twww.gen.test\t/\tGET\t180",
+    "1763780000.101\t0.002\t198.19.0.1\t7\t1\tHTTP/1.1\tTLSv1.3\t200\t527\twww.gen.test\t/\tGET\t801",
+    "1763780000.105\t0.001\t198.19.0.1\t7\t2\tHTTP/1.1\tTLSv1.3\t200\t2544\twww.gen.test\t/img/0001.png\tGET\t2811",
+    "1763780000.107\t0.001\t198.19.0.2\t8\t1\tHTTP/1.1\tTLSv1.3\t200\t2544\to2.gen.test\t/img/0002.png\tGET\t2811",
+    "1763780000.109\t0.001\t2001:2:0:100::1\t7\t3\tHTTP/2.0\tTLSv1.2\t304\t0\twww.gen.test\t/\tGET\t180",
 ]
 
 
@@ -22,10 +22,10 @@ def test_the_nginx_parser_reads_every_field():
     assert malformed == 0 and len(records) == 4
     first = records[0]
     assert (first.end, first.request_time, first.server_addr, first.connection, first.connection_requests) == \
-        (1763780000.101, 0.002, "198.18.1.2", 7, 1)
+        (1763780000.101, 0.002, "198.19.0.1", 7, 1)
     assert (first.protocol, first.tls, first.status, first.body_bytes, first.host, first.uri, first.method,
             first.bytes_sent) == ("HTTP/1.1", "TLSv1.3", 200, 527, "www.gen.test", "/", "GET", 801)
-    assert records[3].server_addr == "2001:2:0:1::2" and records[3].status == 304
+    assert records[3].server_addr == "2001:2:0:100::1" and records[3].status == 304
 
 
 def test_the_nginx_parser_leaves_a_partial_last_line_and_counts_garbage():
@@ -41,8 +41,8 @@ def test_connections_are_distinct_address_and_connection_pairs():
     assert log.connections == 3  # (.2, 7), (.3, 8), (::2, 7): same serial on another address counts apart
     assert log.connections_by_host() == {"o2.gen.test": 1, "www.gen.test": 2}
     assert summarize(records, hosts={"www.gen.test"}).connections == 2
-    assert summarize(records, addresses={"198.18.1.2"}).connections == 1
-    assert summarize(records, hosts={"www.gen.test"}, addresses={"198.18.1.2"}).requests == 2
+    assert summarize(records, addresses={"198.19.0.1"}).connections == 1
+    assert summarize(records, hosts={"www.gen.test"}, addresses={"198.19.0.1"}).requests == 2
     assert log.requests == 4 and len(log.records) == 4
 
 
@@ -87,13 +87,13 @@ def test_the_caddy_parser_reads_every_field():
     assert malformed == 0 and len(records) == 5
     first = records[0]
     assert (first.end, first.request_time, first.server_addr, first.connection_requests) == \
-        (1795335294.34665, 0.000185847, "198.18.1.2", 1)
+        (1795335294.34665, 0.000185847, "198.19.0.1", 1)
     assert (first.protocol, first.tls, first.status, first.body_bytes, first.host, first.uri, first.method,
             first.bytes_sent) == ("HTTP/3.0", "TLSv1.3", 200, 1735, "www.seed000.test", "/", "GET", 1735)
     assert first.connection == connection_key("198.18.0.2", 34891)
     assert records[1].connection == first.connection and records[1].connection_requests == 2
     v6 = records[3]
-    assert (v6.server_addr, v6.host, v6.tls) == ("2001:2:0:1::9", "o2.gen.test", "TLSv1.3")  # pb7: index 7, IPv6
+    assert (v6.server_addr, v6.host, v6.tls) == ("2001:2:0:100::8", "o2.gen.test", "TLSv1.3")  # pb7: index 7, IPv6
     assert records[4].status == 304 and records[4].body_bytes == 0
 
 
@@ -101,7 +101,7 @@ def test_a_connection_is_a_client_address_and_port_at_one_server_address():
     log = summarize(parse_caddy_log("\n".join(CADDY_LINES) + "\n")[0])
     assert log.requests == 5 and log.connections == 4  # ports 34891 (x2), 40000, 40001; the IPv6 one
     assert log.connections_by_host() == {"o2.gen.test": 1, "www.seed000.test": 3}
-    assert summarize(parse_caddy_log(CADDY_LINES[0] + "\n")[0], addresses={"198.18.1.3"}).requests == 0
+    assert summarize(parse_caddy_log(CADDY_LINES[0] + "\n")[0], addresses={"198.19.0.2"}).requests == 0
     assert log.statuses_for("/") == (200, 304)
     assert connection_key("198.18.0.2", 1) != connection_key("198.18.0.3", 1)
     assert connection_key("2001:2::2", 443) != connection_key("198.18.0.2", 443)

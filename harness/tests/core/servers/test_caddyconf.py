@@ -27,7 +27,7 @@ def test_one_server_per_h3_binding_on_its_own_addresses():
     servers = config()["apps"]["http"]["servers"]
     assert list(servers) == ["pb3", "pb4", "pb5"]  # the h3 cells of tls 1.3; h2 is nginx's, h3 has no tls 1.2
     www_a = servers["pb3"]
-    assert www_a["listen"] == ["198.18.1.5:443", "[2001:2:0:1::5]:443"]
+    assert www_a["listen"] == ["198.19.0.4:443", "[2001:2:0:100::4]:443"]
     assert www_a["protocols"] == ["h3"]
     assert www_a["automatic_https"] == {"disable": True}
     assert www_a["tls_connection_policies"] == [{"certificate_selection": {"any_tag": ["pagebench"]},
@@ -36,7 +36,7 @@ def test_one_server_per_h3_binding_on_its_own_addresses():
     assert www_a["routes"][-1]["handle"] == [{"handler": "file_server", "root": "/data/sites/a/www.a.test",
                                               "index_names": ["index.html"]}]
     assert servers["pb4"]["routes"][-1]["handle"][0]["root"] == "/data/sites/a/img.a.test"
-    assert servers["pb5"]["listen"][0] == "198.18.1.7:443"
+    assert servers["pb5"]["listen"][0] == "198.19.0.6:443"
 
 
 def test_nothing_implicit_and_nothing_written_outside_the_run_directory():

@@ -21,10 +21,22 @@ RUN = Path("/run/pagebench/pbx/nginx")
 def test_nginx_renders_no_h3_binding():
     p = plan([A], [H2, H3], ["1.3"], LEAF)
     blocks = servers(nginxconf.render(p, RUN))
-    assert sorted(blocks) == ["198.18.1.2", "198.18.1.3"]  # h2 only; h3 (.4, .5) is Caddy's
-    assert "198.18.1.4" not in nginxconf.render(p, RUN) and "quic" not in nginxconf.render(p, RUN)
+    assert sorted(blocks) == ["198.19.0.1", "198.19.0.2"]  # h2 only; h3 (.3, .4) is Caddy's
+    assert "198.19.0.3" not in nginxconf.render(p, RUN) and "quic" not in nginxconf.render(p, RUN)
     only_h3 = nginxconf.render(plan([A], [H3], ["1.3"], LEAF), RUN)
     assert servers(only_h3) == {} and only_h3.count("{") == only_h3.count("}")
+
+
+def test_connection_slots_and_open_files_grow_with_the_listening_sockets():
+    """Each listening socket (IPv4 and IPv6 per binding) holds one of the worker's
+    connection slots and a file: 100 origins in three nginx modes are 600 sockets."""
+    page = site("news", [f"o{i}.news.test" for i in range(100)])
+    news = plan([page], [*ALL_MODES, H3], ["1.3"], LEAF)
+    assert "worker_connections 4696;" in top_lines(nginxconf.render(news, RUN))
+    assert nginxconf.open_files(news) == (600 + 8192 + 64, 600 + 1024)
+    small = plan([A], [H2], ["1.3"], LEAF)
+    assert "worker_connections 4100;" in top_lines(nginxconf.render(small, RUN))
+    assert "worker_rlimit_nofile" not in nginxconf.render(small, RUN)  # inherited (`ensure_open_files`)
 
 
 def test_process_and_global_settings():
@@ -98,7 +110,7 @@ def test_cleartext_bindings_listen_on_port_80_without_ssl_and_h2_with_prior_know
 def test_site_header_rules_become_locations_with_all_headers():
     custom = site("c", ["www.c.test"], {"/fonts/*.woff": {"Cache-Control": "max-age=31536000, immutable",
                                                           "X-Extra": "1"}})
-    block = servers(nginxconf.render(plan([custom], [H2], ["1.3"], LEAF), RUN))["198.18.1.2"]
+    block = servers(nginxconf.render(plan([custom], [H2], ["1.3"], LEAF), RUN))["198.19.0.1"]
     start = block.index('location ~ "^/fonts/[^/]*\\.woff$" {')
     location = block[start + 1:start + 5]
     assert location == [

@@ -6,10 +6,14 @@ from __future__ import annotations
 import pytest
 
 from pagebench.core.encodings import BR, DCZ, GZIP, IDENTITY
-from pagebench.core.modes import H2, H3, HTTP10, KEEPALIVE, PIPELINING
+from pagebench.core.layout import MAX_SERVER_IPS
+from pagebench.core.modes import H2, H3, HTTP10, KEEPALIVE, MODES, PIPELINING, TLS_CHOICES
 from pagebench.core.servers.binding import PlanError
 from pagebench.core.servers.plan import binding_rows, browser_url, plan
 from tests.core.servers.samples import ALL_MODES, LEAF, A, B, V, site
+
+#: The modes a plan serves: each mode's origin mode once (pipelining is keep-alive's).
+MODES_SERVED = list(dict.fromkeys(mode.origin for mode in MODES))
 
 
 def test_one_ip_per_tls_mode_site_origin_in_nesting_order():
@@ -20,8 +24,8 @@ def test_one_ip_per_tls_mode_site_origin_in_nesting_order():
                          ("1.3", "http1.0", "b", "www.b.test"), ("1.3", "keepalive", "a", "www.a.test")]
     assert cells[9] == ("1.2", "http1.0", "a", "www.a.test")
     assert [b.index for b in p.bindings] == list(range(18))
-    assert p.bindings[0].ip == "198.18.1.2" and p.bindings[17].ip == "198.18.1.19"
-    assert p.bindings[0].ip6 == "2001:2:0:1::2" and p.bindings[17].ip6 == "2001:2:0:1::13"
+    assert p.bindings[0].ip == "198.19.0.1" and p.bindings[17].ip == "198.19.0.18"
+    assert p.bindings[0].ip6 == "2001:2:0:100::1" and p.bindings[17].ip6 == "2001:2:0:100::18"
     assert len({b.ip for b in p.bindings}) == 18
 
 
@@ -40,13 +44,13 @@ def test_duplicates_in_modes_and_versions_are_ignored():
 def test_resolver_rules_map_each_origin_to_its_ip():
     p = plan([A, B], ALL_MODES, ["1.3", "1.2"], LEAF)
     assert p.host_resolver_rules(H2, "1.3") == \
-        "MAP www.a.test 198.18.1.8, MAP img.a.test 198.18.1.9, MAP www.b.test 198.18.1.10"
-    assert p.host_resolver_rules(HTTP10, "1.2", site="b") == "MAP www.b.test 198.18.1.13"
+        "MAP www.a.test 198.19.0.7, MAP img.a.test 198.19.0.8, MAP www.b.test 198.19.0.9"
+    assert p.host_resolver_rules(HTTP10, "1.2", site="b") == "MAP www.b.test 198.19.0.12"
     assert p.host_resolver_rules(KEEPALIVE, "1.3", site="b", block_others=True) == \
-        "MAP www.b.test 198.18.1.7, MAP * ~NOTFOUND"
-    assert p.address(H2, "1.2", "img.a.test").ip == "198.18.1.18"
-    assert p.addresses(H2, "1.3") == {"www.a.test": "198.18.1.8", "img.a.test": "198.18.1.9",
-                                        "www.b.test": "198.18.1.10"}
+        "MAP www.b.test 198.19.0.6, MAP * ~NOTFOUND"
+    assert p.address(H2, "1.2", "img.a.test").ip == "198.19.0.17"
+    assert p.addresses(H2, "1.3") == {"www.a.test": "198.19.0.7", "img.a.test": "198.19.0.8",
+                                        "www.b.test": "198.19.0.9"}
     assert p.hostnames == ("img.a.test", "www.a.test", "www.b.test")
 
 
@@ -55,7 +59,7 @@ def test_sites_sharing_a_hostname_need_the_site_named():
     p = plan([small, large], [H2], ["1.3"], LEAF)
     with pytest.raises(PlanError, match=r"host www.seed000.test is served for several sites .*: name the site"):
         p.host_resolver_rules(H2, "1.3")
-    assert p.host_resolver_rules(H2, "1.3", site="seed000-large-n1") == "MAP www.seed000.test 198.18.1.3"
+    assert p.host_resolver_rules(H2, "1.3", site="seed000-large-n1") == "MAP www.seed000.test 198.19.0.2"
 
 
 @pytest.mark.parametrize("modes,tls,fragment", [
@@ -91,11 +95,11 @@ def test_h3_bindings_exist_for_tls13_only_in_the_same_nesting_order():
 def test_h3_resolver_rules_and_force_quic_value():
     p = plan([A, B], [H2, H3], ["1.3"], LEAF)
     assert p.host_resolver_rules(H3, "1.3", site="a", block_others=True) == \
-        "MAP www.a.test 198.18.1.5, MAP img.a.test 198.18.1.6, MAP * ~NOTFOUND"
+        "MAP www.a.test 198.19.0.4, MAP img.a.test 198.19.0.5, MAP * ~NOTFOUND"
     assert p.force_quic_on(H3, "1.3", site="a") == "www.a.test:443,img.a.test:443"
     assert p.force_quic_on(H3, "1.3", site="b") == "www.b.test:443"
     assert p.force_quic_on(H3, "1.3") == "www.a.test:443,img.a.test:443,www.b.test:443"
-    assert p.address(H3, "1.3", "www.b.test").ip == "198.18.1.7"
+    assert p.address(H3, "1.3", "www.b.test").ip == "198.19.0.6"
     with pytest.raises(PlanError, match="mode 'h3': not in this plan"):
         plan([A], [H2], ["1.3"], LEAF).force_quic_on(H3, "1.3")
     small, large = site("seed000-small-n1", ["www.seed000.test"]), site("seed000-large-n1", ["www.seed000.test"])
@@ -105,10 +109,44 @@ def test_h3_resolver_rules_and_force_quic_value():
         shared.force_quic_on(H3, "1.3")
 
 
-def test_too_many_addresses_and_unknown_selections_are_refused():
-    many = [site(f"s{i}", [f"www.s{i}.test"]) for i in range(42)]
-    with pytest.raises(PlanError, match=r"needs 252 server IPs .* at most 250"):
-        plan(many, ALL_MODES, ["1.2", "1.3"], LEAF)
+def test_a_page_of_100_origins_runs_in_every_mode_and_tls_version():
+    """Every origin mode (pipelining rides keep-alive's bindings) under every TLS version
+    (QUIC under 1.3 only), in two encodings: each (mode, TLS, encoding, origin) its own
+    address, and each condition's resolver rules map all 100 origins to their own."""
+    page = site("news", [f"o{i}.news.test" for i in range(100)])
+    tls = list(TLS_CHOICES)
+    p = plan([page], MODES_SERVED, tls, LEAF, encodings=[IDENTITY, GZIP])
+    pairs = [(t, m) for t in tls for m in MODES_SERVED if t in m.tls_versions]
+    assert len(pairs) == 10 and p.ip_count == 10 * 2 * 100 <= MAX_SERVER_IPS
+    assert len({b.ip for b in p.bindings}) == len({b.ip6 for b in p.bindings}) == p.ip_count
+    assert p.bindings[-1].ip == "198.19.7.250"
+    for t, mode in pairs:
+        for encoding in (IDENTITY, GZIP):
+            chosen = p.addresses(mode, t, encoding=encoding)
+            assert len(chosen) == 100 and len(set(chosen.values())) == 100
+            rules = p.host_resolver_rules(mode, t, encoding=encoding, block_others=True)
+            assert rules.count("MAP ") == 101 and rules.endswith(", MAP * ~NOTFOUND")
+            assert len(rules) < 4000  # one argv entry: far below the kernel's 128 KiB per argument
+    quic = p.force_quic_on(H3, "1.3")
+    assert quic.count(":443") == 100
+    # one TLS version and identity: the four origin modes of the issue, 400 addresses
+    assert plan([page], MODES_SERVED, ["1.3"], LEAF).ip_count == 400
+
+
+def test_too_many_addresses_say_what_to_cut():
+    page = site("news", [f"o{i}.news.test" for i in range(100)])
+    small = site("b", ["www.b.test"])
+    with pytest.raises(PlanError) as refused:
+        plan([page, small], MODES_SERVED, list(TLS_CHOICES), LEAF, encodings=[IDENTITY, GZIP, BR])
+    assert str(refused.value) == (
+        "plan: needs 3030 server addresses, at most 2000: 10 (TLS version, mode) pairs x 3 encoding(s) x 101 "
+        "origin(s) over the site versions (the largest site, news, has 100): split the spec into several runs "
+        "with fewer modes, TLS versions, encodings or sites each (with these modes, TLS versions and encodings: "
+        "at most 66 origins in all)")
+    assert plan([page, small], MODES_SERVED, list(TLS_CHOICES)[1:], LEAF, encodings=[IDENTITY, GZIP]).ip_count == 1414
+
+
+def test_unknown_selections_are_refused():
     with pytest.raises(PlanError, match="listed twice"):
         plan([A, A], [H2], ["1.3"], LEAF)
     p = plan([A], [H2], ["1.3"], LEAF)
@@ -142,8 +180,8 @@ def test_one_ip_per_version_and_encoding_nested_inside_the_site_origins_innermos
     ]
     assert p.encodings == (GZIP, DCZ)
     assert p.host_resolver_rules(H2, "1.3", site="v", encoding=DCZ, version=2, block_others=True) == \
-        "MAP www.v.test 198.18.1.12, MAP img.v.test 198.18.1.13, MAP * ~NOTFOUND"
-    assert p.addresses(H2, "1.3", "a", encoding=GZIP) == {"www.a.test": "198.18.1.2", "img.a.test": "198.18.1.3"}
+        "MAP www.v.test 198.19.0.11, MAP img.v.test 198.19.0.12, MAP * ~NOTFOUND"
+    assert p.addresses(H2, "1.3", "a", encoding=GZIP) == {"www.a.test": "198.19.0.1", "img.a.test": "198.19.0.2"}
     assert p.address(H2, "1.3", "img.v.test", encoding=GZIP, version=2).index == 9
     assert len(p.select(H2, "1.3", encoding=DCZ, version=2)) == 2  # only v has a version 2
     assert binding_rows(p)[10] == ["1.3", "h2", "v", "www.v.test", 10, "dcz", 2]

@@ -25,7 +25,7 @@ def test_describe_an_imported_site():
     site = imported(*chrome_har(), pages=PAGES)
     on_disk = Site(site.manifest, Path("/nowhere"), site.recording)
     summary = describe(on_disk, {path: len(b) for path, b in site.files.items()})
-    assert summary.source == "x.har"
+    assert summary.source == 'x.har, page 1 of 2 (page_1 "x")'
     assert summary.requests == len(site.recording.exchanges) and summary.bytes == site.total_bytes
     assert {o.name: o.original for o in summary.origins}["cdn.example.com.test"] == "cdn.example.com"
     assert summary.depth == 3 and dict(summary.levels) == {0: 1, 1: 2, 2: 2, 3: 1}

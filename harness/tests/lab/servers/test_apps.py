@@ -48,7 +48,7 @@ def app_server() -> Iterator[ThreadingHTTPServer]:
     httpd.server_close()
 
 
-def _app(url: str, timeout: float = 5.0, lab: tuple[str, ...] = ("198.18.1.2",)) -> AppAt:
+def _app(url: str, timeout: float = 5.0, lab: tuple[str, ...] = ("198.19.0.1",)) -> AppAt:
     manifest = SiteManifest(name="shop", entry="https://shop.test/", origins=("shop.test",))
     return AppAt(Site(manifest, Path("/nonexistent"), app=App(url=url, ready="/health", ready_timeout_s=timeout)), lab)
 

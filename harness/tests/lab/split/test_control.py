@@ -26,7 +26,7 @@ from pagebench.lab.split.endpoint import CLIENT_SIDE, SERVER_SIDE, route_command
 from pagebench.lab.split.local import LocalLayout, Route, localize, parse_addresses, parse_route
 from pagebench.lab.split.remote import counters_from
 from pagebench.lab.split.router import restore_document
-from pagebench.lab.split.sites import address_commands
+from pagebench.lab.split.sites import address_batch
 from pagebench.link.counters import LinkCounters
 from pagebench.link.plan import endpoint_commands, netem_plan, reset_commands, sysctl_values, userspace_plan
 from pagebench.system.commands import LabError
@@ -118,9 +118,9 @@ def test_endpoints_set_what_the_native_endpoint_commands_set():
     native = endpoint_commands(topo, PROFILE)
     sysctl = native[0]
     assert [f"{k}={v}" for k, v in sysctl_values(PROFILE).items()] == list(sysctl[6:])
-    route = Route("198.18.1.2", "eth0", topo.router_client_ip, "198.18.0.2")
-    here = route_command(SERVER_SIDE[0], route, PROFILE)
-    assert here == ("ip", "-4", "route", "replace", "198.18.1.0/24", "via", "198.18.0.1", "dev", "eth0",
+    route = Route("198.19.0.1", "eth0", topo.router_client_ip, "198.18.0.2")
+    here = route_command(SERVER_SIDE[0], route, PROFILE)  # the harness's route to the origins' range
+    assert here == ("ip", "-4", "route", "replace", "198.19.0.0/16", "via", "198.18.0.1", "dev", "eth0",
                     "initcwnd", "20", "congctl", "cubic")
     options = native[1][native[1].index(topo.endpoint_if) + 1:]
     assert here[-len(options):] == options
@@ -153,10 +153,11 @@ def test_both_sides_compare_the_same_plan_and_add_only_missing_addresses(tmp_pat
     server_plan = serverplan.plan([site], [KEEPALIVE, H2], ["1.3"])
     rows = binding_rows(server_plan)
     assert [row[1] for row in rows] == ["keepalive", "h2"] and [row[4] for row in rows] == [0, 1]
-    adds = address_commands(server_plan, "eth0", {"198.18.1.2", "2001:2:0:1::2"})
-    assert adds == [("ip", "addr", "add", "198.18.1.3/24", "dev", "eth0"),
-                    ("ip", "-6", "addr", "add", "2001:2:0:1::3/64", "dev", "eth0", "nodad")]
-    assert address_commands(server_plan, "eth0", {"198.18.1.2", "2001:2:0:1::2"}, "del")[1][-1] == "eth0"
+    present = {"198.19.0.1", "2001:2:0:100::1"}
+    assert address_batch(server_plan, "eth0", present) == (
+        "address add 198.19.0.2/32 dev eth0\naddress add 2001:2:0:100::2/128 dev eth0 nodad\n")
+    assert address_batch(server_plan, "eth0", present, "del") == (
+        "address del 198.19.0.2/32 dev eth0\naddress del 2001:2:0:100::2/128 dev eth0\n")
 
 
 def test_counters_survive_the_channel():

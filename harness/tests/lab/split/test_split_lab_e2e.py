@@ -20,7 +20,7 @@ from pagebench.results.store import Store
 from pagebench.lab.netns import STATE_ROOT, NamespaceBed
 from pagebench.system.commands import run
 from pagebench.system.process import ManagedProcess
-from pagebench.core.layout import Layout, new_prefix
+from pagebench.core.layout import ORIGIN_NETWORK, Layout, new_prefix
 
 from pagebench.lab.servers.apps import free_port
 from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, needs_root, tagged
@@ -28,7 +28,7 @@ from tests.helpers import DELAY_SLACK_MS, HARNESS, RATE_FLOOR, REPO, needs_root,
 pytestmark = needs_root
 # The compose file's own control addresses and commands (test_compose checks they agree).
 COMPOSE = yaml.safe_load((REPO / "docker-compose.yml").read_text())
-ROUTER_LISTEN = COMPOSE["services"]["router"]["command"][-1]
+ROUTER_LISTEN = COMPOSE["services"]["router"]["command"][-1].rsplit("--listen ", 1)[1]
 SITES_LISTEN = COMPOSE["services"]["sites"]["command"][-1].rsplit("--listen ", 1)[1]
 ROUTER_URL, SITES_URL = f"http://{ROUTER_LISTEN}", f"http://{SITES_LISTEN}"
 CLIENT_CTL = COMPOSE["services"]["harness"]["networks"]["control"]["ipv4_address"]
@@ -150,8 +150,8 @@ def test_each_mode_was_served_on_its_own_address_and_given_back_when_the_run_end
     expected = {"keepalive": "http/1.1", "h2": "h2"}
     for load in store.loads(run_id):
         assert {r.resource.protocol for r in store.resources(load.id)} == {expected[load.condition.mode.name]}
-    assert "198.18.1.2/24" in split_run["during"]["server_addresses"]
-    assert "198.18.1.3" not in split_run["during"]["server_addresses"]
+    assert "198.19.0.1/32" in split_run["during"]["server_addresses"]
+    assert "198.19.0.2/32" not in split_run["during"]["server_addresses"]
     assert not split_run["during"]["client_pids"]  # the harness left no browser behind
 
 
@@ -163,8 +163,8 @@ def test_stopping_the_roles_leaves_their_namespaces_as_found(split_run):
     for saved in after["rules"]:
         assert "-A " not in saved and " DROP" not in saved, saved
     assert not after["router_pids"] and not after["server_pids"]  # delay program, nginx, probes, roles
-    assert "198.18.1.3" not in after["server_addresses"] and "2001:2:0:1::3" not in after["server_addresses"]
-    assert "198.18.1.2/24" in after["server_addresses"]  # what was there before stays
+    assert "198.19.0.2/32" not in after["server_addresses"] and "2001:2:0:100::2/" not in after["server_addresses"]
+    assert "198.19.0.1/32" in after["server_addresses"]  # what was there before stays
     assert not after["state"]  # the roles' and the harness's state directories
 
 
@@ -176,7 +176,7 @@ print(json.dumps(router.post("/link/open", {"backend": None, "seed": 1})))
 router.post("/link/apply", {"profile": {"name": "t", "rtt_ms": 20, "down_mbit": 10, "up_mbit": 5,
                                          "rwnd_bytes": 32767}})
 sites.post("/sites/start", {"sites": ["seed000-small-n1"], "modes": ["keepalive", "h2"], "tls": ["1.3"]})
-sites.post("/probe/start", {"host": "198.18.1.2", "port": 5201})
+sites.post("/probe/start", {"host": "198.19.0.1", "port": 5201})
 """
 
 
@@ -191,7 +191,7 @@ def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing(sessi
         assert "htb" in text("tc", "-n", topology.router, "qdisc", "show")
         assert "pb:up" in text("ip", "netns", "exec", topology.router, "iptables-save")
         assert "--queue-num 2" in text("ip", "netns", "exec", topology.router, "ip6tables-save")  # the clamp
-        assert "198.18.1.3/24" in text("ip", "-n", topology.server, "addr", "show")
+        assert "198.19.0.2/32" in text("ip", "-n", topology.server, "addr", "show")
         assert len(text("ip", "netns", "pids", topology.server).split()) >= 3  # role, nginx, probe server
         stop_role(router)
         stop_role(sites)
@@ -201,7 +201,24 @@ def test_sigterm_while_the_link_is_applied_and_sites_served_leaves_nothing(sessi
             assert "-A " not in saved and " DROP" not in saved
         assert not text("ip", "netns", "pids", topology.router).split()
         assert not text("ip", "netns", "pids", topology.server).split()
-        assert "198.18.1.3" not in text("ip", "-n", topology.server, "addr", "show")
+        assert "198.19.0.2/32" not in text("ip", "-n", topology.server, "addr", "show")
+
+
+def test_a_router_without_a_route_to_the_origins_says_how_to_add_one(session_tag: str):
+    """The origins' range is routed (compose adds the route in the router's command): a
+    router role started without it stops at once with one line, having changed nothing."""
+    topology = Layout(new_prefix(session_tag), server_ips=1)
+    with NamespaceBed(topology) as bed:
+        bed.run(("ip", "-n", topology.router, "route", "del", ORIGIN_NETWORK))
+        before = text("ip", "netns", "exec", topology.router, "iptables-save")
+        argv = bed.exec_argv(topology.router, [sys.executable, "-m", "pagebench", "serve", "router",
+                                               "--listen", "127.0.0.1:8799"])
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=HARNESS, env=tagged())
+        assert text("ip", "netns", "exec", topology.router, "iptables-save") == before
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: origins {ORIGIN_NETWORK}: the router has no route, not via the sites' address on rs: "
+        f"ip route add {ORIGIN_NETWORK} via <the sites' address on the server side>")
 
 
 SHOPAPP = HARNESS / "tests" / "runner" / "shopapp.py"
