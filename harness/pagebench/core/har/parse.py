@@ -10,8 +10,8 @@ or the NUL bytes around the first ASCII characters); anything else is refused na
 first byte that is not, as is JSON cut short (naming where it ends) and a `log.version`
 other than 1.1 or 1.2 (none means 1.1, as the HAR spec says). Bodies are decoded here
 (base64, or text in its declared charset); without a saved text a body is unknown
-(None): sizes of 0 and -1 mean "not recorded", never "empty" (but for content.size and
-bodySize both 0, no other size field more: an empty body); an empty text for a body
+(None): sizes of 0 and -1 mean "not recorded", never "empty" (a response that has no
+body by HTTP's rules, a HEAD's, a 1xx or a 204, is empty); an empty text for a body
 whose `content.size` is more is not saved either, and a shorter one is marked (`cut`).
 The sizes themselves are read in one order of preference (`SIZE_FIELDS`).
 HTTP/2 and HTTP/3 pseudo-headers are dropped. Requests that are not http(s) (data:,
@@ -447,8 +447,8 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
     if body == b"" and size > 0:
         body = None  # an empty text for a body of `size` bytes: not saved
     fields = _size_fields(raw, body)
-    if body is None and "text" not in content and _said_empty(fields) and not _any_size(fields):
-        body = b""  # no text, but content.size and bodySize both say 0 (and no other size more): empty
+    if body is None and "text" not in content and (method.upper() == "HEAD" or 100 <= status < 200 or status == 204):
+        body = b""  # no body by HTTP's rules (a 304's is its 200's: unknown, for the stand-in to make)
     error = response.get("_error") or raw.get("_error")  # DevTools and mitmproxy: response._error
     return HarEntry(
         index=index, method=method.upper(), url=url, status=status,
@@ -464,19 +464,6 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
         priority=raw.get("_priority") if isinstance(raw.get("_priority"), str) else None,
         wait_ms=_timing(raw, "wait"), rtt_ms=_rtt(raw),
         encoding_field=raw.get("_contentEncoding") if isinstance(raw.get("_contentEncoding"), str) else None)
-
-
-def _any_size(fields: tuple[tuple[str, float], ...]) -> bool:
-    """Whether some row of `SIZE_FIELDS` gives a size above 0."""
-    given = dict(fields)
-    return any(all(given.get(f, 0) > 0 for f in row) and given[row[0]] - sum(given[f] for f in row[1:]) > 0
-               for _, row, _ in SIZE_FIELDS)
-
-
-def _said_empty(fields: tuple[tuple[str, float], ...]) -> bool:
-    """Whether content.size and bodySize both say 0: an empty body (not an unknown one)."""
-    given = dict(fields)
-    return given.get("content.size") == 0 and given.get("bodySize") == 0
 
 
 def _timing(raw: Mapping[str, Any], name: str) -> float | None:
@@ -507,7 +494,7 @@ def _body(read: _Reader, content: Mapping[str, Any], path: str, mime: str) -> tu
     """The decoded body (None: not saved) and whether a text body had to become UTF-8. A
     body is known only from its text: sizes of 0 and -1 without one mean "not recorded"
     (WebPageTest keeps its sizes in `_bytesIn` and friends), never "empty" (`_entry` makes
-    the one exception: content.size and bodySize both 0)."""
+    the exception of a response that has no body by HTTP's rules)."""
     text = read.get(content, "text", path, str, None)
     if text is None:
         return None, False
