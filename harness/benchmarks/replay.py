@@ -61,19 +61,23 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def table(store: Store, run: str) -> None:
+def table(store: Store, run: str, base: str = "modern") -> None:
+    """The markdown table of a run: each site's median load and its ratio to `base`'s."""
     loads: dict[tuple[str, str, str], list[LoadRow]] = {}
     for load in store.loads(run):
-        loads.setdefault((load.condition.profile, load.condition.mode, load.condition.site), []).append(load)
+        condition = load.condition  # profile and mode as their names (a Mode is not ordered)
+        key = (getattr(condition.profile, "name", condition.profile), getattr(condition.mode, "name", condition.mode),
+               condition.site)
+        loads.setdefault(key, []).append(load)
     print(f"run {run}\n")
-    print("| profile | mode | site | n | requests | flagged | median load (ms) [95 % CI] | / modern [95 % CI] |")
+    print(f"| profile | mode | site | n | requests | flagged | median load (ms) [95 % CI] | / {base} [95 % CI] |")
     print("|---|---|---|---|---|---|---|---|")
-    order = sorted(loads, key=lambda key: (key[0], key[1], key[2] != "modern", key[2]))  # the original first
+    order = sorted(loads, key=lambda key: (key[0], key[1], key[2] != base, key[2]))  # the base first
     for profile, mode, site in order:
         rows = loads[(profile, mode, site)]
         times = [r.load_ms for r in rows if r.ok and r.load_ms is not None]
-        base = [r.load_ms for r in loads[(profile, mode, "modern")] if r.ok and r.load_ms is not None]
-        ci, ratio = median_ci(times), ratio_ci(times, base)
+        against = [r.load_ms for r in loads[(profile, mode, base)] if r.ok and r.load_ms is not None]
+        ci, ratio = median_ci(times), ratio_ci(times, against)
         requests = sorted({r.requests for r in rows})
         print(f"| {profile} | {mode} | {site} | {len(times)} | {'/'.join(map(str, requests))} | "
               f"{sum(r.flagged for r in rows)} | {ci.estimate:.0f} [{ci.low:.0f}, {ci.high:.0f}] | "

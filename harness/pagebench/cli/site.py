@@ -63,8 +63,8 @@ def _print_written(site: Site, imported: ImportedSite, missing_note: str) -> Non
 @command(site_app, "import-har")
 def site_import_har(
     har: Annotated[Path, typer.Argument(help=(
-        "The HAR file, .har or gzip-compressed .har.gz, saved with its bodies (Chrome DevTools, Firefox, "
-        "WebPageTest, browsertime, Playwright with content embedded, mitmproxy's savehar)."))],
+        "The HAR file, .har or gzip-compressed .har.gz (Chrome DevTools, Firefox, WebPageTest, browsertime, "
+        "Playwright with content embedded, mitmproxy's savehar); bodies it did not save are made."))],
     name: NameOpt,
     into: IntoOpt = None,
     force: ForceOpt = False,
@@ -72,13 +72,18 @@ def site_import_har(
         "The page to import from a HAR of several: its id, its title (or a unique start of it, "
         "e.g. 'Run 2, Repeat View'), or its number N in the order the pages started (default: "
         "WebPageTest's first view of the first run, else the first page)."))] = None,
+    synthesize: Annotated[bool, typer.Option("--synthesize", help=(
+        "Make every body (a stand-in page of the recorded sizes, parents and kinds) even where the HAR "
+        "saved them; a HAR without bodies is synthesized anyway."))] = False,
 ) -> None:
     """Import a page of a HAR as a site: every recorded response is replayed, in every
-    protocol mode, by the lab's servers; a request the HAR lacks is a 404, counted per load."""
+    protocol mode, by the lab's servers; a request the HAR lacks is a 404, counted per load.
+    Bodies the HAR did not save (WebPageTest, Firefox, the HTTP Archive) are made: a stand-in
+    page with a fidelity report."""
     from pagebench.lab import sites as sitefiles
     from pagebench.lab.imported import read_har, write_imported
 
-    imported = read_har(har, name, page)
+    imported = read_har(har, name, page, synthesize_all=synthesize)
     site = write_imported(imported, into if into is not None else sitefiles.sites_dir() / name, replace=force)
     _say(f"imported {site.name} from {har} into {site.root}")
     _print_written(site, imported, "the HAR cannot replay them")
@@ -91,6 +96,9 @@ def site_import_har(
         _say(f"  dropped headers: {shown}" + (f" and {more} more" if more > 0 else ""))
     for warning in imported.warnings:
         _say(f"  warning: {warning}")
+    if imported.fidelity is not None:
+        for line in imported.fidelity.lines():
+            _say(f"  {line}")
 
 
 @command(site_app, "show")
@@ -108,6 +116,7 @@ def site_show(
     from pagebench.core.sites.folder import UNSERVED, FolderSite
     from pagebench.core.sites.model import Site, SiteError
     from pagebench.lab import sites as sitefiles
+    from pagebench.lab.imported import read_fidelity
 
     if site.lstrip().startswith("{"):
         import yaml
@@ -149,6 +158,9 @@ def site_show(
         out.print(f"  {level:>2}  {count:>5}  {'#' * max(1, round(40 * count / most))}", highlight=False)
     if summary.missing:
         out.print(f"{len(summary.missing)} request(s) the recording lacks will 404", highlight=False)
+    report = read_fidelity(found) if isinstance(found, Site) else None
+    for line in report.lines() if report is not None else ():
+        _say(line)
     if isinstance(found, FolderSite):
         hosts = sitefiles.external(found)
         out.print(f"other hosts its pages name in absolute URLs: {len(hosts) or 'none'}", highlight=False)

@@ -15,6 +15,7 @@ import shutil
 import zlib
 from pathlib import Path
 
+from pagebench.core.har.fidelity import FIDELITY_FILE, Fidelity
 from pagebench.core.har.importer import ImportedSite, import_har
 from pagebench.core.har.parse import HarError, parse_har
 from pagebench.core.sites.model import Site, SiteError, manifest_yaml, parse_manifest
@@ -22,10 +23,11 @@ from pagebench.core.sites.recording import RECORDING_FILE
 from pagebench.lab.sites import BASE_MTIME, load_site, store, write_sidecars
 
 
-def read_har(path: Path, name: str, page: str | None = None) -> ImportedSite:
+def read_har(path: Path, name: str, page: str | None = None, synthesize_all: bool = False) -> ImportedSite:
     """A HAR file's page (`.har`, or gzip-compressed `.har.gz`; `page`: its id, title or
-    number, None: the default, `core.har.pages`) imported as the site `name`; a one-line
-    HarError naming the file for anything unreadable or malformed."""
+    number, None: the default, `core.har.pages`) imported as the site `name`
+    (`synthesize_all`: every body made, a stand-in page); a one-line HarError naming the
+    file for anything unreadable or malformed."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -39,7 +41,7 @@ def read_har(path: Path, name: str, page: str | None = None) -> ImportedSite:
                            "export it again)") from None
         except (OSError, zlib.error) as error:
             raise HarError(f"{path}: not a readable gzip file ({error})") from None
-    return import_har(parse_har(data, str(path)), name, str(path), page)
+    return import_har(parse_har(data, str(path)), name, str(path), page, synthesize_all)
 
 
 def write_imported(site: ImportedSite, into: Path, replace: bool = False) -> Site:
@@ -68,6 +70,8 @@ def write_imported(site: ImportedSite, into: Path, replace: bool = False) -> Sit
             store(path, body, BASE_MTIME)
         (tmp / RECORDING_FILE).write_text(site.recording.model_dump_json(indent=1) + "\n")
         (tmp / "site.yaml").write_text(manifest_yaml(site.manifest))
+        if site.fidelity is not None:
+            (tmp / FIDELITY_FILE).write_text(site.fidelity.model_dump_json(indent=1) + "\n")
         for directory, _, names in os.walk(tmp):
             os.chmod(directory, 0o755)
             for name in names:
@@ -88,6 +92,22 @@ def write_imported(site: ImportedSite, into: Path, replace: bool = False) -> Sit
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return load_site(into)
+
+
+def read_fidelity(site: Site) -> Fidelity | None:
+    """A synthesized site's fidelity report (None: the site is not a stand-in); a one-line
+    SiteError for a report that cannot be read."""
+    path = site.root / FIDELITY_FILE
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise SiteError(f"{path}: cannot read ({error.strerror})") from None
+    try:
+        return Fidelity.model_validate_json(text)
+    except ValueError as error:
+        raise SiteError(f"{path}: not a fidelity report ({str(error).splitlines()[0]})") from None
 
 
 def _remove(path: Path) -> None:

@@ -107,16 +107,32 @@ def test_import_har_writes_a_site_that_reads_back(tmp_path: Path, data_dir: Path
 
 def test_requests_the_har_cannot_replay_are_counted(tmp_path: Path, data_dir: Path):
     entries = [_entry("https://www.example.com/", text="<p>x</p>")]
-    entries += [_entry(f"https://www.example.com/{i}.js", mime="text/javascript", text=None, size=100, at=1)
-                for i in range(7)]
+    entries += [_entry(f"https://www.example.com/{i}.js", mime="text/javascript", text="x", at=1) for i in range(7)]
+    for posted in entries[1:]:
+        posted["request"]["method"] = "POST"
     entries.append(_entry("https://www.example.com/old.css", 304, mime="text/css", text=None, at=2))
     result = pagebench("site", "import-har", str(_har(tmp_path / "x.har", *entries)), "--name", "holes")
     assert result.returncode == 0, result.stderr
-    assert "8 request(s) will 404" in result.stdout
-    assert "https://www.example.com/0.js: no body saved" in result.stdout
-    assert "and 3 more" in result.stdout
-    assert load_site(data_dir / "sites" / "holes").recording.missing[-1] == (
-        "https://www.example.com/old.css: revalidated when recorded, no body")
+    assert "7 request(s) will 404" in result.stdout
+    assert "https://www.example.com/0.js: a POST: only GET requests are replayed" in result.stdout
+    assert "and 2 more" in result.stdout
+    site = load_site(data_dir / "sites" / "holes")
+    assert site.recording.lookup("www.example.com.test", "/old.css").status == 200  # a 304 stands in as its 200
+
+
+def test_a_har_without_bodies_is_a_stand_in_with_a_fidelity_report(tmp_path: Path, data_dir: Path):
+    entries = [_entry("https://www.example.com/", text=None, size=20_000),
+               _entry("https://img.example.com/a.png", mime="image/png", text=None, size=5_000, at=1)]
+    result = pagebench("site", "import-har", str(_har(tmp_path / "x.har", *entries)), "--name", "bare")
+    assert result.returncode == 0, result.stderr
+    assert "warning: 2 of 2 request(s) have bodies made (not saved in the HAR)" in result.stdout
+    assert "fidelity: original (the HAR) vs stand-in; 2 body(ies) made, 0 kept as saved" in result.stdout
+    shown = pagebench("site", "show", "bare")
+    assert shown.returncode == 0, shown.stderr
+    assert "dependency depth                 1           1" in shown.stdout
+    assert "bytes image                  5,000       5,000" in shown.stdout
+    assert "parents inferred from timing: 1" in shown.stdout
+    assert (data_dir / "sites" / "bare" / "fidelity.json").is_file()
 
 
 @pytest.mark.parametrize(("content", "message"), [
@@ -146,12 +162,14 @@ def test_a_page_of_a_webpagetest_har_is_chosen_and_the_pages_are_listed(tmp_path
             f'    1 page_1_0_1 "Run 1, First View for {shapes.PAGE_URL}" (5 requests)   <- imported\n'
             f'    2 page_1_1_1 "Run 1, Repeat View for {shapes.PAGE_URL}" (2 requests)\n') in first.stdout
     assert "  9 request(s) left out: of the HAR's 3 other page(s)\n" in first.stdout
-    assert "2 request(s) will 404 (the HAR cannot replay them)" in first.stdout  # the image and font: no text
+    assert "warning: 2 of 5 request(s) have bodies made (not saved in the HAR)" in first.stdout  # image, font
+    assert "will 404" not in first.stdout
     repeat = pagebench("site", "import-har", str(path), "--name", "wpt-rv", "--page", "Run 1, Repeat View")
     assert repeat.returncode == 0, repeat.stderr
     assert f'    2 page_1_1_1 "Run 1, Repeat View for {shapes.PAGE_URL}" (2 requests)   <- imported' in repeat.stdout
     site = load_site(data_dir / "sites" / "wpt-rv")
-    assert site.recording is not None and [e.target for e in site.recording.exchanges] == ["/"]
+    assert site.recording is not None and [e.target for e in site.recording.exchanges] == ["/", "/app.js"]
+    assert site.recording.exchanges[1].status == 200  # the repeat view's 304 stands in as its 200
     wrong = pagebench("site", "import-har", str(path), "--name", "wpt-x", "--page", "7")
     assert wrong.returncode == 2 and wrong.stdout == ""
     assert wrong.stderr.strip().splitlines() == [
@@ -185,9 +203,6 @@ def test_requests_left_out_are_counted_by_why(tmp_path: Path, data_dir: Path):
      "log.version: '2.0' is not a HAR version pagebench reads (1.1 or 1.2; none means 1.1)"),
     ('{"log": {"entries": [{"request": {"url": "https://caf\xe9.example/"}}]}}'.encode("latin-1"),
      "not UTF-8 text (byte 53, 0xE9, at line 1 column 54); a HAR is JSON: save it as UTF-8"),
-    (json.dumps(shapes.webpagetest_shape()).encode(),
-     "no response bodies saved (14 http(s) requests, sizes only, as WebPagetest wrote it), and an imported site "
-     "replays recorded bodies: export the HAR with content"),
 ])
 def test_bad_input_is_refused_in_one_line(tmp_path: Path, data_dir: Path, data: bytes, message: str):
     bad = tmp_path / "bad.har"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pagebench.core.sites.model import SiteError
-from pagebench.lab.imported import read_har, write_imported
+from pagebench.lab.imported import read_fidelity, read_har, write_imported
 from pagebench.lab.sites import BASE_MTIME, load_site
 from tests.core.har.hars import entry, har
 
@@ -43,3 +43,16 @@ def test_only_the_same_imported_site_is_replaced_without_asking(tmp_path: Path):
     with pytest.raises(SiteError, match="exists and is not a site directory; refusing to replace it"):
         write_imported(read_har(page, "mine"), precious, replace=True)
     assert (precious / "notes.txt").read_text() == "mine"
+
+
+def test_a_stand_in_keeps_its_fidelity_report_beside_it(tmp_path: Path):
+    page = tmp_path / "page.har"
+    page.write_text(har(entry("https://www.example.com/", text="<p>x</p>")))
+    plain = write_imported(read_har(page, "mine"), tmp_path / "mine")
+    assert read_fidelity(plain) is None  # not a stand-in
+    made = read_har(page, "made", synthesize_all=True)
+    site = write_imported(made, tmp_path / "made")
+    assert read_fidelity(site) == made.fidelity and made.fidelity is not None and made.fidelity.made == 1
+    (site.root / "fidelity.json").write_text("{}")
+    with pytest.raises(SiteError, match=r"fidelity.json: not a fidelity report \(\d+ validation errors"):
+        read_fidelity(site)

@@ -9,12 +9,14 @@ The import picks the page's requests (`pages.py`; the entry document is the firs
 request whose redirects end at HTML), maps their hosts into the lab and rewrites the
 bodies (`rewrite.py`), keeps the headers that change how a page loads (`headers.py`) and
 gives each request its dependency level (`levels.py`). Requests that cannot be replayed
-are listed (`Recording.missing`) and 404 in the lab: failed when recorded, not GET, 304
-revalidations, bodies not saved, partial (206) responses. Requests left out of the
-recording are counted by why (`ImportedSite.left_out`): other pages', URLs no server is
-asked for (data:, blob:, ws:, ...), an http:// request redirected to its https:// self,
-and repeats of a URL (a replay answers a URL one way: its first replayable response). A
-HAR without any body, or whose document is empty, makes no site (a one-line HarError).
+are listed (`Recording.missing`) and 404 in the lab: failed when recorded, not GET,
+partial (206) responses; 304 revalidations too, but for a synthesized stand-in: a page
+whose bodies were not all saved (a HAR without any body, or with 304s of a warm capture)
+gets the bodies it lacks made (`synth.py`), its 304s standing in as their 200s. Requests
+left out of the recording are counted by why (`ImportedSite.left_out`): other pages',
+URLs no server is asked for (data:, blob:, ws:, ...), an http:// request redirected to
+its https:// self, and repeats of a URL (a replay answers a URL one way: its first
+replayable response). A HAR whose document is empty makes no site (a one-line HarError).
 What the import changed is counted in the result, for the CLI to say.
 """
 
@@ -22,18 +24,20 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 
+from pagebench.core.har.fidelity import Fidelity, fidelity
 from pagebench.core.har.headers import clean, content_type, replayed_headers
 from pagebench.core.har.levels import dependency_levels, entry_chain
 from pagebench.core.har.mime import extension
 from pagebench.core.har.pages import choose_page, page_line
 from pagebench.core.har.parse import HarEntry, HarError, HarLog
 from pagebench.core.har.rewrite import map_hosts, rewrite_body
+from pagebench.core.har.synth import Synthesis, synthesize
 from pagebench.core.sites.builtin import builtin_sites
 from pagebench.core.sites.model import SITE_NAME, SiteManifest, one_line
 from pagebench.core.sites.recording import BODIES_DIR, RECORDING_FILE, REDIRECTS, Exchange, Recording, host_key
@@ -52,6 +56,7 @@ class ImportedSite:
     left_out: Mapping[str, int] = field(default_factory=dict)  # why -> requests not in the recording
     pages: tuple[str, ...] = ()  # every page of the HAR (`pages.page_line`), when it lists any
     page: int | None = None  # the page imported, as an index into `pages`
+    fidelity: Fidelity | None = None  # a synthesized stand-in's report (`synth.py`)
 
     @property
     def total_bytes(self) -> int:
@@ -73,24 +78,21 @@ def check_name(name: str) -> None:
         raise HarError(f"name {name!r}: taken by a built-in or generated site; choose another")
 
 
-def _why_missing(entry: HarEntry) -> str | None:
-    """Why a request cannot be replayed (None: it can)."""
+def _why_missing(entry: HarEntry, stand_in: bool = False) -> str | None:
+    """Why a request cannot be replayed (None: it can); in a stand-in page (`stand_in`) a
+    body not saved is made, and a 304 stands in as its 200."""
     if entry.status == 0 or entry.error:
         return f"failed when recorded ({entry.error or 'no response'})"
     if entry.method != "GET":
         return f"a {entry.method}: only GET requests are replayed"
     if entry.status == 304:
-        return "revalidated when recorded, no body"
+        return None if stand_in else "revalidated when recorded, no body"
     if entry.status == 206:
         return "a partial (206) response: range requests are not replayed"
     if entry.status in REDIRECTS:
         return None if entry.location() else f"a {entry.status} without a Location"
     if entry.status not in (200, 203, 204) and not 400 <= entry.status <= 599:
         return f"status {entry.status} is not replayed"
-    if entry.body is None and entry.status in (200, 203):
-        if entry.attached:
-            return f"body in a separate file ({entry.attached}); record with the content embedded"
-        return "no body saved"
     return None
 
 
@@ -108,14 +110,6 @@ def _unfetched(scheme: str) -> str:
                           f"{scheme}: URLs (the browser's own or an extension's: no server is asked)")
 
 
-def _no_bodies(har: HarLog, source: str) -> HarError:
-    by = f", as {har.creator[:40]} wrote it" if har.creator else ""
-    return HarError(f"{source}: no response bodies saved ({len(har.entries)} http(s) requests, sizes only{by}), and an "
-                    "imported site replays recorded bodies: export the HAR with content (DevTools: \"Save all as "
-                    "HAR with content\"; WebPageTest: \"Save response bodies\"; Playwright: "
-                    "record_har_content=\"embed\")")
-
-
 def _ascii(text: str) -> str:
     """Non-ASCII, control characters and spaces percent-encoded (as a browser sends them)."""
     return "".join(c if "\x21" <= c <= "\x7e" else "".join(f"%{b:02X}" for b in c.encode("utf-8", "replace"))
@@ -128,15 +122,22 @@ def _target(url: str) -> str:
     return _ascii((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
 
 
-def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> ImportedSite:
+def _needs_stand_in(entries: Iterable[HarEntry]) -> bool:
+    """Whether a page lacks bodies it needs (not saved, or 304s of a warm capture)."""
+    return any(e.method == "GET" and not e.error and (e.status == 304 or e.status in (200, 203) and e.body is None)
+               for e in entries)
+
+
+def import_har(har: HarLog, name: str, source: str, page: str | None = None,
+               synthesize_all: bool = False) -> ImportedSite:
     """The page `page` names (`pages.find_page`; None: `pages.default_page`) of a parsed
     HAR as a site called `name` (`source`: the HAR's name, recorded, and named in errors).
     Of requests for the same (lab host, target) the first that can be replayed is kept;
-    the rest of `_why_missing`'s cases are listed as missing."""
+    the rest of `_why_missing`'s cases are listed as missing. A page whose bodies are not
+    all saved (a HAR without bodies too) is a synthesized stand-in (`synth.py`): the
+    bodies missing are made, the saved ones kept; `synthesize_all` makes every body."""
     check_name(name)
     choice = choose_page(har, source, page)
-    if not har.bodies:
-        raise _no_bodies(har, source)
     chosen = list(choice.entries)
     warnings: list[str] = []
     left_out: Counter[str] = Counter(choice.left_out)
@@ -154,6 +155,19 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
     levels = dependency_levels(chosen, chain)
     mapping = map_hosts([e.url for e in chosen] + [loc for e in chosen if (loc := e.location())], source)
     hosts, rewrite = mapping.hosts, mapping.rewrite
+    stand_in: Synthesis | None = None
+    if synthesize_all or _needs_stand_in(chosen):
+        stand_in = _stand_in(chosen, chain, mapping.unmappable, synthesize_all)
+        levels = {**levels, **stand_in.levels}
+        why = "--synthesize" if synthesize_all else "not saved in the HAR"
+        warn(f"{len(stand_in.bodies)} of {len(stand_in.nodes)} request(s) have bodies made ({why}): a synthesized "
+             "stand-in page (its fidelity report: pagebench site show)")
+        for text in stand_in.warnings:
+            warn(text)
+        attached = sum(1 for e in chosen if e.attached and e.body is None)
+        if attached:
+            warn(f"{attached} body(ies) saved in separate files beside the HAR (Playwright's attach mode) were made "
+                 "instead: record with the content embedded to replay them")
 
     missing: dict[tuple[str, str], str] = {}
     chosen_ex: dict[tuple[str, str], Exchange] = {}
@@ -174,15 +188,18 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
         requested.setdefault(slot, []).append(entry)
         if slot in chosen_ex:
             continue
-        why = _why_missing(entry)
+        why = _why_missing(entry, stand_in is not None)
         if why is not None:
             missing.setdefault(slot, f"{_ascii(entry.url)}: {why}")
             continue
+        if stand_in is not None and entry.index not in stand_in.levels:
+            continue  # another request of its URL stands in
+        status = 200 if stand_in is not None and entry.status == 304 else entry.status
         location = None
-        if entry.status in REDIRECTS:
+        if status in REDIRECTS:
             location = clean(rewrite.text(_ascii(entry.location() or "")))
             if not location:
-                missing.setdefault(slot, f"{_ascii(entry.url)}: a {entry.status} whose Location cannot be "
+                missing.setdefault(slot, f"{_ascii(entry.url)}: a {status} whose Location cannot be "
                                          "rendered")
                 continue
             if location == f"https://{host}{target}":
@@ -191,10 +208,11 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
                 continue
         ext = extension(entry.mime_type, entry.resource_type)
         file = None
-        body = entry.body or b""
-        if entry.status in (200, 203) or (entry.status >= 400 and body):
-            empty += entry.status in (200, 203) and not body
-            cut += entry.cut
+        made = stand_in.bodies.get(entry.index) if stand_in is not None else None
+        body = (entry.body if made is None else made) or b""
+        if status in (200, 203) or (status >= 400 and body):
+            empty += status in (200, 203) and not body
+            cut += entry.cut and made is None
             body, removed, csp = rewrite_body(body, ext, rewrite)
             integrity += removed
             if csp:
@@ -206,10 +224,11 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
                 stored[(host, digest)] = file
                 files[f"{host}/{file}"] = body
         try:
-            exchange = Exchange(host=host, target=target, status=entry.status, file=file,
+            exchange = Exchange(host=host, target=target, status=status, file=file,
                                 content_type=content_type(entry, warn) if file else None,
                                 headers=replayed_headers(entry, rewrite, warn, dropped),
-                                location=location, level=levels[entry.index], original=entry.url)
+                                location=location, level=levels[entry.index], original=entry.url,
+                                think_ms=stand_in.think_ms.get(entry.index) if stand_in is not None else None)
         except ValidationError as error:
             raise HarError(str(one_line(f"{source}: log.entries[{entry.index}]", error))) from None
         chosen_ex[slot] = exchange
@@ -240,8 +259,28 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None) -> 
                                 origins=tuple(origins), recording=RECORDING_FILE)
     except ValidationError as error:
         raise HarError(str(one_line(source, error))) from None
+    report = None
+    if stand_in is not None:
+        saved = {e.index: e.body for e in chosen if e.body is not None}
+        report = fidelity(source, chosen, stand_in, saved)
     return ImportedSite(manifest, recording, files, integrity, dict(dropped.most_common()), tuple(warnings),
-                        dict(left_out), tuple(page_line(har, i) for i in range(len(har.pages))), choice.page)
+                        fidelity=report, left_out=dict(left_out),
+                        pages=tuple(page_line(har, i) for i in range(len(har.pages))), page=choice.page)
+
+
+def _stand_in(chosen: list[HarEntry], chain: list[HarEntry], unmappable: Mapping[str, str],
+              synthesize_all: bool) -> Synthesis:
+    """The synthesized stand-in of a page: of each URL the first request that can be
+    replayed (once its body is made), its body made where not saved (every body with
+    `synthesize_all`)."""
+    replayed: dict[str, HarEntry] = {}
+    for entry in chosen:
+        if host_key(entry.url) not in unmappable and _why_missing(entry, stand_in=True) is None:
+            first = replayed.setdefault(entry.url, entry)
+            if first.body is None and entry.body is not None and entry.status == first.status:
+                replayed[entry.url] = entry  # a saved body beats a made one
+    return synthesize(sorted(replayed.values(), key=lambda e: (e.started, e.index)), chain,
+                      lambda node: synthesize_all or node.entry.body is None or node.entry.status == 304)
 
 
 def _which(har: HarLog, index: int, source: str) -> str:

@@ -39,13 +39,7 @@ def entry_chain(entries: list[HarEntry], where: str) -> list[HarEntry]:
                 break
             entry = later[0]
             chain.append(entry)
-        if entry.status in (200, 203) and _is_html(entry):
-            if entry.body is None and entry.attached:
-                raise HarError(f"{where}: the page {entry.url}: its document's body is in a separate file "
-                               f"({entry.attached[:60]}); record the HAR with the content embedded")
-            if entry.body is None:
-                raise HarError(f"{where}: the page {entry.url}: its document's body was not saved in the HAR "
-                               "(export the HAR with content)")
+        if entry.status in (200, 203, 304) and _is_html(entry):
             return chain
     raise HarError(f"{where}: no HTML document among the page's requests")
 

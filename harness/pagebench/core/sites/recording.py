@@ -87,6 +87,9 @@ class Exchange(BaseModel):
     location: str | None = None  # a redirect's target (mapped)
     level: int = Field(1, ge=0, le=64)  # dependency level: 0 the entry document
     original: str  # the URL as recorded
+    #: Server think time the HAR shows (timings.wait less one RTT), of a synthesized
+    #: stand-in page; recorded, not yet applied by the replay servers.
+    think_ms: float | None = Field(None, ge=0)
 
     @field_validator("host")
     @classmethod
@@ -118,7 +121,7 @@ class Recording(BaseModel):
     source: str  # the HAR file or the URL recorded
     hosts: dict[str, str]  # original host (with :port when not the default) -> lab host
     exchanges: tuple[Exchange, ...] = Field(min_length=1)
-    #: What the source lacked, one line each ("<url>: no body saved"): those requests 404.
+    #: What the source lacked, one line each ("<url>: failed when recorded (...)"): those requests 404.
     missing: tuple[str, ...] = ()
 
     @model_validator(mode="after")

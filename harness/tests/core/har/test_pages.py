@@ -33,8 +33,8 @@ def test_webpagetest_runs_and_views_are_pages_and_the_first_view_of_run_1_is_the
         f'3 page_2_0_1 "Run 2, First View for {PAGE_URL}" (5 requests)',
         f'4 page_2_1_1 "Run 2, Repeat View for {PAGE_URL}" (2 requests)')
     assert site.left_out == {"of the HAR's 3 other page(s)": 9}
-    assert len(site.recording.exchanges) == 3  # the text bodies WebPageTest saved
-    assert {m.split(": ")[1] for m in site.recording.missing} == {"no body saved"}  # the image, the font
+    assert len(site.recording.exchanges) == 5 and not site.recording.missing  # 3 text bodies WebPageTest saved
+    assert site.fidelity is not None and site.fidelity.made == 2  # the image and the font: made (synth.py)
 
 
 def test_the_default_is_the_first_view_of_the_first_run_whatever_the_order():
@@ -72,7 +72,9 @@ def test_a_repeat_view_imports_as_its_own_page():
     site = import_har(_parse(webpagetest_shape(runs=2, bodies=True)), "rv", "wpt.har", "Run 1, Repeat View")
     assert site.page == 1 and site.left_out == {"of the HAR's 3 other page(s)": 12}
     assert site.recording.source == f'wpt.har, page 2 of 4 (page_1_1_1 "Run 1, Repeat View for {PAGE_URL}")'
-    assert site.recording.missing == ("https://cdn.example.com/app.js: revalidated when recorded, no body",)
+    assert not site.recording.missing  # the 304 stands in as its 200, its body made (synth.py)
+    assert [(e.url, e.status) for e in site.recording.exchanges] == [
+        ("https://www.example.com.test/", 200), ("https://cdn.example.com.test/app.js", 200)]
 
 
 @pytest.mark.parametrize(("page", "message"), [
@@ -101,7 +103,8 @@ def test_browsertime_iterations_are_pages_and_the_first_is_the_default():
     assert all(p.run is None and p.title == PAGE_URL for p in log.pages)
     site = import_har(log, "bt", "bt.har")
     assert site.page == 0 and site.left_out == {"of the HAR's 2 other page(s)": 10}
-    assert len(site.recording.exchanges) == 1 and len(site.recording.missing) == 4  # html bodies only
+    assert len(site.recording.exchanges) == 5 and not site.recording.missing  # html bodies only: the rest made
+    assert site.fidelity is not None and site.fidelity.made == 4
     with pytest.raises(HarError, match=r"bt.har: page 'https://www.example.com/ ': the title of 3 pages; name one "
                                        r"by id or number: 1 page_1 "):
         import_har(log, "bt", "bt.har", PAGE_URL + " ")  # a title three pages share: name it by id or number

@@ -1,0 +1,70 @@
+"""Integration, through the CLI: a synthesized stand-in page loaded by Chromium. The
+committed HAR of `modern` (`fixtures/modern.har.gz`), given Chrome's initiators from its
+bodies and then stripped of them, is imported (`site import-har` makes every body) and
+loaded cold over h2: every request of the HAR is fetched, found the same way (resource
+type), answered with its recorded status, and carries the stand-in's body (within 1 % of
+the recorded size); none is unrecorded."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pagebench.lab import sites as sitefiles
+from pagebench.results.store import Store
+from tests.core.har.test_synth import _modern, _stripped, _with_initiators
+from tests.helpers import needs_root, pagebench, readable_dir, run_id_of, write_spec
+
+pytestmark = needs_root
+
+PROFILE = {"name": "t20", "rtt_ms": 20, "down_mbit": 20, "up_mbit": 20}
+
+
+@pytest.fixture(scope="module")
+def readable() -> Iterator[Path]:
+    with readable_dir() as path:
+        yield path
+
+
+def test_a_stand_in_page_loads_as_its_har_recorded(readable, tmp_path):
+    original = _with_initiators(_modern())
+    recorded = {e["request"]["url"]: e for e in original["log"]["entries"]}
+    har = tmp_path / "modern-bare.har"
+    har.write_text(json.dumps(_stripped(original)))
+    into = readable / "modern-bare"
+    result = pagebench("site", "import-har", str(har), "--name", "modern-bare", "--into", str(into))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "69 of 69 request(s) have bodies made" in result.stdout and "will 404" not in result.stdout
+    site = sitefiles.load_site(into)
+    assert site.recording is not None
+    made = {e.url: (into / e.host / e.file).stat().st_size for e in site.recording.exchanges if e.file}
+    original_of = {e.url: e.original for e in site.recording.exchanges}
+
+    db = f"sqlite:///{tmp_path}/runs.sqlite"
+    spec = write_spec(tmp_path, name="stand-in", sites=[str(into)], modes=["h2"], profiles=[PROFILE],
+                      cache=["cold"], repetitions=1, warmup=0, seed=5)
+    run = run_id_of(pagebench("run", str(spec), "--db", db))
+    with Store(db) as store:
+        [load] = store.loads(run)
+        assert load.ok and not load.flagged and not load.unrecorded, (load.flags, load.errors)
+        resources = [r.resource for r in store.resources(load.id)]
+    assert sorted(r.url for r in resources) == sorted(made)  # every request of the HAR, once
+    wrong, untimed = [], set()
+    for resource in resources:
+        entry = recorded[original_of[resource.url]]
+        size = made[resource.url]
+        # on the wire: the body (identity) and its headers; decoded, where Resource Timing
+        # has an entry (Chromium gives none to fonts, in the original's loads too)
+        if resource.body_bytes == 0:
+            untimed.add(resource.resource_type)
+        if resource.status != entry["response"]["status"] or not size <= resource.transfer_bytes <= size + 1024 \
+                or resource.body_bytes not in (0, size) or resource.resource_type != entry["_resourceType"] \
+                or abs(size - entry["response"]["content"]["size"]) > 0.01 * entry["response"]["content"]["size"] + 64:
+            wrong.append((resource.url, (resource.status, resource.transfer_bytes, resource.body_bytes,
+                                         resource.resource_type), (entry["response"]["status"], size,
+                                                                   entry["_resourceType"])))
+    assert not wrong, wrong
+    assert untimed <= {"font"}, untimed
