@@ -77,5 +77,9 @@ def test_the_report_gives_each_page_and_the_distribution_across_pages(corpus_run
         assert page["base_ms"] > 0 and page["mode_ms"] > 0 and page["requests"] > 5
         ratio, low, high = page["ratio"]
         assert low <= ratio <= high and ratio == pytest.approx(page["mode_ms"] / page["base_ms"])
-    text = pagebench("report", corpus_run["run"], "--db", str(corpus_run["store"].url))
+    html = corpus_run["hars"].parent / "report.html"
+    text = pagebench("report", corpus_run["run"], "--db", str(corpus_run["store"].url), "--html", str(html))
     assert "h2 / http1.0 over 2 pages: faster on" in text.stdout.replace("\n", " ")
+    page = html.read_text()
+    assert '<section id="pages"><h2>Pages of the corpus</h2>' in page
+    assert all(f'<td class="f">{name}</td>' in page for name in PAGES)
