@@ -82,7 +82,10 @@ def run(
     prepared = None
     if spec is not None:
         base = None if baseline is None else Baseline(spec_document(baseline), baseline.parent, str(baseline))
-        prepared = prepare(spec_document(spec), str(spec), spec.parent, base)
+        prepared = prepare(spec_document(spec), str(spec), spec.parent, base,
+                           status=lambda line: err.print(line, highlight=False, soft_wrap=True))
+        if roles is not None and prepared.spec.by_page:
+            raise fail(runner.SPLIT_BY_PAGE)
         for note in prepared.notes:
             err.print(f"note: {note}", highlight=False, soft_wrap=True)
         if "proxy" in prepared.spec.topologies:
@@ -104,9 +107,10 @@ def run(
         task = bar.add_task("starting", total=len(prepared.loads) if prepared else None)
 
         def progress(done, total, planned, result, status):
+            # A status alone between loads; after a load, its condition (after the page, by page).
             c = planned.condition
-            label = status or c.label + (
-                f"  [{result.load_ms:.0f} ms]" if result and result.load_ms else "")
+            label = status if result is None else (f"{status}: " if status else "") + c.label + (
+                f"  [{result.load_ms:.0f} ms]" if result.load_ms else "")
             bar.update(task, completed=done, total=total, description=label)
 
         if prepared is not None:

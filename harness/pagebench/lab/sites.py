@@ -164,8 +164,13 @@ def _app(ref: AppRef, spec_dir: Path) -> Site:
     return Site(ref.entry.manifest(), where.resolve(), app=ref.entry.app)
 
 
+def _corpus(ref: Any, spec_dir: Path) -> Site:
+    raise SiteError("a corpus is many sites, one per HAR: a spec runs it page by page (`pagebench site "
+                    "import-har` imports one of its HARs as a site of its own)")
+
+
 #: How each kind of site is found: its reference and the spec's directory -> the site, or
-#: None (not there).
+#: None (not there; a corpus is many, found by `lab.corpus`).
 FINDERS: Mapping[SiteKind, Callable[[Any, Path], GeneratedSite | Site | None]] = {
     kinds.BUILTIN: _builtin,
     kinds.GENERATED: _generated,
@@ -173,6 +178,7 @@ FINDERS: Mapping[SiteKind, Callable[[Any, Path], GeneratedSite | Site | None]] =
     kinds.DIRECTORY: _directory,
     kinds.RECORDED: _recorded,
     kinds.APP: _app,
+    kinds.CORPUS: _corpus,
 }
 
 

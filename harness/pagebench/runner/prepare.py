@@ -5,7 +5,7 @@ the servers (`plan_run`, once the run holds the machine and has loads left)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,11 +13,13 @@ from typing import Any
 from pagebench.core.profiles import Profile
 from pagebench.core.records import PlannedLoad
 from pagebench.core.sites import kinds
+from pagebench.core.sites.corpus import CorpusRef
 from pagebench.core.sites.folder import ExternalHost, FolderSite
 from pagebench.core.sites.model import GeneratedSite, Site
 from pagebench.core.spec import model as spec_mod
 from pagebench.core.spec import plan as planner
 from pagebench.core.spec.baseline import twinned
+from pagebench.lab import corpus
 from pagebench.lab import sites as sitefiles
 from pagebench.yamlfiles import builtin_profiles
 
@@ -52,12 +54,14 @@ class Baseline:
 
 
 def prepare(document: dict[str, Any], origin: str, spec_dir: Path | None = None,
-            baseline: Baseline | None = None) -> Prepared:
+            baseline: Baseline | None = None, status: Callable[[str], None] = lambda _: None) -> Prepared:
     """Validate everything a run needs (spec, sites, profiles) before touching the machine.
     `spec_dir`: the spec file's directory, which the paths its sites name are relative to
     and where an app site runs; the document kept (and stored with the run) names the paths
     absolute, so that a resumed run, or a split lab's sites role, finds the same folders.
-    `baseline`: its sites join the run as twins of the spec's (`core.spec.baseline`)."""
+    `baseline`: its sites join the run as twins of the spec's (`core.spec.baseline`).
+    `status` hears what takes time before the run: a corpus's pages imported (once, then
+    kept: `lab.corpus`)."""
     if spec_dir is not None and isinstance(document.get("sites"), list):
         document = {**document, "sites": [kinds.anchored(entry, spec_dir.absolute()) for entry in document["sites"]]}
     pairs: dict[str, str] = {}
@@ -73,22 +77,35 @@ def prepare(document: dict[str, Any], origin: str, spec_dir: Path | None = None,
     notes = planner.notes(spec) + said
     for index, entry in enumerate(spec.sites):
         try:
-            kind, site = sitefiles.found(entry, where)
+            named = _found(entry, where, status, notes)
         except ValueError as error:
             name = entry.get("name") if isinstance(entry, dict) else None
             if baseline is not None and name in pairs:  # the baseline spec's entry, as its twin
                 raise spec_mod.SpecError(f"{baseline.origin}: site {pairs[name]} (its twin {name}): {error}") from None
             raise spec_mod.SpecError(f"{origin}: sites[{index}]: {error}") from None
-        if site.name in found:
-            raise spec_mod.SpecError(f"{origin}: sites[{index}]: site {site.name} is named twice")
-        found[site.name] = site
-        planner.check_site(spec, site, origin, index)
-        site_kinds[site.name] = site_meta(kind, site)
-        if isinstance(site, FolderSite):
-            notes += unserved_notes(site.name, sitefiles.external(site))
+        for kind, site, extra in named:
+            if site.name in found:
+                raise spec_mod.SpecError(f"{origin}: sites[{index}]: site {site.name} is named twice")
+            found[site.name] = site
+            planner.check_site(spec, site, origin, index)
+            site_kinds[site.name] = site_meta(kind, site) | extra
+            if isinstance(site, FolderSite):
+                notes += unserved_notes(site.name, sitefiles.external(site))
     profiles = spec_mod.resolve_profiles(spec, builtin_profiles(), origin)
     loads = planner.loads(spec, planner.conditions(spec, list(found), profiles))
     return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, notes, site_kinds, where, pairs)
+
+
+def _found(entry: str | dict[str, Any], where: Path, status: Callable[[str], None],
+           notes: list[str]) -> list[tuple[kinds.SiteKind, GeneratedSite | Site, dict[str, Any]]]:
+    """The sites a spec entry names, each with its kind and what the run's meta keeps
+    beyond `site_meta`: one, or a corpus's pages (a HAR left out is a note)."""
+    for kind, ref in kinds.candidates(entry):
+        if isinstance(ref, CorpusRef):
+            return [(kind, page.site, {"har": str(page.har), "synthesized": page.synthesized, **page.traits})
+                    for page in corpus.pages(ref, status=status, left_out=notes.append)]
+    kind, site = sitefiles.found(entry, where)
+    return [(kind, site, {})]
 
 
 def unserved_notes(name: str, hosts: Iterable[ExternalHost]) -> list[str]:

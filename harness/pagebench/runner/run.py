@@ -50,6 +50,9 @@ def new_run_id() -> str:
 
 
 Progress = Callable[[int, int, PlannedLoad, LoadResult | None, str], None]
+#: Why a corpus is refused a split lab: its roles serve one set of sites for the whole run.
+SPLIT_BY_PAGE = ("a corpus runs page by page, a lab per page, which the compose lab (--router, --sites) does not "
+                 "build: run it natively")
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class Runner:
         self._watchdog = Watchdog([])  # the lab's, once it is up
         self._scheduling: str | None = None  # the delay program's, as noted in the store
         self._versions: tuple[str, str | None] | None = None  # pagebench's and Chromium's, for the HARs
+        self._done = 0  # loads recorded, for the progress
+        self._page = ""  # page by page: which page the loads are of ("page 3/25"), for the progress
 
     def run(self) -> None:
         """The remaining loads; the run ends in a stated state whatever happens: complete,
@@ -105,16 +110,29 @@ class Runner:
             self.store.set_status(self.run_id, "complete")
             return
         plan = self.plan = plan_run(self.p, done)
+        if self.roles is not None and plan.spec.by_page:
+            raise SpecError(SPLIT_BY_PAGE)
         if self.store.artifacts is not None and (self.keep.har or self.keep.trace):
             self.store.artifacts.prepare(self.run_id)
         if plan.note_encoding_cost:  # seed 001's table 6-4: what compressing cost
-            self.store.note(self.run_id, encoding_cost=encoding_costs(plan.servers.sites))
-        spec = plan.spec
+            self.store.note(self.run_id, encoding_cost=encoding_costs(plan.on_disk))
+        self.store.set_status(self.run_id, "running")
+        self._done = len(plan.loads) - len(plan.steps)
+        for number, part in enumerate(plan.parts):
+            if plan.spec.by_page:
+                self._page = f"page {list(plan.sites).index(part.sites[0]) + 1}/{len(plan.sites)}"
+                self._status(f"{self._page}: {part.sites[0]}: building its lab")
+            self._part(part, first=number == 0)
+        self.store.set_status(self.run_id, "complete")
+
+    def _part(self, part: planner.Part, first: bool) -> None:
+        """One lab's loads: the lab built for the part's sites (the link checks and the
+        edge proxy's overhead in the first), its loads, the lab taken down."""
+        plan, spec = self.plan, self.plan.spec
         backend = self.store.experiment(self.run_id).backend  # as recorded
         # Built here (native), or the router and sites roles of a split lab (compose).
-        lab = (build.native(plan.servers, backend, spec.seed) if self.roles is None
-               else build.split(self.roles, list(spec.sites), plan.servers, backend, spec.seed, self.p.spec_dir))
-        self.store.set_status(self.run_id, "running")
+        lab = (build.native(part.servers, backend, spec.seed) if self.roles is None
+               else build.split(self.roles, list(spec.sites), part.servers, backend, spec.seed, self.p.spec_dir))
         from playwright.sync_api import sync_playwright
 
         try:
@@ -123,13 +141,14 @@ class Runner:
                 driver = Driver(pw, bed.state_dir / "browser", parts.client_namespace,
                                 deterministic=spec.seed if spec.deterministic else None, trace=self.keep.trace)
                 try:
-                    self._link_checks(link, parts.measure)
+                    if first:
+                        self._link_checks(link, parts.measure)
                     with self._edge_proxy(bed, origins) as proxy, \
                             Watchdog(local_checks(link, origins, proxy)) as self._watchdog:
-                        if plan.overhead is not None and not self.store.proxy_overheads(self.run_id):
+                        if first and plan.overhead is not None and not self.store.proxy_overheads(self.run_id):
                             assert proxy is not None
                             self._proxy_overhead(plan.overhead, link, origins, driver, proxy)
-                        self._loads(link, origins, driver, proxy)
+                        self._loads(part.steps, link, origins, driver, proxy)
                 finally:
                     driver.close()
         except Exception as error:
@@ -138,11 +157,10 @@ class Runner:
             if self._watchdog.error is not None and error is not self._watchdog.error:
                 raise self._watchdog.error from None
             raise
-        self.store.set_status(self.run_id, "complete")
 
     def _status(self, status: str) -> None:
-        """Progress before the first load: the plan's first load stands for the run."""
-        self.progress(0, len(self.plan.loads), self.plan.loads[0], None, status)
+        """Progress between loads: the plan's first load stands for the run."""
+        self.progress(self._done, len(self.plan.loads), self.plan.loads[0], None, status)
 
     def _link_checks(self, link: LinkControl, measure: Callable[[Profile], dict[str, object]]) -> None:
         for profile in self.plan.link_checks:
@@ -167,7 +185,7 @@ class Runner:
         return round(lower_bound_ms(fetches, step.bound, c.mode, c.cache), 3)
 
     def _edge_proxy(self, bed: Bed, origins: Origins) -> EdgeProxy | nullcontext[None]:
-        """The edge proxy when any condition goes through it (one for the whole run)."""
+        """The edge proxy when any condition goes through it (one per lab)."""
         if not self.plan.proxied:
             return nullcontext(None)
         assert origins.plan.leaf is not None
@@ -241,17 +259,18 @@ class Runner:
                          if self.keep.har else None, trace=raw.trace)
                 for k, (raw, result) in enumerate(zip(raws, results))]
 
-    def _loads(self, link: LinkControl, origins: Origins, driver: Driver, proxy: EdgeProxy | None) -> None:
+    def _loads(self, steps: tuple[planner.Step, ...], link: LinkControl, origins: Origins, driver: Driver,
+               proxy: EdgeProxy | None) -> None:
         plan = self.plan
-        done, total = len(plan.loads) - len(plan.steps), len(plan.loads)
+        total = len(plan.loads)
         prime_errors: dict[str, str | None] = {}
-        for step in plan.steps:
+        for step in steps:
             planned, c = step.planned, step.planned.condition
             if link.profile != step.profile:
                 link.apply(step.profile)
                 self._note_scheduling(link)
             if step.prime is not None:
-                self.progress(done, total, planned, None, "priming the warm profile"
+                self.progress(self._done, total, planned, None, "priming the warm profile"
                               + (" with version 1" if c.version != 1 else ""))
                 first = step.prime.visit
                 self._configure(first, proxy)
@@ -266,8 +285,8 @@ class Runner:
                                                                      f"{prime_errors[c.key]}")) for r in results]
             evidence = [] if planned.warmup else self._evidence(planned, raws, results)
             self.store.record_loads(self.run_id, planned, results, started, evidence)
-            done += 1
-            self.progress(done, total, planned, results[0], "")
+            self._done += 1
+            self.progress(self._done, total, planned, results[0], self._page)
 
     def _proxy_overhead(self, overhead: planner.Overhead, link: LinkControl, origins: Origins, driver: Driver,
                         proxy: EdgeProxy) -> None:

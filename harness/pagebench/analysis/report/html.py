@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from pagebench.analysis import pages as pages_mod
 from pagebench.analysis.report import evidence, figures, sections
 from pagebench.analysis.report.gather import ReportData, gather, views
 from pagebench.analysis.report.page import document, section
@@ -32,6 +33,7 @@ def render(data: ReportData) -> str:
     summary, profiles, overheads = data.summary, data.profiles, data.proxy_overheads
     fields = summary.varying()
     conditions = views(summary, profiles, fields)
+    across = pages_mod.across(summary, data.experiment.meta or {})
     body = [
         sections.header(data.experiment, summary),
         section("Warnings", sections.warnings(summary.warnings()), "warnings"),
@@ -40,6 +42,7 @@ def render(data: ReportData) -> str:
         section("Protocols against each other", sections.mode_ratios(conditions), "ratios"),
         *([section("Encodings against identity", sections.encodings_against_identity(data.encodings), "encodings")]
           if data.encodings else []),
+        *([section("Pages of the corpus", sections.pages(across), "pages")] if across else []),
         section("Link checks", sections.link_checks(data.link_checks), "link-checks"),
         *([section("Edge-proxy overhead", sections.proxy_overheads(overheads), "proxy-overhead")]
           if overheads else []),

@@ -1,6 +1,6 @@
 """The HTML report's sections that are text and tables: how the run was made, its
 warnings, the conditions (from the one summary), the modes against each other, the
-encodings against identity, the link checks and the edge proxy's overhead.
+encodings against identity, a corpus's pages, the link checks and the edge proxy's overhead.
 Pure: `gather`'s values in, markup out.
 """
 
@@ -13,6 +13,7 @@ from html import escape
 from typing import Any
 
 from pagebench.analysis import encoding as encoding_mod
+from pagebench.analysis import pages as pages_mod
 from pagebench.analysis import stats
 from pagebench.analysis.report import charts
 from pagebench.analysis.report.gather import MIN_FOR_INTERVAL, ConditionView
@@ -252,3 +253,25 @@ def link_checks(checks: Sequence[LinkCheckRow]) -> str:
             f'<th>configured</th><th>measured</th></tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
             '<p class="note">Goodput is TCP payload: at most rate × 1448/1514. A link is valid when packets '
             "left at most 1 ms late (p99) and the kernel could hand every packet to the emulator.</p>")
+
+
+def pages(rows: Sequence[pages_mod.ModeAcross]) -> str:
+    """A corpus run's pages: each mode across the pages (how many it speeds up, by how
+    much), then each page with its traits, its medians and its ratio to the base mode."""
+    lines = "".join(f"<li>{cell(row.line())}</li>" for row in rows)
+    body = []
+    for row in rows:
+        for page in row.pages:
+            ratio = page.ratio
+            body.append(
+                f'<tr><td class="f">{cell(", ".join(v for _, v in row.group) or DASH)}</td>'
+                f'<td class="f">{cell(page.page)}</td><td>{page.traits.get("requests", DASH)}</td>'
+                f'<td>{page.traits.get("origins", DASH)}</td><td>{cell(human_bytes(page.traits.get("bytes")))}</td>'
+                f'<td class="f">{cell(row.mode)} / {cell(row.base)}</td>'
+                f"<td>{cell(ms(page.mode_ms))} / {cell(ms(page.base_ms))}</td>"
+                f"<td>{DASH if ratio is None else f'<b>{ratio.estimate:.2f}</b> <small>{ratio.low:.2f}–{ratio.high:.2f}</small>'}</td>"
+                f"<td>{cell(page.verdict)}</td></tr>")
+    return (f"<ul>{lines}</ul>"
+            '<div class="scroll"><table class="numbers"><thead><tr><th>group</th><th>page</th><th>requests</th>'
+            "<th>origins</th><th>bytes</th><th>modes</th><th>median load (ms)</th><th>ratio 95 % interval</th>"
+            "<th>verdict</th></tr></thead><tbody>" + "".join(body) + "</tbody></table></div>")

@@ -10,6 +10,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 
 from pagebench.analysis import encoding as encoding_mod
+from pagebench.analysis import pages as pages_mod
 from pagebench.analysis import summary as summary_mod
 from pagebench.analysis.stats import Interval
 from pagebench.core.records import Condition
@@ -74,6 +75,8 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
         "baseline": (experiment.meta or {}).get("baseline"),
         "conditions": report.summary.as_json()["conditions"],
         "encodings": [encoding_mod.as_json(row) for row in report.savings],
+        # a corpus run: each mode against the base mode page by page, and across the pages
+        "pages": pages_mod.as_json(pages_mod.across(report.summary, experiment.meta or {})),
     }
 
 
@@ -110,10 +113,11 @@ def proxy_line(settings: dict[str, Any]) -> str:
 
 def site_lines(experiment: RunRow) -> list[str]:
     """What each site of the run was, as its meta recorded it (its kind's summary from the
-    kinds table, and where a site of one's own was): runs stored before kinds were kept
-    have none."""
-    return [f"site {name}: {info.get('kind')} ({info.get('summary')})"
-            + (f", from {info['path']}" if info.get("path") else "")
+    kinds table, and where a site of one's own was; a corpus page, its HAR): runs stored
+    before kinds were kept have none."""
+    return [(f"site {name}: a corpus page{' (a stand-in)' if info.get('synthesized') else ''}, from {info['har']}"
+             if info.get("kind") == "corpus" else f"site {name}: {info.get('kind')} ({info.get('summary')})"
+             + (f", from {info['path']}" if info.get("path") else ""))
             for name, info in ((experiment.meta or {}).get("sites") or {}).items()]
 
 
@@ -201,9 +205,32 @@ def report_table(store: Store, run_id: str) -> RenderableType:
             _ratio(condition.load_over_bound.median), connections, _count(m["cache_hits"].median),
             _count(m["requests"].median), human_bytes(m["bytes"].median),
         )
-    if not report.savings:
-        return table
-    return Group(table, encoding_table(list(report.savings), varying))
+    pages = pages_mod.across(summary, experiment.meta or {})
+    extra = ([encoding_table(list(report.savings), varying)] if report.savings else []) + (
+        [pages_table(pages)] if pages else [])
+    return Group(table, *extra) if extra else table
+
+
+def pages_table(rows: list[pages_mod.ModeAcross]) -> Table:
+    """A corpus run's pages: each page's traits, and each mode's median load and its ratio
+    to the base mode's with the verdict; the caption, each mode across the pages."""
+    table = Table(title="pages: each mode's median load against the base mode's", caption="\n".join(
+        row.line() for row in rows), caption_justify="left")
+    grouped = any(row.group for row in rows)
+    if grouped:
+        table.add_column("group", no_wrap=True)
+    for column in ("page", "requests", "origins", "bytes", "modes", "median load (ms)", "ratio [95 % CI]", "verdict"):
+        table.add_column(column, justify="left" if column in ("page", "modes", "verdict") else "right")
+    for row in rows:
+        for page in row.pages:
+            ratio = page.ratio
+            table.add_row(*([", ".join(v for _, v in row.group)] if grouped else []), page.page,
+                          _count(page.traits.get("requests")), _count(page.traits.get("origins")),
+                          human_bytes(page.traits.get("bytes")), f"{row.mode} / {row.base}",
+                          f"{ms(page.mode_ms)} / {ms(page.base_ms)}",
+                          "–" if ratio is None else f"{ratio.estimate:.2f} [{ratio.low:.2f}, {ratio.high:.2f}]",
+                          page.verdict)
+    return table
 
 
 def interval_text(value: Interval | None, show: Any, n: int) -> str:

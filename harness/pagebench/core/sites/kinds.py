@@ -8,6 +8,7 @@ entry is recognised and parsed into a typed reference, in the order the kinds ar
     directory  a path (with a /): ./mine           DirectoryRef   its site.yaml, if there
     recorded   a name: mine                        RecordedRef    <data dir>/sites/mine, if imported
     app        {name: shop, app: {command: ...}}   AppRef         starting it (`lab.servers.apps`)
+    corpus     {corpus: hars/*.har}                CorpusRef      importing each HAR (`lab.corpus`): many sites
 
 Pure: a kind recognises an entry by its shape alone (a mapping's key, a path, a name) and
 parses it into its reference, or raises a one-line SiteError for an entry of its kind
@@ -35,7 +36,8 @@ from typing import Any
 from pagebench.core.sites.app import AppEntry, parse_app
 from pagebench.core.sites.app import anchored as app_anchored
 from pagebench.core.sites.builtin import CATALOGUE, HINT
-from pagebench.core.sites import folder
+from pagebench.core.sites import corpus, folder
+from pagebench.core.sites.corpus import CorpusRef, parse_corpus
 from pagebench.core.sites.folder import FolderRef, parse_folder
 from pagebench.core.sites.generate import GenParams, parse_generate
 from pagebench.core.sites.model import SITE_NAME, SiteError
@@ -77,7 +79,7 @@ class AppRef:
     entry: AppEntry
 
 
-SiteRef = BuiltinRef | GeneratedRef | FolderRef | DirectoryRef | RecordedRef | AppRef
+SiteRef = BuiltinRef | GeneratedRef | FolderRef | DirectoryRef | RecordedRef | AppRef | CorpusRef
 
 
 @dataclass(frozen=True, eq=False)
@@ -137,9 +139,12 @@ APP = SiteKind("app", "the user's own server process, started in the lab behind 
                "(nginx, Caddy, the edge proxy), its responses passed through",
                "{name: NAME, app: {command: \"... {port}\", ready: /health}}", _app, key="app",
                anchor=app_anchored)
+CORPUS = SiteKind("corpus", "a page of a corpus of HARs, imported as `site import-har` would (a stand-in "
+                  "page where the HAR saved no bodies)", "{corpus: hars/*.har} (a glob or a directory of HARs)",
+                  parse_corpus, key="corpus", anchor=corpus.anchored)
 
 #: Every kind, in the order an entry is tried against them.
-KINDS: tuple[SiteKind, ...] = (BUILTIN, GENERATED, FOLDER, DIRECTORY, RECORDED, APP)
+KINDS: tuple[SiteKind, ...] = (BUILTIN, GENERATED, FOLDER, DIRECTORY, RECORDED, APP, CORPUS)
 
 
 def candidates(entry: str | Mapping[str, Any]) -> list[tuple[SiteKind, SiteRef]]:

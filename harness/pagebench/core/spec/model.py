@@ -170,6 +170,12 @@ class Experiment(BaseModel):
         return tuple(modes.ALIAS_NOTES[name] for name in self.modes if name in modes.ALIAS_NOTES)
 
     @property
+    def by_page(self) -> bool:
+        """Whether the run goes page by page (a spec naming a corpus, `core.sites.corpus`):
+        each site's loads in a lab of its own, interleaved within the site."""
+        return any(isinstance(entry, dict) and "corpus" in entry for entry in self.sites)
+
+    @property
     def resolved_encodings(self) -> tuple[Encoding, ...]:
         """The encodings' rows, in spec order."""
         return tuple(map(encodings.parse, self.encoding))

@@ -119,12 +119,23 @@ def conditions(spec: Experiment, site_names: list[str], profiles: list[Profile])
 
 def loads(spec: Experiment, matrix: list[Condition]) -> list[PlannedLoad]:
     """Every load, warm-ups first within each condition, interleaved across conditions
-    in a seeded random order so slow drifts (thermal, background) hit all alike. Stored
-    runs resume against this order: it must never change for a given spec."""
+    in a seeded random order so slow drifts (thermal, background) hit all alike; page by
+    page (`Experiment.by_page`), across each site's conditions, one site after another.
+    Stored runs resume against this order: it must never change for a given spec."""
     slots: list[tuple[Condition, int]] = []
     for condition in matrix:
         slots += [(condition, rep) for rep in range(-spec.warmup, spec.repetitions)]
-    random.Random(spec.seed).shuffle(slots)
+    if spec.by_page:  # page by page: each site's loads together, shuffled among themselves
+        rng = random.Random(spec.seed)
+        pages: dict[str, list[tuple[Condition, int]]] = {}
+        for slot in slots:
+            pages.setdefault(slot[0].site, []).append(slot)
+        slots = []
+        for page in pages.values():
+            rng.shuffle(page)
+            slots += page
+    else:
+        random.Random(spec.seed).shuffle(slots)
     # Within a condition, keep warm-ups before measured loads: renumber in order of appearance.
     counters: dict[Condition, int] = {}
     planned = []
@@ -218,23 +229,39 @@ class Overhead:
 
 
 @dataclass(frozen=True)
+class Part:
+    """The loads one lab runs, with the servers it serves: the whole run in one part, or
+    page by page (`Experiment.by_page`) a part per site, so that the addresses a lab needs
+    are one page's, never the corpus's."""
+
+    sites: tuple[str, ...]
+    servers: serverplan.ServerPlan  # these sites on disk, under every origin mode and TLS version
+    steps: tuple[Step, ...]  # the loads not yet done, in order
+
+
+@dataclass(frozen=True)
 class RunPlan:
     """Everything a run does, in order: the link checks, the edge-proxy overhead (stored
-    once per run), then every remaining load."""
+    once per run), then every remaining load, part by part (a lab each)."""
 
     spec: Experiment
     sites: Mapping[str, GeneratedSite | Site]  # as resolved: their dependency levels bound a load
     loads: tuple[PlannedLoad, ...]  # the whole seeded order
     link_checks: tuple[Profile, ...]
-    servers: serverplan.ServerPlan  # the sites on disk, under every origin mode and TLS version
-    overhead: Overhead | None  # when any condition goes through the edge proxy
-    steps: tuple[Step, ...]  # the loads not yet done
+    on_disk: tuple[Site, ...]  # every site as written for the servers
+    overhead: Overhead | None  # when any condition goes through the edge proxy (in the first part's lab)
+    parts: tuple[Part, ...]  # the labs with loads left, in order
     note_encoding_cost: bool  # seed 001's table 6-4: what compressing cost
 
     @property
     def proxied(self) -> bool:
-        """Whether the run needs the edge proxy (one for the whole run)."""
+        """Whether the run needs the edge proxy (one per lab)."""
         return "proxy" in self.spec.topologies
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """The loads not yet done, across the parts."""
+        return tuple(step for part in self.parts for step in part.steps)
 
 
 def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_disk: Sequence[Site],
@@ -242,10 +269,28 @@ def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_dis
     """The plan of a run whose loads `done` are recorded: `sites` as the spec resolved them
     (in spec order), `on_disk` the same sites written for the servers, `unshaped` the
     catalogue's profile without impairment (the overhead's link)."""
-    servers = serverplan.plan(list(on_disk), origin_modes(spec), spec.tls, encodings=spec.resolved_encodings,
-                              query=spec.replay_query)
     by_name = {profile.name: profile for profile in profiles}
     planned = loads(spec, conditions(spec, list(sites), list(profiles)))
+    written = dict(zip(sites, on_disk))
+    groups = [[name] for name in sites] if spec.by_page else [list(sites)]
+    parts: list[Part] = []
+    for group in groups:
+        servers = serverplan.plan([written[name] for name in group], origin_modes(spec), spec.tls,
+                                  encodings=spec.resolved_encodings, query=spec.replay_query)
+        steps = _steps(spec, sites, servers, by_name, [load for load in planned if load.condition.site in group
+                                                       and load.seq not in done])
+        if steps or not parts and group is groups[-1]:
+            parts.append(Part(tuple(group), servers, tuple(steps)))
+    first = parts[0]
+    return RunPlan(spec, sites, tuple(planned), tuple(profiles) if spec.timeouts.link_check else (),
+                   tuple(on_disk), _overhead(spec, {name: sites[name] for name in first.sites}, first.servers,
+                                             unshaped), tuple(parts),
+                   spec.resolved_encodings != (encodings.IDENTITY,))
+
+
+def _steps(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], servers: serverplan.ServerPlan,
+           by_name: Mapping[str, Profile], remaining: Sequence[PlannedLoad]) -> list[Step]:
+    """The steps of the `remaining` loads against one lab's `servers`."""
     visits: dict[Condition, Visit] = {}
 
     def visit(c: Condition) -> Visit:
@@ -255,9 +300,7 @@ def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_dis
 
     steps: list[Step] = []
     primed: set[str] = set()
-    for load in planned:
-        if load.seq in done:
-            continue
+    for load in remaining:
         c = load.condition
         prime = None
         # A later version's warm load changes the profile's cache (it now holds that
@@ -269,9 +312,7 @@ def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_dis
         bound = (BoundLink(profile.rtt_ms, profile.down_mbit, profile.mss, profile.initcwnd, profile.timestamps,
                            tls=c.tls != modes.CLEARTEXT) if c.topology == "direct" else None)
         steps.append(Step(load, profile, visit(c), hashlib.sha1(c.key.encode()).hexdigest()[:12], prime, bound))
-    return RunPlan(spec, sites, tuple(planned), tuple(profiles) if spec.timeouts.link_check else (), servers,
-                   _overhead(spec, sites, servers, unshaped), tuple(steps),
-                   spec.resolved_encodings != (encodings.IDENTITY,))
+    return steps
 
 
 def _overhead(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], servers: serverplan.ServerPlan,

@@ -78,6 +78,18 @@ def test_cold_load_with_cache_hits_is_flagged():
     assert result.cache_hits == 3 and "cold load had 3 cache hit(s)" in result.flags
 
 
+def test_a_url_the_page_names_twice_comes_from_the_memory_cache_the_first_filled_in_a_cold_load():
+    raw = raw_load()
+    raw.requests["again"] = {"url": "https://www.s.test/i0.png", "type": "Image", "sent": 10.5,
+                             "memory_cache": True}  # i0 fetched over the network first, in this load
+    result = evaluate(cond(), raw, link(tcp_conns=1), ServerView(1, 4, (200,)))
+    assert result.cache_hits == 1 and not result.flagged, result.flags
+    raw.requests["other"] = {"url": "https://www.s.test/never-fetched.png", "type": "Image", "sent": 10.6,
+                             "memory_cache": True}  # from a cache this cold load cannot have
+    assert evaluate(cond(), raw, link(tcp_conns=1), ServerView(1, 4, (200,))).flags == (
+        "cold load had 1 cache hit(s)",)
+
+
 def test_warm_load_must_use_the_cache_and_revalidate_the_html():
     good = evaluate(cond(cache="warm"), raw_load(disk_cache=True), link(tcp_conns=1),
                     ServerView(1, 1, (304,)))
@@ -98,6 +110,8 @@ def test_a_request_without_response_needs_no_connection_of_its_own_in_http10():
     raw.requests["gone"] |= {"status": 200, "connection_id": 4}  # answered, on a connection already used
     assert evaluate(cond(HTTP10), raw, link(tcp_conns=4), ServerView(4, 5, (200,))).flags == (
         "http1.0 load used 4 connection(s) for 5 request(s)",)
+    raw.requests["gone"] |= {"connection_id": 0}  # answered, its connection not reported (a frame's)
+    assert not evaluate(cond(HTTP10), raw, link(tcp_conns=5), ServerView(5, 5, (200,))).flagged
 
 
 def test_a_warm_load_is_not_flagged_for_a_request_without_response_or_a_scripts_own_fetch():

@@ -13,6 +13,7 @@ from pagebench.core.sites.builtin import builtin_sites
 from pagebench.core.sites.folder import FolderRef
 from pagebench.core.sites.generate import GenParams
 from pagebench.core.sites.app import App, AppEntry
+from pagebench.core.sites.corpus import CorpusRef
 from pagebench.core.sites.kinds import AppRef, BuiltinRef, DirectoryRef, GeneratedRef, RecordedRef
 from pagebench.core.sites.model import SiteError
 
@@ -21,14 +22,16 @@ UNKNOWN = ("unknown site 'nowhere'; built-in: seed000-{small,large}-n1..40, seed
            "or generate: {images: N, image_bytes: B, origins: K, ...}; or {name: N, path: DIR} (a folder with "
            "index.html); or a directory with site.yaml; "
            "or the name of a site imported by `pagebench site import-har` (into /data/sites); "
-           "or {name: NAME, app: {command: \"... {port}\", ready: /health}}")
+           "or {name: NAME, app: {command: \"... {port}\", ready: /health}}; "
+           "or {corpus: hars/*.har} (a glob or a directory of HARs)")
 
 
 def test_the_table_names_each_kind_once_in_the_order_entries_are_tried():
-    assert [kind.name for kind in kinds.KINDS] == ["builtin", "generated", "folder", "directory", "recorded", "app"]
+    assert [kind.name for kind in kinds.KINDS] == ["builtin", "generated", "folder", "directory", "recorded", "app",
+                                                      "corpus"]
     assert all(kind.summary and kind.hint for kind in kinds.KINDS)
     assert len({kind.summary for kind in kinds.KINDS}) == len(kinds.KINDS)  # the report tells them apart by it
-    assert [kind.key for kind in kinds.KINDS if kind.key] == ["generate", "path", "app"]
+    assert [kind.key for kind in kinds.KINDS if kind.key] == ["generate", "path", "app", "corpus"]
     assert "user's own server" in kinds.APP.summary  # what a report says of an app site
 
 
@@ -45,6 +48,8 @@ def test_the_table_names_each_kind_once_in_the_order_entries_are_tried():
     ({"name": "shop", "app": {"command": "serve {port}"}},
      [(kinds.APP, AppRef(AppEntry(name="shop", app=App(command="serve {port}"))))]),
     ({"name": "docs", "path": "./site"}, [(kinds.FOLDER, FolderRef("docs", Path("site")))]),
+    ({"corpus": "hars/*.har"}, [(kinds.CORPUS, CorpusRef("hars/*.har"))]),
+    ({"corpus": "hars", "synthesize": True}, [(kinds.CORPUS, CorpusRef("hars", synthesize=True))]),
     ({"name": "docs", "path": "/srv/site", "origins": {"cdn.example.com": "cdn"}},
      [(kinds.FOLDER, FolderRef("docs", Path("/srv/site"), (("cdn.example.com", Path("cdn")),)))]),
 ])
@@ -60,7 +65,8 @@ def test_every_builtin_name_is_the_builtin_kind_first():
 @pytest.mark.parametrize(("entry", "message"), [
     ({"generated": {}}, "site {'generated': {}}: a mapping must be {generate: {images: N, image_bytes: B, "
                         "origins: K, ...}} or {name: N, path: DIR} (a folder with index.html) or "
-                        "{name: NAME, app: {command: \"... {port}\", ready: /health}}"),
+                        "{name: NAME, app: {command: \"... {port}\", ready: /health}} or "
+                        "{corpus: hars/*.har} (a glob or a directory of HARs)"),
     ({"generate": {}, "images": 2}, "site {'generate': {}, 'images': 2}: generate: takes no other keys"),
     ({"name": "docs", "path": "site", "app": {}}, "app: unknown field; a folder site takes name, path, host, origins"),
     ({"name": "docs", "path": "site", "host": "docs.example.com"},
@@ -84,6 +90,9 @@ def test_every_builtin_name_is_the_builtin_kind_first():
      "(127.0.0.1), e.g. \"gunicorn shop:app -b 127.0.0.1:{port}\""),
     ({"generate": {"images": -1}}, "generate: images: Input should be greater than or equal to 0"),
     ({"generate": {"pictures": 3}}, "generate: pictures: unknown field"),
+    ({"corpus": "hars", "name": "x"}, "name: unknown field; a corpus takes corpus, synthesize"),
+    ({"corpus": ""}, "corpus: String should have at least 1 character"),
+    ({"corpus": "hars", "synthesize": "yes"}, "synthesize: Input should be a valid boolean"),
 ])
 def test_entries_no_kind_can_parse_are_one_line_errors(entry, message):
     with pytest.raises(SiteError) as error:
@@ -97,6 +106,7 @@ def test_anchored_makes_a_folder_entrys_relative_paths_absolute_from_the_spec_di
         "name": "docs", "path": "/work/specs/site",
         "origins": {"cdn.example.com": "/work/cdn", "abs.example.com": "/srv/a"}}
     assert entry["path"] == "./site"  # the spec's own document is left as written
+    assert kinds.anchored({"corpus": "../hars/*.har"}, Path("/work/specs")) == {"corpus": "/work/hars/*.har"}
     for other in ("modern", "./dir", {"generate": {"images": 1}}, {"name": "x"}):
         assert kinds.anchored(other, Path("/work/specs")) == other
 

@@ -221,7 +221,7 @@ def test_the_run_plan_holds_every_load_in_order_and_the_servers_of_the_sites_on_
     spec = plan.spec
     assert list(plan.loads) == planner.loads(spec, planner.conditions(spec, ["a"], [NONE, SLOW]))
     assert [step.planned for step in plan.steps] == list(plan.loads)
-    assert plan.servers.sites == (a,) and plan.servers.modes == (HTTP10, H2)
+    assert plan.parts[0].servers.sites == (a,) and plan.parts[0].servers.modes == (HTTP10, H2)
     assert [step.profile for step in plan.steps] == [(NONE if p.condition.profile == "none" else SLOW)
                                                      for p in plan.loads]
     assert not plan.proxied and plan.overhead is None and not plan.note_encoding_cost
@@ -283,7 +283,7 @@ def test_direct_visits_resolve_only_the_conditions_origins_and_h3_is_forced_onto
     assert set(visits) == {(HTTP10, "none"), (HTTP10, "1.3"), (H2, "1.3"), (H3, "1.3")}
     for (mode, tls), step in visits.items():
         visit = step.visit
-        expected = plan.servers.host_resolver_rules(mode, tls, "a", block_others=True)
+        expected = plan.parts[0].servers.host_resolver_rules(mode, tls, "a", block_others=True)
         assert visit.resolver_rules == expected and expected.endswith(", MAP * ~NOTFOUND")
         assert not visit.proxied and visit.upstream is None and visit.document_path == "/"
         assert visit.url == ("http://www.a.test/" if tls == "none" else "https://www.a.test/")
@@ -300,7 +300,7 @@ def test_proxied_visits_resolve_nothing_but_the_proxy_and_configure_its_upstream
         c, visit = step.planned.condition, step.visit
         assert visit.proxied and visit.resolver_rules == planner.PROXIED_RULES and visit.force_quic_on == ""
         assert visit.url == "https://www.a.test/"  # the browser's hop to the proxy stays TLS
-        served = plan.servers.addresses(c.mode.origin, c.tls, "a")
+        served = plan.parts[0].servers.addresses(c.mode.origin, c.tls, "a")
         assert visit.upstream == planner.Upstream(c.mode, 3, 2, c.tls == "none", tuple(served.items()), "warm", c.key)
         assert step.bound is None  # the bound models the browser's own connections
 
@@ -327,7 +327,7 @@ def test_a_replayed_site_is_judged_against_its_recording_and_a_generated_one_by_
     recordings = {step.planned.condition.site: step.visit.recording for step in plan.steps}
     assert recordings == {"r": recording, "g": None}
     assert plan.sites["g"].level("www.g.test/font.woff2") == 2  # what the runner bounds a load with
-    assert plan.servers.sites == tuple(on_disk)
+    assert plan.parts[0].servers.sites == tuple(on_disk)
 
 
 # The edge proxy's overhead ----------------------------------------------------------------------
@@ -370,3 +370,47 @@ def test_the_overhead_uses_the_same_origin_mode_and_tls_both_ways(modes_, tls, e
 
 def test_no_overhead_without_the_proxy_topology():
     assert run_plan({"modes": ["h2", "h3"]}, [site()]).overhead is None
+
+
+# Page by page (a corpus) ----------------------------------------------------------------------
+
+
+def corpus_plan(document: dict, sites: list[Site], done=frozenset()):
+    spec = parse({"sites": [{"corpus": "/hars"}], "modes": ["http1.0", "h2"], "repetitions": 2, "warmup": 1,
+                  **document}, "spec.yaml")
+    return planner.run_plan(spec, {s.name: s for s in sites}, sites, [NONE, SLOW], NONE, frozenset(done))
+
+
+def test_a_corpus_goes_page_by_page_each_pages_loads_interleaved_among_themselves():
+    pages = [site("p1", ("www.p1.test",)), site("p2", ("www.p2.test", "cdn.p2.test")), site("p3", ("www.p3.test",))]
+    plan = corpus_plan({}, pages)
+    assert plan.spec.by_page
+    order = [load.condition.site for load in plan.loads]
+    per_page = len(order) // 3
+    assert order == ["p1"] * per_page + ["p2"] * per_page + ["p3"] * per_page
+    # within a page, the conditions are shuffled, warm-ups first within each condition
+    first = [(load.condition.mode.name, load.condition.profile) for load in plan.loads[:per_page]]
+    assert first != sorted(first)
+    assert [load.seq for load in plan.loads] == list(range(len(plan.loads)))
+    # a lab per page, serving that page alone
+    assert [part.sites for part in plan.parts] == [("p1",), ("p2",), ("p3",)]
+    assert [part.servers.sites for part in plan.parts] == [(p,) for p in pages]
+    assert [s.planned for s in plan.steps] == list(plan.loads)
+    assert {s.planned.condition.site for s in plan.parts[1].steps} == {"p2"}
+    # the same spec plans the same order (a stored run resumes against it)
+    assert corpus_plan({}, pages).loads == plan.loads
+
+
+def test_a_resumed_corpus_builds_labs_only_for_pages_with_loads_left():
+    pages = [site("p1", ("www.p1.test",)), site("p2", ("www.p2.test",))]
+    whole = corpus_plan({}, pages)
+    done = {load.seq for load in whole.loads if load.condition.site == "p1"}
+    done.add(next(load.seq for load in whole.loads if load.condition.site == "p2"))
+    plan = corpus_plan({}, pages, done)
+    assert [part.sites for part in plan.parts] == [("p2",)]
+    assert len(plan.steps) == len(whole.loads) - len(done)
+
+
+def test_a_spec_without_a_corpus_keeps_one_lab_for_every_site():
+    plan = run_plan({"modes": ["http1.0", "h2"]}, [site("a"), site("b", ("www.b.test",))])
+    assert not plan.spec.by_page and [part.sites for part in plan.parts] == [("a", "b")]
