@@ -154,7 +154,7 @@ def _replay_headers(headers: Sequence[tuple[str, str]], indent: str) -> list[str
 def needs_echo(server_plan: ServerPlan) -> bool:
     """Whether nginx delays any response of the plan (and so loads the echo module)."""
     served = {b.site for b in server_plan.served_by("nginx")}
-    return any(site.recording.delay_ms(e) > 0 for site in server_plan.sites
+    return any(round(site.recording.delay_ms(e)) > 0 for site in server_plan.sites
                if site.recording is not None and site.name in served for e in site.recording.exchanges)
 
 
@@ -162,8 +162,8 @@ def _exchange(binding: Binding, index: int, exchange: Exchange, delay_ms: float 
     """The internal location(s) answering one exchange, after `delay_ms` of think time."""
     uri, indent = f"{REPLAY_PREFIX}{index}", "            "
     lines = []
-    if delay_ms > 0:
-        lines += [f"        location = {uri} {{", f"{indent}internal;", f"{indent}echo_sleep {delay_ms / 1000:.4f};",
+    if round(delay_ms) > 0:  # echo_sleep takes seconds to 3 decimals
+        lines += [f"        location = {uri} {{", f"{indent}internal;", f"{indent}echo_sleep {round(delay_ms) / 1000:.3f};",
                   f"{indent}echo_exec {uri}{ANSWER_SUFFIX};", "        }"]
         uri += ANSWER_SUFFIX
     lines += [f"        location = {uri} {{", f"{indent}internal;"]
