@@ -47,7 +47,7 @@ EXCHANGES: list[tuple[str, str, int, bytes | None, str | None, dict[str, str], s
 ]
 #: Server think time (ms) of two exchanges: a 200 (`/Case.txt`, the same size as
 #: `/case.txt`, which answers at once) and a status with a body (the 404's error-page path).
-THINK = {(WWW, "/Case.txt"): 250.0, (WWW, "/gone.png"): 100.0}
+THINK = {(WWW, "/Case.txt"): 150.0, (WWW, "/gone.png"): 50.0}
 EXTENSIONS = {"text/html; charset=utf-8": "html", "text/html": "html", "text/css": "css", "application/json": "json",
               "text/plain": "txt", "text/javascript": "js", "image/gif": "gif", "image/png": "png",
               "font/woff2": "woff2"}

@@ -67,12 +67,12 @@ def test_nginx_delays_a_response_by_its_think_time_and_answers_it_as_any_other(s
     assert conf.splitlines()[2] == f"load_module {nginxreplay.ECHO_MODULE};  # echo_sleep: server think time"
     case = next(i for i, e in enumerate(site.recording.exchanges) if e.target == "/Case.txt")
     gone = next(i for i, e in enumerate(site.recording.exchanges) if e.target == "/gone.png")
-    waiting = (f"        location = //pb-replay/{case} {{\n            internal;\n            echo_sleep 0.250;\n"
+    waiting = (f"        location = //pb-replay/{case} {{\n            internal;\n            echo_sleep 0.150;\n"
                f"            echo_exec //pb-replay/{case}.answer;\n        }}\n"
                f"        location = //pb-replay/{case}.answer {{\n")
     assert waiting in conf
     assert f"error_page 405 =200 //pb-replay/{case}.answer;" in conf  # a POST: answered, not slept twice
-    assert f"echo_sleep 0.100;\n            echo_exec //pb-replay/{gone}.answer;" in conf
+    assert f"echo_sleep 0.050;\n            echo_exec //pb-replay/{gone}.answer;" in conf
     assert f"error_page 418 =404 //pb-replay/{gone}.answer.body;" in conf
     assert conf.count("echo_sleep 0.") == 2  # the rest answer at once
     off = replace(site, recording=site.recording.model_copy(update={"server_time": False}))
@@ -82,8 +82,8 @@ def test_nginx_delays_a_response_by_its_think_time_and_answers_it_as_any_other(s
 
 def test_a_run_says_how_much_think_time_and_that_caddy_s_h3_answers_at_once(site):
     said = replay.think_note(site, [H2, H3])
-    assert said == ("site rec: server think time (HAR wait less one RTT) of 2 response(s): total 350 ms, median "
-                    "175.0 ms, max 250 ms; on: each response is delayed by it; except in h3: " + replay.CADDY_NO_THINK)
+    assert said == ("site rec: server think time (HAR wait less one RTT) of 2 response(s): total 200 ms, median "
+                    "100.0 ms, max 150 ms; on: each response is delayed by it; except in h3: " + replay.CADDY_NO_THINK)
     assert replay.think_note(site, [H2]).endswith("on: each response is delayed by it")
     off = replace(site, recording=site.recording.model_copy(update={"server_time": False}))
     assert replay.think_note(off, [H2, H3]).endswith("off (--no-server-time): kept, not applied")

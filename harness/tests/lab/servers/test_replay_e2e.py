@@ -314,7 +314,7 @@ def get_h3(lab: Lab, host: str, targets: list[str]) -> list[Got]:
 
 @pytest.mark.parametrize("mode", [HTTP10, KEEPALIVE, H2], ids=str)
 def test_a_response_with_think_time_waits_it_after_the_request_and_not_before(exact: Lab, mode: Mode):
-    """/Case.txt thinks 250 ms, /case.txt (as long) none: the first byte of the one comes
+    """/Case.txt thinks 150 ms, /case.txt (as long) none: the first byte of the one comes
     at least that much later after its request was sent; the connection is not held.
     (nginx's timers count whole ms: 1 ms of slack.)"""
     think = THINK[(WWW, "/Case.txt")] / 1000
