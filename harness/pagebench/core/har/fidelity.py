@@ -50,7 +50,7 @@ class Fidelity(BaseModel):
     guessed: tuple[str, ...] = ()  # "<url>: <n> B guessed" (size not in the HAR)
     fallbacks: tuple[str, ...] = ()  # "<url>: made as png bytes"
     timers: int = 0  # requests a script makes after a timer (the HAR shows it waited)
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # said under the report
 
     def lines(self) -> list[str]:
         """The report as text, for `site show` and the import."""
