@@ -75,6 +75,9 @@ def site_import_har(
     synthesize: Annotated[bool, typer.Option("--synthesize", help=(
         "Make every body (a stand-in page of the recorded sizes, parents and kinds) even where the HAR "
         "saved them; a HAR without bodies is synthesized anyway."))] = False,
+    no_server_time: Annotated[bool, typer.Option("--no-server-time", help=(
+        "Answer every response at once. By default each waits its server think time, the HAR's "
+        "timings.wait less one round trip (the link adds the lab's own), in the modes nginx serves."))] = False,
 ) -> None:
     """Import a page of a HAR as a site: every recorded response is replayed, in every
     protocol mode, by the lab's servers; a request the HAR lacks is a 404, counted per load.
@@ -83,7 +86,7 @@ def site_import_har(
     from pagebench.lab import sites as sitefiles
     from pagebench.lab.imported import read_har, write_imported
 
-    imported = read_har(har, name, page, synthesize_all=synthesize)
+    imported = read_har(har, name, page, synthesize_all=synthesize, server_time=not no_server_time)
     site = write_imported(imported, into if into is not None else sitefiles.sites_dir() / name, replace=force)
     _say(f"imported {site.name} from {har} into {site.root}")
     _print_written(site, imported, "the HAR cannot replay them")
@@ -99,6 +102,17 @@ def site_import_har(
     if imported.fidelity is not None:
         for line in imported.fidelity.lines():
             _say(f"  {line}")
+    _say_think(site)
+
+
+def _say_think(site: Site) -> None:
+    """The site's server think time, and where it is not applied."""
+    from pagebench.core.modes import MODES
+    from pagebench.core.servers.replay import think_note
+
+    line = think_note(site, MODES)
+    if line is not None:
+        _say(line)
 
 
 @command(site_app, "show")
@@ -161,6 +175,8 @@ def site_show(
     report = read_fidelity(found) if isinstance(found, Site) else None
     for line in report.lines() if report is not None else ():
         _say(line)
+    if isinstance(found, Site):
+        _say_think(found)
     if isinstance(found, FolderSite):
         hosts = sitefiles.external(found)
         out.print(f"other hosts its pages name in absolute URLs: {len(hosts) or 'none'}", highlight=False)
@@ -202,3 +218,4 @@ def site_record(
     _print_written(site, imported, "not replayable as recorded")
     for note in (*recorded.notes, *imported.warnings):
         _say(f"  warning: {note}")
+    _say_think(site)

@@ -7,6 +7,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from pagebench.core.servers.nginxreplay import ECHO_MODULE
 from pagebench.lab.servers.caddy import CADDY, caddy_version
 from pagebench.lab.servers.nginx import ServerError
 from pagebench.link.emulator import DELAY_PROGRAM, netem_available
@@ -29,6 +30,14 @@ def _tool(name: str, package: str, why: str, required: bool = True) -> Finding:
     if path:
         return Finding(name, True, path, required=required)
     return Finding(name, False, f"missing ({why})", f"sudo apt-get install {package}", required)
+
+
+def _echo_module() -> Finding:
+    """nginx's echo module: an imported site's server think time (`echo_sleep`)."""
+    if Path(ECHO_MODULE).is_file():
+        return Finding("nginx echo module", True, ECHO_MODULE, required=False)
+    return Finding("nginx echo module", False, "missing (server think time of imported sites)",
+                   "sudo apt-get install libnginx-mod-http-echo", required=False)
 
 
 def _caddy() -> Finding:
@@ -61,6 +70,7 @@ def diagnose() -> list[Finding]:
         _tool("ethtool", "ethtool", "turning off TSO/GSO/GRO on veths"),
         _tool("chromium-headless-shell", "chromium-headless-shell", "the browser under test", required=False),
         _tool("nginx", "nginx-light", "the test sites", required=False),
+        _echo_module(),
         _caddy(),
     ]
     if root and shutil.which("tc"):

@@ -23,10 +23,12 @@ from pagebench.core.sites.recording import RECORDING_FILE
 from pagebench.lab.sites import BASE_MTIME, load_site, store, write_sidecars
 
 
-def read_har(path: Path, name: str, page: str | None = None, synthesize_all: bool = False) -> ImportedSite:
+def read_har(path: Path, name: str, page: str | None = None, synthesize_all: bool = False,
+             server_time: bool = True) -> ImportedSite:
     """A HAR file's page (`.har`, or gzip-compressed `.har.gz`; `page`: its id, title or
     number, None: the default, `core.har.pages`) imported as the site `name`
-    (`synthesize_all`: every body made, a stand-in page); a one-line HarError naming the
+    (`synthesize_all`: every body made, a stand-in page; `server_time`: the replay delays
+    each response by its think time); a one-line HarError naming the
     file for anything unreadable or malformed."""
     path = Path(path)
     try:
@@ -41,7 +43,7 @@ def read_har(path: Path, name: str, page: str | None = None, synthesize_all: boo
                            "export it again)") from None
         except (OSError, zlib.error) as error:
             raise HarError(f"{path}: not a readable gzip file ({error})") from None
-    return import_har(parse_har(data, str(path)), name, str(path), page, synthesize_all)
+    return import_har(parse_har(data, str(path)), name, str(path), page, synthesize_all, server_time)
 
 
 def write_imported(site: ImportedSite, into: Path, replace: bool = False) -> Site:

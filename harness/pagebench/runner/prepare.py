@@ -12,6 +12,7 @@ from typing import Any
 
 from pagebench.core.profiles import Profile
 from pagebench.core.records import PlannedLoad
+from pagebench.core.servers.replay import think_note
 from pagebench.core.sites import kinds
 from pagebench.core.sites.corpus import CorpusRef
 from pagebench.core.sites.folder import ExternalHost, FolderSite
@@ -91,6 +92,8 @@ def prepare(document: dict[str, Any], origin: str, spec_dir: Path | None = None,
             site_kinds[site.name] = site_meta(kind, site) | extra
             if isinstance(site, FolderSite):
                 notes += unserved_notes(site.name, sitefiles.external(site))
+            if isinstance(site, Site) and (think := think_note(site, spec.resolved_modes)) is not None:
+                notes.append(think)
     profiles = spec_mod.resolve_profiles(spec, builtin_profiles(), origin)
     loads = planner.loads(spec, planner.conditions(spec, list(found), profiles))
     return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, notes, site_kinds, where, pairs)

@@ -276,3 +276,19 @@ def test_site_show_a_folder_by_path_and_as_a_spec_entry_with_its_other_hosts(tmp
     missing = pagebench("site", "show", entry)
     assert missing.returncode != 0 and missing.stderr.strip() == (
         f"error: path: {build}: no index.html in it (a folder site serves its index.html as https://docs.test/)")
+
+
+def test_think_time_is_applied_by_default_said_and_dropped_by_no_server_time(tmp_path: Path, data_dir: Path):
+    page = _entry("https://www.example.com/", text="<p>x</p>")
+    page["timings"] = {"send": 0, "connect": 40, "ssl": 25, "wait": 95, "receive": 1}
+    path = _har(tmp_path / "t.har", page)
+    said = "server think time (HAR wait less one RTT) of 1 response(s): total 80 ms, median 80.0 ms, max 80 ms"
+    on = pagebench("site", "import-har", str(path), "--name", "on", "--into", str(tmp_path / "on"))
+    assert on.returncode == 0, on.stderr
+    assert f"{said}; on: each response is delayed by it; except in h3:" in on.stdout.replace("\n", " ")
+    off = pagebench("site", "import-har", str(path), "--name", "off", "--into", str(tmp_path / "off"),
+                    "--no-server-time")
+    assert off.returncode == 0, off.stderr
+    shown = pagebench("site", "show", str(tmp_path / "off"))
+    assert f"{said}; off (--no-server-time): kept, not applied" in shown.stdout.replace("\n", " ")
+    assert load_site(tmp_path / "off").recording.server_time is False

@@ -103,3 +103,14 @@ def test_a_baseline_spec_adds_its_twins_to_the_stored_document_its_paths_its_own
     with pytest.raises(SpecError, match=r"^gone/t.yaml: site shop \(its twin shop.baseline\): app site shop.baseline: "
                                         "its working directory dir: .*/gone is missing$"):
         prepare(document, "specs/t.yaml", specs, Baseline(base, tmp_path / "gone", "gone/t.yaml"))
+
+
+def test_a_recorded_site_s_think_time_is_said_with_the_modes_that_cannot_apply_it(tmp_path: Path):
+    from tests.lab.servers.recorded import write_recorded_site
+
+    site = write_recorded_site(tmp_path / "rec")
+    prepared = prepare({"name": "t", "sites": [str(site.root)], "modes": ["keepalive", "h2", "h3"]}, "t.yaml")
+    think = [note for note in prepared.notes if "think time" in note]
+    assert len(think) == 1 and think[0].startswith("site rec: server think time (HAR wait less one RTT) of 2 ")
+    assert think[0].endswith("; on: each response is delayed by it; except in h3: Caddy has no handler that waits, "
+                             "so its responses go at once")

@@ -21,9 +21,6 @@ from pagebench.core.har.synth import TIMER_MIN_MS, Node, Synthesis
 
 #: The file in a synthesized site's directory.
 FIDELITY_FILE = "fidelity.json"
-#: Said in the report until the replay servers delay responses.
-THINK_TIME_NOTE = ("server think time (timings.wait less one RTT) is recorded per response (recording.json, "
-                   "think_ms) but not applied: the replay servers answer at once")
 
 
 class Side(BaseModel):
@@ -53,7 +50,7 @@ class Fidelity(BaseModel):
     guessed: tuple[str, ...] = ()  # "<url>: <n> B guessed" (size not in the HAR)
     fallbacks: tuple[str, ...] = ()  # "<url>: made as png bytes"
     timers: int = 0  # requests a script makes after a timer (the HAR shows it waited)
-    notes: tuple[str, ...] = (THINK_TIME_NOTE,)
+    notes: tuple[str, ...] = ()  # said under the report
 
     def lines(self) -> list[str]:
         """The report as text, for `site show` and the import."""

@@ -38,6 +38,7 @@ from pagebench.core.har.pages import choose_page, page_line
 from pagebench.core.har.parse import HarEntry, HarError, HarLog
 from pagebench.core.har.rewrite import map_hosts, rewrite_body
 from pagebench.core.har.synth import Synthesis, synthesize
+from pagebench.core.har.think import LONG_THINK_MS, think_times
 from pagebench.core.sites.builtin import builtin_sites
 from pagebench.core.sites.model import SITE_NAME, SiteManifest, one_line
 from pagebench.core.sites.recording import BODIES_DIR, RECORDING_FILE, REDIRECTS, Exchange, Recording, host_key
@@ -129,13 +130,15 @@ def _needs_stand_in(entries: Iterable[HarEntry]) -> bool:
 
 
 def import_har(har: HarLog, name: str, source: str, page: str | None = None,
-               synthesize_all: bool = False) -> ImportedSite:
+               synthesize_all: bool = False, server_time: bool = True) -> ImportedSite:
     """The page `page` names (`pages.find_page`; None: `pages.default_page`) of a parsed
     HAR as a site called `name` (`source`: the HAR's name, recorded, and named in errors).
     Of requests for the same (lab host, target) the first that can be replayed is kept;
     the rest of `_why_missing`'s cases are listed as missing. A page whose bodies are not
     all saved (a HAR without bodies too) is a synthesized stand-in (`synth.py`): the
-    bodies missing are made, the saved ones kept; `synthesize_all` makes every body."""
+    bodies missing are made, the saved ones kept; `synthesize_all` makes every body.
+    Each response keeps its server think time (`think.py`); `server_time` says whether
+    the replay applies it."""
     check_name(name)
     choice = choose_page(har, source, page)
     chosen = list(choice.entries)
@@ -169,6 +172,7 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None,
             warn(f"{attached} body(ies) saved in separate files beside the HAR (Playwright's attach mode) were made "
                  "instead: record with the content embedded to replay them")
 
+    think = think_times(chosen)
     missing: dict[tuple[str, str], str] = {}
     chosen_ex: dict[tuple[str, str], Exchange] = {}
     requested: dict[tuple[str, str], list[HarEntry]] = {}  # every request of a slot
@@ -228,7 +232,7 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None,
                                 content_type=content_type(entry, warn) if file else None,
                                 headers=replayed_headers(entry, rewrite, warn, dropped),
                                 location=location, level=levels[entry.index], original=entry.url,
-                                think_ms=stand_in.think_ms.get(entry.index) if stand_in is not None else None)
+                                think_ms=think.get(entry.index))
         except ValidationError as error:
             raise HarError(str(one_line(f"{source}: log.entries[{entry.index}]", error))) from None
         chosen_ex[slot] = exchange
@@ -249,12 +253,18 @@ def import_har(har: HarLog, name: str, source: str, page: str | None = None,
         warn(f"{cut} response body(ies) saved shorter than their content.size (cut short by the tool that saved "
              "the HAR?) are replayed as saved")
     exchanges = tuple(chosen_ex.values())
+    slow = sorted((e for e in exchanges if (e.think_ms or 0) >= LONG_THINK_MS), key=lambda e: -(e.think_ms or 0))
+    if slow and server_time:
+        warn(f"{len(slow)} response(s) thought {LONG_THINK_MS / 1000:.0f} s or more at the server (long polls?), "
+             f"the longest {_ascii(slow[0].original)} {slow[0].think_ms or 0:,.0f} ms: replayed as late "
+             "(--no-server-time drops every think time)")
     first = chain[0]
     entry_host = hosts[host_key(first.url)]
     origins = [entry_host] + [lab for lab in dict.fromkeys(hosts.values()) if lab != entry_host]
     try:
         shown = source if len(har.pages) < 2 or choice.page is None else _which(har, choice.page, source)
-        recording = Recording(source=shown, hosts=hosts, exchanges=exchanges, missing=tuple(missing.values()))
+        recording = Recording(source=shown, hosts=hosts, exchanges=exchanges, missing=tuple(missing.values()),
+                              server_time=server_time)
         manifest = SiteManifest(name=name, entry=f"https://{entry_host}{rewrite.text(_target(first.url))}",
                                 origins=tuple(origins), recording=RECORDING_FILE)
     except ValidationError as error:

@@ -73,6 +73,7 @@ class HarEntry:
     priority: str | None = None  # Chrome's `_priority` ("VeryHigh" ... "VeryLow")
     wait_ms: float | None = None  # timings.wait: request sent to first byte
     rtt_ms: float | None = None  # timings.connect less timings.ssl: the TCP handshake (None: no new connection)
+    connection: str | None = None  # HAR 1.2's `connection`: the id of the connection it went on (Chrome)
     encoding_field: str | None = None  # WebPageTest's `_contentEncoding` (its HARs may carry no headers)
 
     def size(self, kind: str) -> SizeReading:
@@ -462,7 +463,7 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
         attached=content.get("_file") if isinstance(content.get("_file"), str) else None,
         size_fields=fields, initiator_type=_initiator_type(raw),
         priority=raw.get("_priority") if isinstance(raw.get("_priority"), str) else None,
-        wait_ms=_timing(raw, "wait"), rtt_ms=_rtt(raw),
+        wait_ms=_timing(raw, "wait"), rtt_ms=_rtt(raw), connection=_connection(raw),
         encoding_field=raw.get("_contentEncoding") if isinstance(raw.get("_contentEncoding"), str) else None)
 
 
@@ -471,6 +472,14 @@ def _timing(raw: Mapping[str, Any], name: str) -> float | None:
     timings = raw.get("timings")
     value = timings.get(name) if isinstance(timings, dict) else None
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _connection(raw: Mapping[str, Any]) -> str | None:
+    """The connection id (a string in HAR 1.2; some tools write a number)."""
+    value = raw.get("connection")
+    if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+        return None
+    return str(value)
 
 
 def _rtt(raw: Mapping[str, Any]) -> float | None:

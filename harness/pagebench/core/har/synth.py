@@ -79,7 +79,6 @@ class Synthesis:
     sent: dict[int, int]  # entry index -> bytes of the made body under its recorded encoding
     levels: dict[int, int]  # of the stand-in (by `levels.dependency_levels` on its parents)
     original_levels: dict[int, int]  # of the original, as the HAR tells them
-    think_ms: dict[int, float]  # server think time the HAR shows (wait less one RTT)
     warnings: tuple[str, ...]
     fallbacks: tuple[str, ...]  # "https://.../a.webp: made as png bytes"
     timers: int = 0  # requests a script makes after a timer
@@ -181,23 +180,6 @@ def _parser_way(entry: HarEntry) -> str:
     return "body" if priority in _BODY_PRIORITIES else "parser"
 
 
-def _think(nodes: Sequence[Node]) -> dict[int, float]:
-    """Server think time of each response: timings.wait less one RTT of its host (the
-    request's own handshake, else the host's fastest, else the page's fastest)."""
-    rtts: dict[str, float] = {}
-    for n in nodes:
-        if n.entry.rtt_ms:
-            host = _origin(n.entry.url)
-            rtts[host] = min(rtts.get(host, n.entry.rtt_ms), n.entry.rtt_ms)
-    fastest = min(rtts.values(), default=None)
-    out = {}
-    for n in nodes:
-        rtt = n.entry.rtt_ms or rtts.get(_origin(n.entry.url), fastest)
-        if n.entry.wait_ms is not None and rtt is not None:
-            out[n.entry.index] = round(max(0.0, n.entry.wait_ms - rtt), 1)
-    return out
-
-
 def synthesize(entries: Sequence[HarEntry], chain: Sequence[HarEntry],
                made: Callable[[Node], bool]) -> Synthesis:
     """The stand-in of a page: `entries` to replay (first of each URL), the document's
@@ -273,7 +255,7 @@ def synthesize(entries: Sequence[HarEntry], chain: Sequence[HarEntry],
         warnings.append(f"{guessed} body size(s) not in the HAR: guessed by kind ({sizes})")
     chain = [n.entry for n in nodes if n.way == "entry"]
     return Synthesis(tuple(nodes), out, sent, _levels(nodes, chain), dependency_levels(list(entries), chain),
-                     _think(nodes), tuple(warnings), tuple(fallbacks), timers)
+                     tuple(warnings), tuple(fallbacks), timers)
 
 
 def _levels(nodes: Sequence[Node], chain: Sequence[HarEntry]) -> dict[int, int]:

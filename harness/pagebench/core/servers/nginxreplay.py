@@ -14,6 +14,12 @@ validators); a POST for a 200 is served as a GET (`error_page 405`), as the reco
 answered it. Loose query matching (`ServerPlan.query`) adds the same pair of maps keyed
 by the path alone. `$` in a header value is written `${pb_dollar}` (a `geo`). The access
 log keeps `$request_uri`, so logs read as for any site.
+
+A response with server think time (`Recording.delay_ms`) is answered after it: its
+`//pb-replay/<index>` sleeps (the echo module's `echo_sleep`, a timer: the worker goes on
+serving others) and then hands the request to `//pb-replay/<index>.answer`, which
+answers as above. The connection is open and the request read meanwhile; only the
+response (its first byte) waits, as on the server that thought.
 """
 
 from __future__ import annotations
@@ -33,6 +39,10 @@ from pagebench.core.sites.recording import REDIRECTS, Exchange
 #: request reaches them but through the lookup.
 REPLAY_PREFIX = "//pb-replay/"
 UNRECORDED_URI = REPLAY_PREFIX + "unrecorded"
+#: The location a delayed exchange is answered from, after its sleep.
+ANSWER_SUFFIX = ".answer"
+#: Where Debian's libnginx-mod-http-echo puts the echo module (`echo_sleep`, `echo_exec`).
+ECHO_MODULE = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
 #: nginx reads a configuration token into a 4 KiB buffer ("too long parameter"): longer map
 #: keys become a regex of a prefix and the length.
 _MAX_TOKEN = 3800
@@ -133,7 +143,7 @@ def replay_body(binding: Binding, site: Site, query: str) -> list[str]:
               "            return 404;",
               "        }"]
     for index, exchange in replayed(site, binding.origin):
-        lines += _exchange(binding, index, exchange)
+        lines += _exchange(binding, index, exchange, site.recording.delay_ms(exchange) if site.recording else 0.0)
     return lines
 
 
@@ -141,10 +151,22 @@ def _replay_headers(headers: Sequence[tuple[str, str]], indent: str) -> list[str
     return [f"{indent}add_header {quoted(name)} {literal(value)} always;" for name, value in headers]
 
 
-def _exchange(binding: Binding, index: int, exchange: Exchange) -> list[str]:
-    """The internal location(s) answering one exchange."""
+def needs_echo(server_plan: ServerPlan) -> bool:
+    """Whether nginx delays any response of the plan (and so loads the echo module)."""
+    served = {b.site for b in server_plan.served_by("nginx")}
+    return any(round(site.recording.delay_ms(e)) > 0 for site in server_plan.sites
+               if site.recording is not None and site.name in served for e in site.recording.exchanges)
+
+
+def _exchange(binding: Binding, index: int, exchange: Exchange, delay_ms: float = 0.0) -> list[str]:
+    """The internal location(s) answering one exchange, after `delay_ms` of think time."""
     uri, indent = f"{REPLAY_PREFIX}{index}", "            "
-    lines = [f"        location = {uri} {{", f"{indent}internal;"]
+    lines = []
+    if round(delay_ms) > 0:  # echo_sleep takes seconds to 3 decimals
+        lines += [f"        location = {uri} {{", f"{indent}internal;", f"{indent}echo_sleep {round(delay_ms) / 1000:.3f};",
+                  f"{indent}echo_exec {uri}{ANSWER_SUFFIX};", "        }"]
+        uri += ANSWER_SUFFIX
+    lines += [f"        location = {uri} {{", f"{indent}internal;"]
     headers = _replay_headers(replay_headers(binding, exchange), indent)
     if exchange.file is None or exchange.status in REDIRECTS:
         lines += headers

@@ -6,8 +6,10 @@ sidecar, and that every recorded header can be carried at all (`check_replayable
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from pagebench.core import encodings as encodings_table
+from pagebench.core.modes import Mode
 from pagebench.core.servers.binding import Binding, PlanError
 from pagebench.core.servers.headers import COMMON_HEADERS
 from pagebench.core.servers.negotiation import VARY, negotiated
@@ -90,6 +92,25 @@ def replay_vary(exchange: Exchange, negotiates: bool) -> str | None:
 def replay_sidecar(binding: Binding, exchange: Exchange) -> bool:
     """Whether a binding answers an exchange's body from a sidecar it picks by Accept-Encoding."""
     return negotiated(binding) and exchange.file is not None and encodings_table.is_text(exchange.file)
+
+
+#: Why a mode Caddy serves (h3) answers a recorded site at once: Caddy has no handler
+#: that waits, and pagebench builds a stock Caddy.
+CADDY_NO_THINK = "Caddy has no handler that waits, so its responses go at once"
+
+
+def think_note(site: Site, mode_list: Iterable[Mode]) -> str | None:
+    """What a run (and `site show`) says of a recorded site's server think time: how
+    much, whether it is applied, and the modes of `mode_list` that cannot apply it
+    (Caddy's); None when the site records none."""
+    recording = site.recording
+    line = recording.think_line() if recording is not None else None
+    if recording is None or line is None:
+        return None
+    caddy = [m.name for m in mode_list if m.server == "caddy"]
+    applied = recording.server_time and any(recording.delay_ms(e) for e in recording.exchanges)
+    return f"site {site.name}: {line}" + (f"; except in {', '.join(caddy)}: {CADDY_NO_THINK}" if caddy and applied
+                                         else "")
 
 
 def literal_regex(text: str) -> str:

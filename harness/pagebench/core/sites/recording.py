@@ -87,8 +87,8 @@ class Exchange(BaseModel):
     location: str | None = None  # a redirect's target (mapped)
     level: int = Field(1, ge=0, le=64)  # dependency level: 0 the entry document
     original: str  # the URL as recorded
-    #: Server think time the HAR shows (timings.wait less one RTT), of a synthesized
-    #: stand-in page; recorded, not yet applied by the replay servers.
+    #: Server think time the HAR shows (`har.think`: timings.wait less one RTT): the
+    #: replay delays the response by it (`Recording.server_time`). None: not known.
     think_ms: float | None = Field(None, ge=0)
 
     @field_validator("host")
@@ -123,6 +123,9 @@ class Recording(BaseModel):
     exchanges: tuple[Exchange, ...] = Field(min_length=1)
     #: What the source lacked, one line each ("<url>: failed when recorded (...)"): those requests 404.
     missing: tuple[str, ...] = ()
+    #: Whether the replay delays each response by its `think_ms` (`site import-har
+    #: --no-server-time`: False, the think times kept but not applied).
+    server_time: bool = True
 
     @model_validator(mode="after")
     def _unique(self) -> Recording:
@@ -133,6 +136,21 @@ class Recording(BaseModel):
                 raise ValueError(f"exchanges: {exchange.url} is recorded twice")
             seen.add(key)
         return self
+
+    def delay_ms(self, exchange: Exchange) -> float:
+        """How long a replay waits before answering `exchange` (0: at once)."""
+        return (exchange.think_ms or 0.0) if self.server_time else 0.0
+
+    def think_line(self) -> str | None:
+        """What `site show` and the import say of the think times (None: none recorded)."""
+        times = sorted(e.think_ms for e in self.exchanges if e.think_ms is not None)
+        if not times:
+            return None
+        middle = len(times) // 2
+        median = times[middle] if len(times) % 2 else (times[middle - 1] + times[middle]) / 2
+        state = "on: each response is delayed by it" if self.server_time else "off (--no-server-time): kept, not applied"
+        return (f"server think time (HAR wait less one RTT) of {len(times)} response(s): total {sum(times):,.0f} ms, "
+                f"median {median:,.1f} ms, max {times[-1]:,.0f} ms; {state}")
 
     def lookup(self, host: str, target: str, query: str = "exact") -> Exchange | None:
         """The exchange a request is answered with (None: a 404)."""

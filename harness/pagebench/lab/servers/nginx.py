@@ -16,6 +16,7 @@ from pagebench.core.errors import PagebenchError
 from pagebench.core.modes import Mode
 from pagebench.core.servers import nginxconf, plan as serverplan
 from pagebench.core.servers.accesslog import AccessRecord, ServerLog, parse_nginx_log, summarize
+from pagebench.core.servers.nginxreplay import ECHO_MODULE, needs_echo
 from pagebench.core.servers.plan import ServerPlan
 from pagebench.core.sites.model import Site
 from pagebench.lab.tls import Authority
@@ -68,6 +69,14 @@ def check_readable(server_plan: ServerPlan) -> None:
                 if not mode & stat.S_IXOTH:
                     raise ServerError(f"site {site.name}: {directory} is not searchable by nginx's workers "
                                       f"(user nobody): chmod o+x {directory}")
+
+
+def check_echo_module(server_plan: ServerPlan) -> None:
+    """A plan whose recorded sites delay responses (server think time) needs nginx's echo module."""
+    if needs_echo(server_plan) and not Path(ECHO_MODULE).is_file():
+        sites = sorted({s.name for s in server_plan.sites if s.recording is not None and s.recording.server_time})
+        raise ServerError(f"site {', '.join(sites)}: server think time needs nginx's echo module ({ECHO_MODULE}, "
+                          "apt package libnginx-mod-http-echo): install it, or import the site with --no-server-time")
 
 
 def version_in(output: str, pattern: str, command: Sequence[str]) -> str:
@@ -198,6 +207,7 @@ class NginxServer(OriginServer):
         self.rundir.mkdir(parents=True, exist_ok=True)
         self.pid_path.unlink(missing_ok=True)
         ensure_open_files(*nginxconf.open_files(self.plan))
+        check_echo_module(self.plan)
         self.conf_path.write_text(nginxconf.render(self.plan, self.rundir, upstreams=self.upstreams))
         test = self.bed.run(self.argv("-t", "-q"), check=False)
         if test.returncode != 0:

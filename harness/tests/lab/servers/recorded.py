@@ -45,6 +45,9 @@ EXCHANGES: list[tuple[str, str, int, bytes | None, str | None, dict[str, str], s
      {"Access-Control-Allow-Origin": f"https://{WWW}", "Vary": "Origin", "Timing-Allow-Origin": f"https://{WWW}"},
      None),
 ]
+#: Server think time (ms) of two exchanges: a 200 (`/Case.txt`, the same size as
+#: `/case.txt`, which answers at once) and a status with a body (the 404's error-page path).
+THINK = {(WWW, "/Case.txt"): 150.0, (WWW, "/gone.png"): 50.0}
 EXTENSIONS = {"text/html; charset=utf-8": "html", "text/html": "html", "text/css": "css", "application/json": "json",
               "text/plain": "txt", "text/javascript": "js", "image/gif": "gif", "image/png": "png",
               "font/woff2": "woff2"}
@@ -62,7 +65,8 @@ def write_recorded_site(root: Path, name: str = "rec") -> sitefiles.Site:
             (root / host / file).write_bytes(body)
         exchanges.append(Exchange(host=host, target=target, status=status, file=file, content_type=mime,
                                   headers=headers, location=location, level=0 if number == 1 else 1,
-                                  original=f"https://{host.removesuffix('.test')}{target}"))
+                                  original=f"https://{host.removesuffix('.test')}{target}",
+                                  think_ms=THINK.get((host, target))))
     recording = Recording(source="test", hosts={"www.example.com": WWW, "cdn.example.com": CDN},
                           exchanges=tuple(exchanges))
     (root / "recording.json").write_text(recording.model_dump_json(indent=1))

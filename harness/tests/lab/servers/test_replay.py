@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pagebench.core.encodings import BR, DCZ, IDENTITY
-from pagebench.core.modes import H2
-from pagebench.core.servers import nginxconf, plan as serverplan, replay
+from pagebench.core.modes import H2, H3
+from pagebench.core.servers import nginxconf, nginxreplay, plan as serverplan, replay
 from pagebench.core.certs import Leaf
 from pagebench.core.servers.binding import Binding, PlanError
 from tests.lab.servers.recorded import WWW
@@ -60,3 +60,33 @@ def test_nginx_keys_every_target_it_can_and_long_ones_by_prefix_and_length(site)
     long_key = next(line for line in conf.splitlines() if "pixel" in line and "$request_uri" in line)
     assert long_key.strip().startswith('"~^rec\\\\ ') and "}$\" $request_uri;" in long_key
     assert "map_hash_bucket_size 128;" in conf
+
+
+def test_nginx_delays_a_response_by_its_think_time_and_answers_it_as_any_other(site):
+    conf = nginxconf.render(serverplan.plan([site], [H2], ["1.3"], LEAF), RUN)
+    assert conf.splitlines()[2] == f"load_module {nginxreplay.ECHO_MODULE};  # echo_sleep: server think time"
+    case = next(i for i, e in enumerate(site.recording.exchanges) if e.target == "/Case.txt")
+    gone = next(i for i, e in enumerate(site.recording.exchanges) if e.target == "/gone.png")
+    waiting = (f"        location = //pb-replay/{case} {{\n            internal;\n            echo_sleep 0.150;\n"
+               f"            echo_exec //pb-replay/{case}.answer;\n        }}\n"
+               f"        location = //pb-replay/{case}.answer {{\n")
+    assert waiting in conf
+    assert f"error_page 405 =200 //pb-replay/{case}.answer;" in conf  # a POST: answered, not slept twice
+    assert f"echo_sleep 0.050;\n            echo_exec //pb-replay/{gone}.answer;" in conf
+    assert f"error_page 418 =404 //pb-replay/{gone}.answer.body;" in conf
+    assert conf.count("echo_sleep 0.") == 2  # the rest answer at once
+    off = replace(site, recording=site.recording.model_copy(update={"server_time": False}))
+    conf = nginxconf.render(serverplan.plan([off], [H2], ["1.3"], LEAF), RUN)
+    assert "echo" not in conf and "load_module" not in conf
+
+
+def test_a_run_says_how_much_think_time_and_that_caddy_s_h3_answers_at_once(site):
+    said = replay.think_note(site, [H2, H3])
+    assert said == ("site rec: server think time (HAR wait less one RTT) of 2 response(s): total 200 ms, median "
+                    "100.0 ms, max 150 ms; on: each response is delayed by it; except in h3: " + replay.CADDY_NO_THINK)
+    assert replay.think_note(site, [H2]).endswith("on: each response is delayed by it")
+    off = replace(site, recording=site.recording.model_copy(update={"server_time": False}))
+    assert replay.think_note(off, [H2, H3]).endswith("off (--no-server-time): kept, not applied")
+    none = site.recording.model_copy(update={"exchanges": tuple(e.model_copy(update={"think_ms": None})
+                                                                for e in site.recording.exchanges)})
+    assert replay.think_note(replace(site, recording=none), [H2, H3]) is None

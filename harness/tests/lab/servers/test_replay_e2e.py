@@ -12,7 +12,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from pagebench.lab.netns import NamespaceBed
 from pagebench.lab.servers.nginx import NginxServer, check_readable, with_certificate
 from pagebench.lab.tls import Authority
 from tests.helpers import needs_root
-from tests.lab.servers.recorded import CDN, EXCHANGES, EXTENSIONS, LONG, ODD, PIPE, WWW, exchange
+from tests.lab.servers.recorded import CDN, EXCHANGES, EXTENSIONS, LONG, ODD, PIPE, THINK, WWW, exchange
 
 pytestmark = needs_root
 
@@ -60,6 +60,7 @@ class Got:
     version: str
     headers: dict[str, str]  # lower-case names; repeated ones joined with ", "
     body: bytes
+    info: dict = field(default_factory=dict)  # curl's -w %{json}: its times (s) among them
 
     def header(self, name: str) -> str | None:
         return self.headers.get(name.lower())
@@ -110,7 +111,7 @@ def get(lab: Lab, mode: Mode, tls: str, host: str, targets: list[str], headers: 
             info, sent = objects[2 * i], objects[2 * i + 1]
             body = Path(f"{tmp}/{i}").read_bytes() if Path(f"{tmp}/{i}").exists() else b""
             got.append(Got(target, info["response_code"], info["http_version"],
-                           {name: ", ".join(values) for name, values in sent.items()}, body))
+                           {name: ", ".join(values) for name, values in sent.items()}, body, info))
         return got
 
 
@@ -309,6 +310,20 @@ def get_h3(lab: Lab, host: str, targets: list[str]) -> list[Got]:
             headers[name] = ", ".join(filter(None, [headers.get(name), value]))
         got.append(Got(target, int(headers.pop(":status")), "3", headers, bytes.fromhex(answer["body"])))
     return got
+
+
+@pytest.mark.parametrize("mode", [HTTP10, KEEPALIVE, H2], ids=str)
+def test_a_response_with_think_time_waits_it_after_the_request_and_not_before(exact: Lab, mode: Mode):
+    """/Case.txt thinks 150 ms, /case.txt (as long) none: the first byte of the one comes
+    at least that much later after its request was sent; the connection is not held.
+    (nginx's timers count whole ms: 1 ms of slack.)"""
+    think = THINK[(WWW, "/Case.txt")] / 1000
+    slow, fast = get(exact, mode, "1.3", WWW, ["/Case.txt", "/case.txt"])
+    assert (slow.status, slow.body, fast.body) == (200, b"upper\n", b"lower\n")
+    waited = {got.target: got.info["time_starttransfer"] - got.info["time_pretransfer"] for got in (slow, fast)}
+    assert waited["/Case.txt"] >= think - 0.001, waited
+    assert waited["/Case.txt"] - waited["/case.txt"] >= think - 0.002, waited
+    assert slow.info["time_appconnect"] < think / 2, slow.info  # the handshake went at once
 
 
 def test_h3_over_quic_answers_as_over_tcp(exact: Lab):
