@@ -3,7 +3,7 @@ once into a cache the next run reuses,
 
     <data dir>/sites/.corpus/<page name>-<digest>/   a site directory as `site import-har` writes
 
-where the digest covers the HAR's bytes, the entry's `synthesize` and the importer's own
+where the digest covers the HAR's bytes, the entry's options and the importer's own
 source (`core/har`), so a changed HAR or a changed importer makes the page again and an
 unchanged corpus costs a directory read per page. A HAR that cannot be imported is left
 out with a note naming the file and why (one bad page does not stop a study of many); a
@@ -87,7 +87,7 @@ def pages(ref: CorpusRef, base: Path | None = None, status: Callable[[str], None
         fcntl.flock(lock, fcntl.LOCK_EX)
         for number, (name, path) in enumerate(named.items(), 1):
             try:
-                out.append(_page(path, name, ref.synthesize, parent, importer,
+                out.append(_page(path, name, ref, parent, importer,
                                  lambda: status(f"corpus: importing page {number}/{len(named)}: {path.name}")))
             except (HarError, SiteError, OSError) as error:
                 left_out(f"corpus: {path}: left out: {str(error).splitlines()[0] if str(error) else error!r}")
@@ -96,15 +96,16 @@ def pages(ref: CorpusRef, base: Path | None = None, status: Callable[[str], None
     return out
 
 
-def _page(path: Path, name: str, synthesize: bool, parent: Path, importer: bytes,
+def _page(path: Path, name: str, ref: CorpusRef, parent: Path, importer: bytes,
           importing: Callable[[], None]) -> Page:
     """One page, from the cache when it holds this HAR imported by this importer, else
     imported into it (`importing` hears it; older imports of the same page go)."""
-    digest = hashlib.sha256(importer + (b"\1" if synthesize else b"\0") + path.read_bytes()).hexdigest()[:16]
+    options = bytes([ref.synthesize, ref.server_time])
+    digest = hashlib.sha256(importer + options + path.read_bytes()).hexdigest()[:16]
     into = parent / f"{name}-{digest}"
     if not (into / "site.yaml").is_file():
         importing()
-        imported = read_har(path, name, synthesize_all=synthesize)
+        imported = read_har(path, name, synthesize_all=ref.synthesize, server_time=ref.server_time)
         for old in parent.glob(f"{name}-*"):
             if old.name != into.name and len(old.name) == len(into.name):
                 shutil.rmtree(old, ignore_errors=True)

@@ -49,6 +49,10 @@ def test_every_har_is_a_page_imported_once_then_read_from_the_cache(folder: Path
     changed = corpus.pages(CorpusRef(str(folder / "*.har")), tmp_path / "data", again.append)
     assert again == ["corpus: importing page 1/3: chrome-example.com.har"]
     assert changed[0].site.root != found[0].site.root and not found[0].site.root.exists()
+    # without the servers' think time: another import, which says so in its recording
+    wiki = corpus.pages(CorpusRef(str(folder), server_time=False), tmp_path / "data")[1]
+    assert wiki.site.root != found[1].site.root and wiki.site.recording.server_time is False
+    assert found[1].site.recording.server_time is True
 
 
 def test_a_har_that_cannot_be_imported_is_left_out_with_a_note_naming_it(folder: Path, tmp_path: Path):

@@ -5,6 +5,8 @@
                                   # to the spec file's directory
         synthesize: false         # optional: true makes every body (a stand-in page) even
                                   # where the HAR saved them, as `site import-har --synthesize`
+        server_time: true         # optional: false drops the servers' think time, as
+                                  # `site import-har --no-server-time`
 
 Every HAR is one page, imported as `site import-har` would (a HAR without bodies becomes a
 stand-in page) and measured as its own site, named after its file (`page_name`). A spec
@@ -43,6 +45,7 @@ class CorpusEntry(BaseModel):
 
     corpus: str = Field(min_length=1)
     synthesize: StrictBool = False
+    server_time: StrictBool = True
 
 
 @dataclass(frozen=True)
@@ -51,10 +54,11 @@ class CorpusRef:
 
     pattern: str
     synthesize: bool = False
+    server_time: bool = True
 
 
 def parse_corpus(entry: Mapping[str, Any]) -> CorpusRef:
-    """A spec entry `{corpus, synthesize}` as a reference, or a one-line SiteError naming
+    """A spec entry `{corpus, synthesize, server_time}` as a reference, or a one-line SiteError naming
     the field (unknown keys listed with those allowed)."""
     try:
         parsed = CorpusEntry.model_validate(dict(entry))
@@ -65,7 +69,7 @@ def parse_corpus(entry: Mapping[str, Any]) -> CorpusRef:
             raise SiteError(f"{loc}: unknown field; a corpus takes {', '.join(CorpusEntry.model_fields)}") from None
         message = "required" if first["type"] == "missing" else first["msg"]
         raise SiteError(f"{loc}: {message}") from None
-    return CorpusRef(parsed.corpus, parsed.synthesize)
+    return CorpusRef(parsed.corpus, parsed.synthesize, parsed.server_time)
 
 
 def anchored(entry: Mapping[str, Any], base: Path) -> dict[str, Any]:

@@ -50,6 +50,7 @@ def test_the_table_names_each_kind_once_in_the_order_entries_are_tried():
     ({"name": "docs", "path": "./site"}, [(kinds.FOLDER, FolderRef("docs", Path("site")))]),
     ({"corpus": "hars/*.har"}, [(kinds.CORPUS, CorpusRef("hars/*.har"))]),
     ({"corpus": "hars", "synthesize": True}, [(kinds.CORPUS, CorpusRef("hars", synthesize=True))]),
+    ({"corpus": "hars", "server_time": False}, [(kinds.CORPUS, CorpusRef("hars", server_time=False))]),
     ({"name": "docs", "path": "/srv/site", "origins": {"cdn.example.com": "cdn"}},
      [(kinds.FOLDER, FolderRef("docs", Path("/srv/site"), (("cdn.example.com", Path("cdn")),)))]),
 ])
@@ -90,7 +91,7 @@ def test_every_builtin_name_is_the_builtin_kind_first():
      "(127.0.0.1), e.g. \"gunicorn shop:app -b 127.0.0.1:{port}\""),
     ({"generate": {"images": -1}}, "generate: images: Input should be greater than or equal to 0"),
     ({"generate": {"pictures": 3}}, "generate: pictures: unknown field"),
-    ({"corpus": "hars", "name": "x"}, "name: unknown field; a corpus takes corpus, synthesize"),
+    ({"corpus": "hars", "name": "x"}, "name: unknown field; a corpus takes corpus, synthesize, server_time"),
     ({"corpus": ""}, "corpus: String should have at least 1 character"),
     ({"corpus": "hars", "synthesize": "yes"}, "synthesize: Input should be a valid boolean"),
 ])
