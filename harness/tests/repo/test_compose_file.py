@@ -182,6 +182,14 @@ def test_the_image_installs_with_the_test_commands_own_script():
     test_branch = bootstrap.split("  test)", 1)[1].split(";;", 1)[0]
     install_branch = bootstrap.split("  install)", 1)[1].split(";;", 1)[0]
     assert "install_all" in test_branch and "install_all" in install_branch  # one install, both paths
+    # The code is copied last, so a change of it rebuilds the install alone: the layers
+    # before it copy only the install script, its package lists and pyproject.toml.
+    copies = [line for line in lines if line.startswith("COPY ")]
+    assert copies[-1] == "COPY . /pagebench" and all(
+        line.split()[1] in ("harness/bootstrap", "harness/install", "harness/pyproject.toml") for line in copies[:-1])
+    runs = [line for line in lines if line.startswith("RUN ")]
+    assert runs[-1].startswith("RUN bash harness/bootstrap install ") and lines.index(runs[-1]) > lines.index(copies[-1])
+    assert [run.split()[3] for run in runs[:-1]] == ["system", "dependencies"]
     for role in ("router", "sites", "harness"):  # one image, the same code in every role
         assert COMPOSE["services"][role]["build"]["dockerfile"] == str(DOCKERFILE.relative_to(REPO))
         assert COMPOSE["services"][role]["image"] == "pagebench:local"

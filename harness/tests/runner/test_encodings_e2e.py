@@ -44,13 +44,14 @@ def runs(tmp_path_factory) -> tuple[Store, str, str]:
     db = f"sqlite:///{tmp}/runs.sqlite"
     direct = write_spec(tmp, name="encodings", sites=[SITE], modes=["keepalive", "h2", "h3"],
                         profiles=[PROFILE], encoding=["identity", "br", "dcz"], version=[2],
-                        cache=["cold", "warm"], repetitions=1, warmup=0, seed=3)
+                        cache=["cold", "warm"], repetitions=1, warmup=0, seed=3,
+                        timeouts={"link_check": False})
     first = run_id_of(pagebench("run", str(direct), "--db", db))
     proxied = tmp / "proxied"
     proxied.mkdir()
     spec = write_spec(proxied, name="encodings-proxy", sites=[SITE], modes=["pipelining"], topology="proxy",
                       profiles=[PROFILE], encoding=["br", "dcz"], version=[2], cache=["cold", "warm"],
-                      repetitions=1, warmup=0, seed=3)
+                      repetitions=1, warmup=0, seed=3, timeouts={"link_check": False})
     second = run_id_of(pagebench("run", str(spec), "--db", db))
     return Store(db), first, second
 

@@ -17,7 +17,7 @@ def h3_run(tmp_path_factory) -> tuple[Store, str]:
     tmp = tmp_path_factory.mktemp("h3")
     spec = write_spec(tmp, name="h3", sites=[{"generate": {"images": 6, "origins": 2}}], modes=["h2", "h3"],
                       profiles=[{"name": "t40", "rtt_ms": 40, "down_mbit": 20, "up_mbit": 20}],
-                      cache=["cold", "warm"], repetitions=2, warmup=1, seed=7)
+                      cache=["cold", "warm"], repetitions=2, warmup=1, seed=7, timeouts={"link_check": False})
     db = f"sqlite:///{tmp}/runs.sqlite"
     return Store(db), run_id_of(pagebench("run", str(spec), "--db", db))
 

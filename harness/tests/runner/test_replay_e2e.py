@@ -27,6 +27,8 @@ pytestmark = needs_root
 
 FIXTURE = HARNESS / "tests" / "fixtures" / "modern.har.gz"
 PROFILE = {"name": "t20", "rtt_ms": 20, "down_mbit": 20, "up_mbit": 20}
+#: No link check before the loads: these tests read the loads only (about 17 s a run).
+NO_LINK_CHECK = {"link_check": False}
 
 
 def har_urls() -> list[str]:
@@ -53,12 +55,14 @@ def runs(imported, tmp_path_factory) -> tuple[Store, str, str]:
     tmp = tmp_path_factory.mktemp("replay")
     db = f"sqlite:///{tmp}/runs.sqlite"
     direct = write_spec(tmp, name="replay", sites=[str(imported)], modes=["http1.0", "keepalive", "h2", "h3"],
-                        profiles=[PROFILE], cache=["cold", "warm"], repetitions=1, warmup=0, seed=5)
+                        profiles=[PROFILE], cache=["cold", "warm"], repetitions=1, warmup=0, seed=5,
+                        timeouts=NO_LINK_CHECK)
     first = run_id_of(pagebench("run", str(direct), "--db", db))
     proxied = tmp / "proxied"
     proxied.mkdir()
     spec = write_spec(proxied, name="replay-proxy", sites=[str(imported)], modes=["pipelining"], topology="proxy",
-                      profiles=[PROFILE], cache=["cold", "warm"], repetitions=1, warmup=0, seed=5)
+                      profiles=[PROFILE], cache=["cold", "warm"], repetitions=1, warmup=0, seed=5,
+                      timeouts=NO_LINK_CHECK)
     second = run_id_of(pagebench("run", str(spec), "--db", db))
     return Store(db), first, second
 
@@ -103,7 +107,7 @@ def test_a_request_the_recording_lacks_is_a_counted_404(imported, readable, tmp_
     (copy / "recording.json").write_text(json.dumps(recording))
     db = f"sqlite:///{tmp_path}/cut.sqlite"
     spec = write_spec(tmp_path, name="cut", sites=[str(copy)], modes=["h2"], profiles=[PROFILE],
-                      repetitions=1, warmup=0)
+                      repetitions=1, warmup=0, timeouts=NO_LINK_CHECK)
     run = run_id_of(pagebench("run", str(spec), "--db", db))
     with Store(db) as store:
         [load] = store.loads(run)
@@ -119,7 +123,7 @@ def test_a_recorded_page_replays_with_the_originals_requests_and_origins(readabl
     recorded = recorded_stand_in(readable / "modern-shop", session_tag)
     db = f"sqlite:///{tmp_path}/rec.sqlite"
     spec = write_spec(tmp_path, name="recorded", sites=["modern", str(recorded)], modes=["h2"], profiles=[PROFILE],
-                      repetitions=2, warmup=0)
+                      repetitions=2, warmup=0, timeouts=NO_LINK_CHECK)
     run = run_id_of(pagebench("run", str(spec), "--db", db))
     with Store(db) as store:
         loads = store.loads(run)
@@ -165,7 +169,7 @@ def test_a_chosen_page_with_ip_literal_and_port_origins_replays(readable, tmp_pa
     assert "  1 request(s) left out: of the HAR's 1 other page(s)" in result.stdout
     db = f"sqlite:///{tmp_path}/two.sqlite"
     spec = write_spec(tmp_path, name="two", sites=[str(into)], modes=["h2", "h3"], profiles=[PROFILE],
-                      repetitions=1, warmup=0)
+                      repetitions=1, warmup=0, timeouts=NO_LINK_CHECK)
     run = run_id_of(pagebench("run", str(spec), "--db", db))
     expected = sorted(["https://www.example.com.test/two", "https://p8080.ip-1-2-3-4.test/a.js",
                        "https://ip6-2001-0db8-0000-0000-0000-0000-0000-0001.test/b.css",
