@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.har_page import har_statuses, status_differences
 from pagebench.lab import sites as sitefiles
 from pagebench.results.store import Store
+from tests.core.har.hars import FIXTURES
 from tests.core.har.test_synth import _modern, _stripped, _with_initiators
 from tests.helpers import needs_root, pagebench, readable_dir, run_id_of, write_spec
 
@@ -68,3 +70,35 @@ def test_a_stand_in_page_loads_as_its_har_recorded(readable, tmp_path):
                                                                    entry["_resourceType"])))
     assert not wrong, wrong
     assert untimed <= {"font"}, untimed
+
+
+@pytest.mark.parametrize("name", ["chrome-har-www.google.com.har"])
+def test_a_corpus_page_answers_every_request_with_the_hars_status(readable, tmp_path, name):
+    """A public bodiless HAR of the corpus (a 302 from http to https first, 204 beacons,
+    seven origins), synthesized and loaded once in HTTP/1.0 (a connection per request:
+    the redirects and empty answers each on their own): every request the browser makes
+    gets the status the HAR recorded for its URL (`benchmarks.har_page` does the same
+    for nytimes in every mode), and every request of the HAR is made (its two 302s are
+    seen as their targets' responses: the browser's record of a redirected request is its
+    last response)."""
+    har = FIXTURES / "hars" / name
+    into = readable / "corpus-page"
+    result = pagebench("site", "import-har", str(har), "--name", "corpus-page", "--into", str(into))
+    assert result.returncode == 0, result.stderr[-2000:]
+    site = sitefiles.load_site(into)
+    assert site.recording is not None and not site.recording.missing
+    original_of = {e.url: e.original for e in site.recording.exchanges}
+    statuses = har_statuses(har)
+
+    db = f"sqlite:///{tmp_path}/runs.sqlite"
+    spec = write_spec(tmp_path, name="corpus-page", sites=[str(into)], modes=["http1.0"], profiles=[PROFILE],
+                      cache=["cold"], repetitions=1, warmup=0, seed=5)
+    run = run_id_of(pagebench("run", str(spec), "--db", db))
+    with Store(db) as store:
+        [load] = store.loads(run)
+        assert load.ok and not load.unrecorded, (load.flags, load.errors)
+        resources = [r.resource for r in store.resources(load.id)]
+    assert not status_differences(statuses, original_of, resources)
+    # a redirect is seen as its target's response (one DevTools request id along the chain)
+    assert {original_of[r.url] for r in resources} == {u for u, s in statuses.items() if not 300 <= s < 400}
+    assert sorted(statuses.values()).count(302) == 2
