@@ -1,7 +1,8 @@
 """Bodies of a synthesized stand-in page (`synth.py`): HTML, CSS and scripts that name
 their children the way the original's parents did, padded to the recorded decoded size
 and, under a recorded Content-Encoding, made to compress to the recorded transfer size;
-media the browser really decodes; scripts that spend CPU in proportion to their size.
+media the browser really decodes; scripts that make their requests and do no other work
+(a HAR holds no script's CPU time, so none is made up).
 
 Pure and deterministic: the same page gives the same bytes. Children are named by their
 original URLs; the import maps the hosts into the lab afterwards (`rewrite.py`), as it
@@ -55,9 +56,6 @@ JS_NAMING: dict[str, str] = {
 #: stylesheets name are used (a @font-face nobody uses is never fetched).
 MARKERS = {"font": '<span class="pbf{n}">Aa</span>', "image": '<div class="pbi{n}"></div>',
            "other": '<div class="pbi{n}"></div>'}
-#: Loop iterations a script runs per byte of its size: CPU in proportion to its size (a
-#: chosen constant, not the original's CPU time, which a HAR does not hold).
-WORK_PER_BYTE = 40
 #: Where each text format's padding goes: (before, after) it.
 _PAD = {"html": (b"<!--", b"-->\n</body></html>\n"), "css": (b"/*", b"*/\n"), "svg": (b"<!--", b"-->\n"),
         "json": (b'{"pad":"', b'"}\n'), "xml": (b"<x><!--", b"--></x>\n"), "txt": (b"", b"")}
@@ -194,14 +192,14 @@ def css_body(children: Sequence[Child], size: int, token: str, target: int | Non
 
 
 def js_body(children: Sequence[Child], size: int, token: str, target: int | None, seed: str) -> Made:
-    """A script that hashes its own data `WORK_PER_BYTE` times per byte of its size (CPU
-    in proportion to its size), then makes its requests. The data is the padding."""
+    """A script that makes its requests and nothing else: its padding is a string it
+    never reads. It spends no CPU beyond V8's parse (a HAR holds no script's CPU time;
+    the loop of 40 iterations per byte it once ran made `modern`'s stand-in 16-28 %
+    slower than the real replay in h2, docs/benchmarks.md "Stand-in fidelity")."""
     calls = script_calls(children)
 
     def skeleton(pad: bytes) -> bytes:
-        return (b'(function(){var e,h=0,d="' + pad + b'",n=d.length||1;for(var i=0;i<'
-                + str(WORK_PER_BYTE * size).encode() + b";i++)h=(h*31+(d.charCodeAt(i%n)|0))|0;"
-                b"window.__pbWork=(window.__pbWork|0)^h;" + calls.encode() + b"})();\n")
+        return b'(function(){var e,d="' + pad + b'";' + calls.encode() + b"})();\n"
 
     room = max(0, size - len(skeleton(b"")))
     return fit(skeleton, room, token, target, seed)

@@ -118,9 +118,10 @@ def _ascii(text: str) -> str:
 
 
 def _target(url: str) -> str:
-    """Path and query as sent."""
+    """Path and query as sent: an empty query too (`/a?`: the browser sends the `?`)."""
     parts = urlsplit(url)
-    return _ascii((parts.path or "/") + (f"?{parts.query}" if parts.query else ""))
+    empty = not parts.query and url.split("#", 1)[0].endswith("?")
+    return _ascii((parts.path or "/") + (f"?{parts.query}" if parts.query or empty else ""))
 
 
 def _needs_stand_in(entries: Iterable[HarEntry]) -> bool:

@@ -264,3 +264,14 @@ def test_an_http_request_redirected_to_its_https_self_is_counted():
     assert site.manifest.entry == "https://www.example.com.test/" and len(site.recording.exchanges) == 1
     assert site.left_out == {
         "http:// requests redirected to the same https:// URL (the lab serves every origin over TLS)": 1}
+
+
+def test_an_empty_query_is_kept_as_the_browser_sends_it():
+    """`/a?` and `/a` are different request targets: a URL recorded with an empty query
+    (DoubleClick's `activityi;...?` in nytimes' HAR) is answered at `/a?`, where the browser
+    asks for it, not only at `/a`."""
+    site = imported(entry("https://www.example.com/", text='<img src="https://ads.example.com/p;x=1?">'),
+                    entry("https://ads.example.com/p;x=1?", mime="image/png", text=PNG, at=0.1),
+                    entry("https://ads.example.com/q?#top", mime="image/png", text=PNG, at=0.1))
+    assert sorted(e.target for e in site.recording.exchanges if e.host == "ads.example.com.test") == [
+        "/p;x=1?", "/q?"]
