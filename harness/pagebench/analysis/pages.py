@@ -1,7 +1,8 @@
 """A corpus run across its pages (`core.sites.corpus`): each page's load time in each mode
 against the base mode's (the first the run has in the modes table's order, usually
 HTTP/1.0), with a bootstrap interval, and the distribution of those ratios across the
-pages: on how many pages a mode is faster, slower or not told apart, by how much (median
+pages: on how many pages a mode is faster, slower or not told apart (or has too few usable
+loads to say), by how much (median
 and quartiles of the ratios), each page's traits (requests, origins, bytes, depth) beside.
 
 Pure: the run's one summary and its meta (which sites are a corpus's pages, their traits).
@@ -23,7 +24,7 @@ from pagebench.core.records import CONDITION_FIELDS
 MIN_LOADS = 2
 #: The condition fields a page's modes are compared within (all but site and mode).
 GROUP_FIELDS = tuple(f for f in CONDITION_FIELDS if f not in ("site", "mode"))
-FASTER, SLOWER, UNCLEAR = "faster", "slower", "can't tell"
+FASTER, SLOWER, UNCLEAR, FEW = "faster", "slower", "can't tell", "too few loads"
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,10 @@ class PageRatio:
 
     @property
     def verdict(self) -> str:
+        """What the interval says; FEW when a side has too few usable loads (all flagged,
+        say), which is no answer rather than an unclear one."""
         if self.ratio is None:
-            return UNCLEAR
+            return FEW
         return FASTER if self.ratio.high < 1 else SLOWER if self.ratio.low > 1 else UNCLEAR
 
 
@@ -71,9 +74,11 @@ class ModeAcross:
         quartiles = self.quartiles()
         spread = (f"; ratio of medians: median {quartiles[1]:.2f} (quartiles {quartiles[0]:.2f}-{quartiles[2]:.2f})"
                   if quartiles else "")
+        few = self.count(FEW)
         return (f"{self.mode} / {self.base} over {len(self.pages)} pages" + (f" ({where})" if where else "")
                 + f": faster on {self.count(FASTER)}, slower on {self.count(SLOWER)}, "
-                  f"can't tell on {self.count(UNCLEAR)}" + spread)
+                  f"can't tell on {self.count(UNCLEAR)}" + (f", too few usable loads on {few}" if few else "")
+                + spread)
 
 
 def corpus_pages(meta: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -123,7 +128,8 @@ def _ratio(page: str, info: Mapping[str, Any], base: ConditionSummary | None,
 
 
 def as_json(rows: Sequence[ModeAcross]) -> list[dict[str, Any]]:
-    """The report's `pages`: per mode against the base, the counts, the ratios' quartiles
+    """The report's `pages`: per mode against the base, the counts (`too_few_loads`: pages
+    without MIN_LOADS usable loads on a side), the ratios' quartiles
     and every page with its traits, medians, ratio [low, high] and verdict."""
     out = []
     for row in rows:
@@ -131,6 +137,7 @@ def as_json(rows: Sequence[ModeAcross]) -> list[dict[str, Any]]:
         out.append({
             "group": dict(row.group), "mode": row.mode, "base": row.base, "pages": len(row.pages),
             FASTER: row.count(FASTER), SLOWER: row.count(SLOWER), "unclear": row.count(UNCLEAR),
+            "too_few_loads": row.count(FEW),
             "ratio_quartiles": list(quartiles) if quartiles else None,
             "per_page": [{"page": p.page, **p.traits, "base_ms": p.base_ms, "mode_ms": p.mode_ms,
                           "ratio": None if p.ratio is None else [p.ratio.estimate, p.ratio.low, p.ratio.high],

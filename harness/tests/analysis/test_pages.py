@@ -53,7 +53,8 @@ def test_a_page_with_too_few_loads_on_a_side_has_no_ratio_and_cannot_tell():
                         + rows("slow", modes.HTTP10, [500, 510]) + rows("slow", modes.H2, [700, 710]))
     [h2] = pages.across(summary, META)
     by_page = {p.page: p for p in h2.pages}
-    assert by_page["fast"].ratio is None and by_page["fast"].verdict == pages.UNCLEAR
+    assert by_page["fast"].ratio is None and by_page["fast"].verdict == pages.FEW
+    assert ", too few usable loads on 1; " in h2.line()
     assert by_page["fast"].base_ms == 1000 and by_page["fast"].mode_ms == 605
     assert by_page["slow"].ratio is not None
 
@@ -73,7 +74,8 @@ def test_no_corpus_or_one_mode_gives_nothing():
 
 def test_the_json_gives_counts_quartiles_and_every_page():
     [h2] = pages.as_json(pages.across(run(), META))
-    assert (h2["mode"], h2["base"], h2["pages"], h2["faster"], h2["slower"], h2["unclear"]) == ("h2", "http1.0", 3, 1, 1, 1)
+    assert (h2["mode"], h2["base"], h2["pages"], h2["faster"], h2["slower"], h2["unclear"], h2["too_few_loads"]) == (
+        "h2", "http1.0", 3, 1, 1, 1, 0)
     fast = next(p for p in h2["per_page"] if p["page"] == "fast")
     assert fast["requests"] == 40 and fast["verdict"] == "faster" and fast["ratio"][1] < fast["ratio"][0] < fast["ratio"][2]
     assert len(h2["ratio_quartiles"]) == 3

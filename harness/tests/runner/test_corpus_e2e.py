@@ -71,7 +71,7 @@ def test_every_request_is_answered_with_the_status_the_har_recorded(corpus_run):
 def test_the_report_gives_each_page_and_the_distribution_across_pages(corpus_run):
     [h2] = corpus_run["report"]["pages"]
     assert (h2["mode"], h2["base"], h2["pages"]) == ("h2", "http1.0", 2)
-    assert h2["faster"] + h2["slower"] + h2["unclear"] == 2
+    assert h2["faster"] + h2["slower"] + h2["unclear"] == 2 and h2["too_few_loads"] == 0
     assert {p["page"] for p in h2["per_page"]} == set(PAGES)
     for page in h2["per_page"]:
         assert page["base_ms"] > 0 and page["mode_ms"] > 0 and page["requests"] > 5
