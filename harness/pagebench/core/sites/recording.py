@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pagebench.core.certs import PERMITTED_DOMAIN, check_hostname
+from pagebench.core.quantiles import percentile
 
 #: The file `site.yaml`'s `recording` names by default.
 RECORDING_FILE = "recording.json"
@@ -146,8 +147,7 @@ class Recording(BaseModel):
         times = sorted(e.think_ms for e in self.exchanges if e.think_ms is not None)
         if not times:
             return None
-        middle = len(times) // 2
-        median = times[middle] if len(times) % 2 else (times[middle - 1] + times[middle]) / 2
+        median = percentile(times, 50)
         state = "on: each response is delayed by it" if self.server_time else "off (--no-server-time): kept, not applied"
         return (f"server think time (HAR wait less one RTT) of {len(times)} response(s): total {sum(times):,.0f} ms, "
                 f"median {median:,.1f} ms, max {times[-1]:,.0f} ms; {state}")
