@@ -13,7 +13,7 @@ other than 1.1 or 1.2 (none means 1.1, as the HAR spec says). Bodies are decoded
 (None): sizes of 0 and -1 mean "not recorded", never "empty" (a response that has no
 body by HTTP's rules, a HEAD's, a 1xx or a 204, is empty); an empty text for a body
 whose `content.size` is more is not saved either, and a shorter one is marked (`cut`).
-The sizes themselves are read in one order of preference (`SIZE_FIELDS`).
+The sizes themselves are read in one order of preference (`sizes.SIZE_FIELDS`).
 HTTP/2 and HTTP/3 pseudo-headers are dropped. Requests that are not http(s) (data:,
 blob:, ws:, wss:, chrome-extension:, ...) are kept apart (`HarLog.skipped`) for the
 import to count: no server is asked for them.
@@ -34,6 +34,7 @@ from urllib.parse import urljoin, urlsplit
 
 
 from pagebench.core.errors import PagebenchError
+from pagebench.core.har.sizes import SizeReading, read_size, size_fields
 
 
 class HarError(PagebenchError, ValueError):
@@ -77,16 +78,9 @@ class HarEntry:
     encoding_field: str | None = None  # WebPageTest's `_contentEncoding` (its HARs may carry no headers)
 
     def size(self, kind: str) -> SizeReading:
-        """The body's `kind` size ("decoded" or "transfer"), from the first row of
-        `SIZE_FIELDS` of that kind whose fields the HAR gave; 0, -1 and missing are unknown."""
-        given = dict(self.size_fields)
-        for row_kind, fields, meaning in SIZE_FIELDS:
-            if row_kind != kind or any(given.get(f, 0) <= 0 for f in fields):
-                continue
-            value = int(given[fields[0]] - sum(given[f] for f in fields[1:]))
-            if value > 0:
-                return SizeReading(value, " - ".join(fields), meaning)
-        return SizeReading(None, None, "unknown")
+        """The body's `kind` size ("decoded" or "transfer"), as `sizes.read_size` picks it
+        from the fields the HAR gave."""
+        return read_size(self.size_fields, kind)
 
     def content_encoding(self) -> str:
         """The recorded Content-Encoding token, lower case ("" none)."""
@@ -107,60 +101,6 @@ class HarEntry:
         """A redirect's absolute target: the Location header, else redirectURL."""
         target = self.header("location") or self.redirect_url
         return urljoin(self.url, target).split("#", 1)[0] if target else None
-
-
-@dataclass(frozen=True)
-class SizeReading:
-    """A body size as read from a HAR, and where from (the fidelity report says)."""
-
-    bytes: int | None  # None: unknown
-    source: str | None  # the fields, "_bytesIn - headersSize"
-    meaning: str
-
-
-#: Where a body's sizes are read from, best first: (size, fields, meaning). A row applies
-#: when all its fields are above 0 (0 and -1 mean unknown in every writer's HARs, not
-#: empty); the size is the first field less the others. Fields are named by where they
-#: sit in an entry (`_SIZE_PATHS`); `content.text` is the saved body's length.
-#: WebPageTest's own field comes before content.size: its HARs (and the HTTP Archive's)
-#: put the compressed size in content.size (648 where `_objectSizeUncompressed` is 1256).
-SIZE_FIELDS: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("decoded", ("_objectSizeUncompressed",), "WebPageTest: the decoded body"),
-    ("decoded", ("content.size",), "HAR 1.2: the decoded body"),
-    ("decoded", ("content.text",), "the saved body"),
-    ("transfer", ("bodySize",), "HAR 1.2: the body as sent"),
-    ("transfer", ("_objectSize",), "WebPageTest: the body as sent"),
-    ("transfer", ("_bytesIn", "headersSize"), "WebPageTest: bytes in less the headers"),
-    ("transfer", ("_transferSize", "headersSize"), "Chrome: bytes in less the headers"),
-    ("transfer", ("content.size", "content.compression"), "HAR 1.2: decoded less what compression saved"),
-)
-#: Where each size field sits: the entry, its response, or the response's content.
-_SIZE_PATHS = {"content.size": ("response", "content", "size"), "content.compression": ("response", "content",
-               "compression"), "bodySize": ("response", "bodySize"), "headersSize": ("response", "headersSize"),
-               "_objectSize": ("_objectSize",), "_objectSizeUncompressed": ("_objectSizeUncompressed",),
-               "_bytesIn": ("_bytesIn",), "_transferSize": ("response", "_transferSize")}
-
-
-def _size_fields(raw: Mapping[str, Any], body: bytes | None) -> tuple[tuple[str, float], ...]:
-    """The size fields an entry gives, as numbers (WebPageTest writes some as strings;
-    Chrome puts `_transferSize` on the response, chrome-har on the entry)."""
-    out = []
-    for name, path in _SIZE_PATHS.items():
-        value: Any = raw
-        for key in path:
-            value = value.get(key) if isinstance(value, dict) else None
-        if value is None and name == "_transferSize":
-            value = raw.get("_transferSize")
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                value = None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            out.append((name, float(value)))
-    if body:
-        out.append(("content.text", float(len(body))))
-    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -447,7 +387,7 @@ def _entry(read: _Reader, raw: Any, index: int, order: Mapping[str, int]) -> Har
     size = size if isinstance(size, (int, float)) and not isinstance(size, bool) else -1
     if body == b"" and size > 0:
         body = None  # an empty text for a body of `size` bytes: not saved
-    fields = _size_fields(raw, body)
+    fields = size_fields(raw, body)
     if body is None and "text" not in content and (method.upper() == "HEAD" or 100 <= status < 200 or status == 204):
         body = b""  # no body by HTTP's rules (a 304's is its 200's: unknown, for the stand-in to make)
     error = response.get("_error") or raw.get("_error")  # DevTools and mitmproxy: response._error

@@ -11,7 +11,7 @@ to stylesheets of that origin, or to the document and its scripts. Every inferre
 is listed in the fidelity report (`fidelity.py`). Redirects keep their chain: the parent
 names the first URL, the rest follow Location.
 
-A 304 of a warm capture stands in as its 200. Sizes are read in `parse.SIZE_FIELDS`'
+A 304 of a warm capture stands in as its 200. Sizes are read in `sizes.SIZE_FIELDS`'
 order; where none is known the size is guessed by kind (`GUESSED_BYTES`), with a warning.
 """
 

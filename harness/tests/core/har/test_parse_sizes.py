@@ -1,4 +1,4 @@
-"""Body sizes as read from a HAR (pure): `parse.SIZE_FIELDS` in order, on the shapes
+"""Body sizes as read from a HAR (pure): `sizes.SIZE_FIELDS` in order, on the shapes
 WebPageTest, Chrome/DevTools and Firefox write; 0, -1 and missing are unknown."""
 
 from __future__ import annotations
