@@ -29,8 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
-from pagebench.core.messages import shown
-from pagebench.core.sites.model import SiteError
+from pagebench.core.sites.model import entry_error
 
 #: The file names a corpus directory's HARs have (gzip-compressed ones too).
 SUFFIXES = (".har", ".har.gz")
@@ -63,12 +62,7 @@ def parse_corpus(entry: Mapping[str, Any]) -> CorpusRef:
     try:
         parsed = CorpusEntry.model_validate(dict(entry))
     except ValidationError as error:
-        first = error.errors()[0]
-        loc = ".".join(shown(part) for part in first["loc"])
-        if first["type"] == "extra_forbidden":
-            raise SiteError(f"{loc}: unknown field; a corpus takes {', '.join(CorpusEntry.model_fields)}") from None
-        message = "required" if first["type"] == "missing" else first["msg"]
-        raise SiteError(f"{loc}: {message}") from None
+        raise entry_error(error, "a corpus", CorpusEntry) from None
     return CorpusRef(parsed.corpus, parsed.synthesize, parsed.server_time)
 
 

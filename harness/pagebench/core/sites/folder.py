@@ -31,8 +31,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from pagebench.core.messages import shown
-from pagebench.core.sites.model import SITE_NAME, Site, SiteError, SiteManifest
+from pagebench.core.sites.model import SITE_NAME, Site, SiteError, SiteManifest, entry_error
 from pagebench.core.sites.recording import lab_host
 
 #: The file a folder must hold: the page the site's entry URL (`/`) serves.
@@ -111,13 +110,7 @@ def parse_folder(entry: Mapping[str, Any]) -> FolderRef:
     try:
         parsed = FolderEntry.model_validate(dict(entry))
     except ValidationError as error:
-        first = error.errors()[0]
-        loc = ".".join(shown(part) for part in first["loc"])
-        if first["type"] == "extra_forbidden":
-            raise SiteError(f"{loc}: unknown field; a folder site takes "
-                            f"{', '.join(FolderEntry.model_fields)}") from None
-        message = "required" if first["type"] == "missing" else first["msg"].removeprefix("Value error, ")
-        raise SiteError(f"{loc}: {message}") from None
+        raise entry_error(error, "a folder site", FolderEntry) from None
     ref = FolderRef(parsed.name, Path(parsed.path), tuple((host, Path(path)) for host, path in parsed.origins.items()),
                     parsed.host)
     if ref.host in ref.lab_hosts().values():

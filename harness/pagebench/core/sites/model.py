@@ -173,6 +173,17 @@ def one_line(where: str, error: ValidationError) -> SiteError:
     return SiteError(f"{where}: {loc}: {message}" if loc else f"{where}: {message}")
 
 
+def entry_error(error: ValidationError, kind: str, model: type[BaseModel]) -> SiteError:
+    """A spec entry's validation error as one line naming the field: an unknown key with
+    the keys `model` allows (`kind`: "a folder site"), else what is wrong with the value."""
+    first = error.errors()[0]
+    loc = ".".join(shown(part) for part in first["loc"])
+    if first["type"] == "extra_forbidden":
+        return SiteError(f"{loc}: unknown field; {kind} takes {', '.join(model.model_fields)}")
+    return SiteError(f"{loc}: " + ("required" if first["type"] == "missing"
+                                   else first["msg"].removeprefix("Value error, ")))
+
+
 def parse_manifest(text: str, where: str = "site.yaml") -> SiteManifest:
     """A `site.yaml` text as a manifest, or a one-line SiteError naming `where`."""
     try:
