@@ -16,9 +16,11 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pagebench.analysis.reproduce.measures import (Data, connections_cut, cut, delta_saving, first_image_rtts,
-                                                   gzip_html_saving, lan_tiny_cut, modem_ratio, of_best, pool_cut,
-                                                   pool_knee, rate_window, share_of_gain, sweep_inside, throughput)
+from pagebench.analysis.reproduce.measures import Data, cut, throughput
+from pagebench.analysis.reproduce.seed000 import first_image_rtts, of_best, share_of_gain
+from pagebench.analysis.reproduce.seed001 import delta_saving, gzip_html_saving, lan_tiny_cut, modem_ratio
+from pagebench.analysis.reproduce.seed002 import connections_cut, sweep_inside
+from pagebench.analysis.reproduce.seed004 import pool_cut, pool_knee, rate_window
 from pagebench.analysis.reproduce.scenarios import CLAIM_IMAGES, SCENARIOS, Scenario
 from pagebench.analysis.stats import Interval
 from pagebench.core.modes import H2, HTTP10, KEEPALIVE, PIPELINING
@@ -43,6 +45,14 @@ class Rule:
             return "differs"
         return "can't tell"
 
+    def falsifier(self, unit: str) -> str:
+        """What would have made the row "differs": the whole interval outside the range."""
+        def shown(x: float) -> str:
+            return f"{x * 100:g} %" if unit == "%" else f"{x:g} {unit}"
+        sides = ([f"under {shown(self.low)}"] if math.isfinite(self.low) else []) + (
+            [f"over {shown(self.high)}"] if math.isfinite(self.high) else [])
+        return "the whole interval " + " or ".join(sides) if sides else "nothing: the range is unbounded"
+
 
 @dataclass(frozen=True)
 class Claim:
@@ -59,6 +69,23 @@ class Claim:
     rule: Rule
     unit: str  # "%": a fraction shown in per cent; "RTT", "Mbit/s", "x"
     why: str = ""  # the physics that moves it between era and today (the reason line)
+    #: The paper's condition for this claim, with where the paper states it ("T1, 70 ms,
+    #: 1.544 Mbit/s, MSS 1460 (§3.1)"), and ours as the scenario sets it.
+    condition: str = ""
+    ours: str = ""
+    #: The first line of `words` in the seed's text (../shared/seeds/<seed>_*.txt), checked
+    #: by the tests where that text is at hand.
+    line: int = 0
+    #: Non-empty when the check cannot fail by construction (it measures what pagebench
+    #: set, or compares a value with itself): the row says "demonstrated", and why.
+    demonstrated: str = ""
+    #: What result would have made the row "differs", in the physics' words; the rule's
+    #: range is stated beside it (`falsifier`).
+    falsifies: str = ""
+
+    def falsifier(self) -> str:
+        stated = self.rule.falsifier(self.unit)
+        return f"{stated} ({self.falsifies})" if self.falsifies else stated
 
 
 CLAIMS: tuple[Claim, ...] = (
