@@ -14,6 +14,7 @@ from pagebench.core.errors import CHECK_FAILED
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+    from pagebench.analysis.reproduce.export import Export
     from pagebench.core.measure.budgets import Budget
     from pagebench.results.store import Store
 
@@ -168,26 +169,83 @@ def reproduce(
                                                                           "as DIR/<name>.svg.")] = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="Answer from the latest stored runs of these scenarios "
                                                         "instead of running them.")] = False,
+    export_file: Annotated[Optional[Path], typer.Option("--export", help=(
+        "Also write what the answer needs (each scenario's loads, the profiles, the runs' facts) as one "
+        "xz-compressed file, e.g. docs/reproductions-export.json.xz: `--from` answers from it."))] = None,
+    source: Annotated[Optional[Path], typer.Option("--from", help=(
+        "Answer from an export (`--export`) instead of running or reading a store: no lab, no store."))] = None,
+    markdown: Annotated[Optional[Path], typer.Option("--markdown", help=(
+        "With --from or --export: write this doc (e.g. docs/reproductions.md) from its template DOC.in and "
+        "the export, and its figures into DOC's name without .md (docs/reproductions/)."))] = None,
     wait: WaitOpt = False,
 ) -> None:
     """Run the seeds' scenarios (era and today) and print paper against measured, one row per
     claim: value with its 95 % interval, verdict, and why where it differs."""
-    import time
+    from pagebench.analysis.reproduce import claims as catalogue
+    from pagebench.analysis.reproduce import doc as page
+    from pagebench.analysis.reproduce import export as exported
+    from pagebench.analysis.reproduce import verdicts as answer
 
-    from pagebench.runner import run as runner
-    from pagebench.runner.prepare import prepare
+    if source is not None:
+        given = [name for name, on in (("seeds", bool(seeds)), ("--quick", quick), ("--db", db is not None),
+                                        ("--reuse", reuse), ("--export", export_file is not None)) if on]
+        if given:
+            raise fail(f"--from: not with {given[0]} (the export says which seeds and runs it holds)")
+    if markdown is not None and source is None and export_file is None:
+        raise fail("--markdown: needs --from EXPORT or --export FILE (the doc is generated from an export)")
+    for path, option in ((html_file, "--html"), (export_file, "--export"), (markdown, "--markdown")):
+        if path is not None and not path.parent.is_dir():
+            raise fail(f"{option} {path}: no directory {path.parent}")
+    if figures_dir is not None and not figures_dir.is_dir():
+        raise fail(f"--figures {figures_dir}: not a directory")
+    if markdown is not None and not page.paths(markdown)[0].is_file():
+        raise fail(f"--markdown {markdown}: no template {page.paths(markdown)[0]}")
+    if source is not None:
+        with reported(about="--from"):
+            found = exported.read(source)
+    else:
+        found = _reproduced(seeds, quick, db, reuse, wait)
+    if export_file is not None:  # the answer is the export's, as the doc from it will be
+        size = exported.write(export_file, found)
+        out.print(f"wrote {export_file} ({size / 1024:.0f} KiB)")
+        source, found = export_file, exported.read(export_file)
+    rows = answer.evaluate(catalogue.claims_of(found.seeds), found.data)
+    title = f"seeds {', '.join(found.seeds)}{' (quick)' if found.quick else ''}: paper against measured"
+    out.print(answer.terminal_table(rows, title))
+    if markdown is not None:
+        assert source is not None
+        with reported(about="--markdown"):
+            written = page.write(markdown, page.generate(markdown, source))
+        out.print(f"wrote {markdown} and {len(written) - 1} figures from {source}")
+    if html_file is not None:
+        html_file.write_text(answer.html(rows, found.data, title, found.facts))
+        out.print(f"wrote {html_file}")
+    if figures_dir is not None:
+        drawn = answer.figures(found.data)
+        for figure in drawn:
+            (figures_dir / f"{figure.name}.svg").write_text(figure.svg)
+        out.print(f"wrote {len(drawn)} figures to {figures_dir}")
+    missing = [r for r in rows if r.verdict == "no data"]
+    if missing:
+        raise fail(f"{len(missing)} claim row(s) have no data, e.g. {missing[0].claim.key} {missing[0].variant}: "
+                   "see pagebench report for their runs", 1)
+
+
+def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: bool, wait: bool) -> Export:
+    """Run the chosen seeds' scenarios (or, `reuse`, find their latest stored runs) and read
+    what the answer needs from the store."""
     from pagebench.analysis.reproduce import claims as catalogue
     from pagebench.analysis.reproduce import verdicts as answer
+    from pagebench.analysis.reproduce.export import Export
+    from pagebench.analysis.reproduce.scenarios import VARIANT_NOTES
+    from pagebench.runner import run as runner
+    from pagebench.runner.prepare import prepare
     from pagebench.system.signals import signals_raise
 
     chosen = list(dict.fromkeys(seeds or catalogue.SEEDS))
     unknown = catalogue.unknown_seed(chosen)
     if unknown:
         raise fail(unknown)
-    if html_file is not None and not html_file.parent.is_dir():
-        raise fail(f"--html {html_file}: no directory {html_file.parent}")
-    if figures_dir is not None and not figures_dir.is_dir():
-        raise fail(f"--figures {figures_dir}: not a directory")
     scenarios = catalogue.scenarios_of(chosen)
     planned: runner.Reproduction = []
     for scenario in scenarios:
@@ -196,7 +254,6 @@ def reproduce(
                 planned.append(((scenario.name, variant, label),
                                 prepare(document, f"scenario {scenario.name} ({variant})")))
     store = open_store(db, must_exist=reuse)
-    started = time.monotonic()
     created: list[str] = []
     if reuse:
         runs = answer.latest_runs(store, [s.name for s in scenarios])
@@ -219,20 +276,6 @@ def reproduce(
                 lock.note_run(new_id)
 
             runs = runner.reproduce(store, planned, progress, created=named)
-    data = answer.gather(store, runs)
-    rows = answer.evaluate(catalogue.claims_of(chosen), data)
-    minutes = (time.monotonic() - started) / 60
-    title = f"seeds {', '.join(chosen)}{' (quick)' if quick else ''}: paper against measured"
-    out.print(answer.terminal_table(rows, title))
-    if html_file is not None:
-        facts = answer.facts(store, runs, " ".join(["pagebench reproduce", *chosen] + ["--quick"] * quick), minutes)
-        html_file.write_text(answer.html(rows, data, title, facts))
-        out.print(f"wrote {html_file}")
-    if figures_dir is not None:
-        for figure in answer.figures(data):
-            (figures_dir / f"{figure.name}.svg").write_text(figure.svg)
-        out.print(f"wrote {len(answer.figures(data))} figures to {figures_dir}")
-    missing = [r for r in rows if r.verdict == "no data"]
-    if missing:
-        raise fail(f"{len(missing)} claim row(s) have no data, e.g. {missing[0].claim.key} {missing[0].variant}: "
-                   "see pagebench report for their runs", 1)
+    command = " ".join(["pagebench reproduce", *chosen] + ["--quick"] * quick)
+    return Export(tuple(chosen), quick, answer.gather(store, runs), runs, answer.facts(store, runs, command),
+                  {key: note for key, note in VARIANT_NOTES.items() if key[0] in chosen})

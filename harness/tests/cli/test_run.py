@@ -1,6 +1,10 @@
-"""`pagebench run` and `reproduce`: a bad spec, seed or store is one line and starts nothing."""
+"""`pagebench run` and `reproduce`: a bad spec, seed, store or export is one line and starts
+nothing; `reproduce --from` answers from an export with no store and no lab."""
 
 from __future__ import annotations
+
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -100,3 +104,35 @@ def test_a_budget_file_of_the_spec_s_kind(tmp_path):
     assert result.stderr.strip().splitlines() == [
         f"error: {budgets}: budgets.1.mod: unknown field; allowed: metric, max, site, mode, topology, profile, "
         "cache, tls, encoding, version"]
+
+
+FIXTURE = Path(__file__).parents[1] / "analysis" / "reproduce" / "fixtures"
+
+
+def test_reproduce_from_an_export_writes_the_page_its_template_gives_with_no_store(tmp_path):
+    shutil.copy(FIXTURE / "quick-004.md.in", tmp_path / "page.md.in")
+    result = pagebench("reproduce", "--from", str(FIXTURE / "quick-004-export.json.xz"),
+                       "--markdown", str(tmp_path / "page.md"))
+    assert result.returncode == 0, result.stderr
+    assert "seeds 004 (quick): paper against measured" in result.stdout
+    expected = (FIXTURE / "quick-004.md").read_text().replace("](quick-004/", "](page/")
+    assert (tmp_path / "page.md").read_text() == expected
+    assert (tmp_path / "page" / "fig-5b.svg").read_text() == (FIXTURE / "quick-004" / "fig-5b.svg").read_text()
+    assert not list(tmp_path.glob("*.sqlite")) and nothing_left()
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--from", "{tmp}/none.json.xz"], "error: --from: {tmp}/none.json.xz: No such file or directory"),
+    (["--from", "{tmp}/bad.json.xz"], "error: --from: {tmp}/bad.json.xz: not an xz-compressed export"),
+    (["004", "--from", "{tmp}/bad.json.xz"], "error: --from: not with seeds (the export says which seeds"),
+    (["--from", "{tmp}/bad.json.xz", "--reuse"], "error: --from: not with --reuse"),
+    (["004", "--markdown", "{tmp}/page.md"], "error: --markdown: needs --from EXPORT or --export FILE"),
+    (["--from", "{tmp}/bad.json.xz", "--markdown", "{tmp}/page.md"], "error: --markdown {tmp}/page.md: no template "
+                                                                      "{tmp}/page.md.in"),
+])
+def test_reproduce_refuses_a_bad_export_or_option_in_one_line(tmp_path, args, needle):
+    (tmp_path / "bad.json.xz").write_bytes(b"not an export")
+    result = pagebench("reproduce", *(a.format(tmp=tmp_path) for a in args))
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(needle.format(tmp=tmp_path)), line

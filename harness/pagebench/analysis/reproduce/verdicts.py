@@ -10,7 +10,6 @@ from the same data. Read-only: it never runs anything.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -26,7 +25,6 @@ from pagebench.analysis.reproduce.figures import Figure
 from pagebench.analysis.reproduce.measures import Data
 from pagebench.analysis.reproduce.scenarios import ERA, SCENARIO_BY_NAME, TODAY, VARIANT_NOTES
 from pagebench.analysis.stats import Interval
-from pagebench.results.rows import RunRow
 from pagebench.results.store import Store
 
 #: (scenario, variant, run label) -> run id
@@ -95,18 +93,32 @@ def latest_runs(store: Store, scenarios: Iterable[str]) -> RunMap:
     return runs
 
 
-def facts(store: Store, runs: RunMap, command: str, minutes: float) -> dict[str, str]:
-    """What the HTML answer states about how it was measured: when, with what, how long."""
-    ids = list(runs.values())
-    first: RunRow | None = min((store.experiment(i) for i in ids), key=lambda e: e.created_at or 0, default=None)
-    when = datetime.fromtimestamp(first.created_at if first is not None else time.time(), timezone.utc)
-    found = {"measured": when.strftime("%Y-%m-%d %H:%M UTC"), "command": command,
-             "runs": f"{len(ids)} ({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})",
-             "wall time": f"{minutes:.1f} min"}
+def facts(store: Store, runs: RunMap, command: str) -> dict[str, str]:
+    """What the answer states about how it was measured, from the runs themselves (so a
+    `--reuse` states the measuring, not the re-reading): when, with what, how long (each
+    run from its start to its last load, summed), how many loads; a fact that differs
+    between runs lists each value, in run order."""
+    found = {"command": command}
+    listed = sorted((store.experiment(run_id) for run_id in runs.values()), key=lambda r: (r.created_at, r.run_id))
+    if not listed:
+        return found
+    spans, stored = [], 0
+    for run in listed:
+        loads = store.loads(run.run_id, include_warmup=True)
+        stored += len(loads)
+        spans.append((run.created_at, max((load.recorded_at for load in loads), default=run.created_at)))
+    start, end = (datetime.fromtimestamp(t, timezone.utc) for t in (spans[0][0], max(e for _, e in spans)))
+    until = end.strftime("%H:%M" if end.date() == start.date() else "%Y-%m-%d %H:%M")
+    found = {"measured": f"{start:%Y-%m-%d %H:%M}-{until} UTC"} | found
+    found["wall time"] = f"{sum(e - s for s, e in spans) / 60:.1f} min (each run from its start to its last load)"
+    ids = [run.run_id for run in listed]
+    found["runs"] = f"{len(ids)} ({', '.join(ids[:3])}{', ...' if len(ids) > 3 else ''})"
+    found["page loads"] = f"{stored} stored (warm-ups and every client of a load included)"
     for key, name in (("git_commit", "commit"), ("chromium_version", "chromium"), ("nginx_version", "nginx"),
                       ("kernel", "kernel"), ("backend", "link backend")):
-        if first is not None and getattr(first, key):
-            found[name] = str(getattr(first, key))
+        values = list(dict.fromkeys(str(v) for run in listed if (v := getattr(run, key))))
+        if values:
+            found[name] = ", ".join(values)
     return found
 
 
