@@ -1,11 +1,12 @@
 """`pagebench reproduce` end to end: seed 000's scenarios run in the real lab, era and
-today, and every seed-000 claim gets its rows (about 5 minutes)."""
+today, every seed-000 claim gets its rows (about 5 minutes), and its export holds exactly
+what the store gives."""
 
 from __future__ import annotations
 
 from html import escape
 
-from pagebench.analysis.reproduce import claims, verdicts as reproduce
+from pagebench.analysis.reproduce import claims, export, verdicts as reproduce
 from pagebench.analysis.reproduce.scenarios import ERA, TODAY
 from pagebench.results.store import Store
 
@@ -16,10 +17,10 @@ pytestmark = needs_root
 
 def test_reproduce_000_quick_answers_every_seed_000_claim_in_both_variants(tmp_path):
     db = f"sqlite:///{tmp_path}/answer.sqlite"
-    page, figures = tmp_path / "answer.html", tmp_path / "figures"
+    page, figures, exported = tmp_path / "answer.html", tmp_path / "figures", tmp_path / "answer.json.xz"
     figures.mkdir()
     result = pagebench("reproduce", "000", "--quick", "--db", db, "--html", str(page), "--figures", str(figures),
-                       timeout=1500)
+                       "--export", str(exported), timeout=1500)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "paper against measured" in result.stdout
 
@@ -30,7 +31,8 @@ def test_reproduce_000_quick_answers_every_seed_000_claim_in_both_variants(tmp_p
     for (scenario, variant, _), run_id in runs.items():
         tls = {load.condition.tls for load in store.loads(run_id)}
         assert tls == ({"none"} if variant == ERA else {"1.3"}), (scenario, variant)
-    rows = reproduce.evaluate(claims.claims_of(["000"]), reproduce.gather(store, runs))
+    gathered = reproduce.gather(store, runs)
+    rows = reproduce.evaluate(claims.claims_of(["000"]), gathered)
     seed000 = [c for c in claims.CLAIMS if c.seed == "000"]
     assert [(r.claim.key, r.variant) for r in rows] == [(c.key, v) for c in seed000 for v in (ERA, TODAY)]
     assert all(r.verdict in ("reproduced", "differs", "can't tell") and r.measured is not None for r in rows), \
@@ -41,6 +43,10 @@ def test_reproduce_000_quick_answers_every_seed_000_claim_in_both_variants(tmp_p
     # connections before the first image (HTML, then the image's own connection).
     first = {r.variant: r.measured for r in rows if r.claim.key == "000-3-first-image"}
     assert first[TODAY].estimate - first[ERA].estimate > 1.5
+
+    back = export.read(exported)  # what the doc is generated from is what the store holds
+    assert (back.seeds, back.quick, back.data, back.runs) == (("000",), True, gathered, runs)
+    assert back.facts["command"] == "pagebench reproduce 000 --quick" and back.facts["link backend"] == "userspace"
 
     html = page.read_text()
     assert all(escape(claim.claim) in html for claim in seed000)

@@ -66,3 +66,19 @@ def test_the_latest_complete_runs_of_each_scenario_are_read(tmp_path):
     assert (facts["runs"], facts["commit"], facts["link backend"]) == ("1 (new)", "875bf20", "userspace")
     assert facts["page loads"].startswith(f"{len(plan)} stored") and facts["wall time"].startswith("0.0 min (")
     assert list(facts)[:2] == ["measured", "command"] and facts["measured"].endswith(" UTC")
+
+
+def test_facts_span_the_runs_and_list_each_value_that_differs(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'x.sqlite'}")
+    plan = make_plan(reps=1, warmups=1)
+    runs = {}
+    for run_id, variant, commit in (("a", ERA, "5b7198a"), ("b", TODAY, "2f9fb3e"), ("c", "", "5b7198a")):
+        meta = {**META, "git_commit": commit,
+                reproduce.META_KEY: {"scenario": "000-transfer", "variant": variant or ERA, "label": run_id}}
+        store.create_experiment(run_id, SPEC, meta, plan, PROFILES)
+        for planned in plan:
+            store.record_loads(run_id, planned, [fake_load(planned)], started_at=1.0)
+        runs[("000-transfer", variant or ERA, run_id)] = run_id
+    facts = reproduce.facts(store, runs, "pagebench reproduce 000")
+    assert facts["commit"] == "5b7198a, 2f9fb3e" and facts["nginx"] == "1.22.1"
+    assert facts["runs"] == "3 (a, b, c)" and facts["page loads"].startswith(f"{3 * len(plan)} stored")
