@@ -206,7 +206,11 @@ def reproduce(
     else:
         found = _reproduced(seeds, quick, db, reuse, wait)
     if export_file is not None:  # the answer is the export's, as the doc from it will be
-        size = exported.write(export_file, found)
+        try:
+            size = exported.write(export_file, found)
+        except OSError as error:
+            raise fail(f"--export {export_file}: {error.strerror or error}; the runs are kept: "
+                       "pagebench reproduce --reuse --export FILE") from None
         out.print(f"wrote {export_file} ({size / 1024:.0f} KiB)")
         source, found = export_file, exported.read(export_file)
     rows = answer.evaluate(catalogue.claims_of(found.seeds), found.data)
@@ -215,7 +219,11 @@ def reproduce(
     if markdown is not None:
         assert source is not None
         with reported(about="--markdown"):
-            written = page.write(markdown, page.generate(markdown, source))
+            generated = page.generate(markdown, source)
+        try:
+            written = page.write(markdown, generated)
+        except OSError as error:
+            raise fail(f"--markdown {markdown}: {error.strerror or error}") from None
         out.print(f"wrote {markdown} and {len(written) - 1} figures from {source}")
     if html_file is not None:
         html_file.write_text(answer.html(rows, found.data, title, found.facts))
