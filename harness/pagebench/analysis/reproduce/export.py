@@ -32,6 +32,9 @@ CONDITION_COLUMNS = ("site", "mode", "topology", "profile", "cache", "tls", "enc
 LOAD_COLUMNS = tuple(f.name for f in fields(LoadRow) if f.name not in ("condition", "har", "trace")) + CONDITION_COLUMNS
 #: A resource's columns: its load's id, its position, the Resource's fields.
 RESOURCE_COLUMNS = ("load_id", "position", *(f.name for f in fields(Resource)))
+#: Columns an older export may lack, read as None (as the store reads a column an older
+#: store lacks as its migration's default): the fields that may be None.
+NULLABLE = frozenset(f.name for cls in (LoadRow, Resource) for f in fields(cls) if "None" in str(f.type))
 
 NO_EVIDENCE = {"har": None, "trace": None}
 
@@ -59,13 +62,15 @@ def _columns(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[st
 
 
 def _rows(columns: Mapping[str, list[Any]], names: Sequence[str], what: str) -> list[dict[str, Any]]:
-    missing = [name for name in names if name not in columns]
+    missing = [name for name in names if name not in columns and name not in NULLABLE]
     if missing:
         raise ValueError(f"{what}: no column {missing[0]!r}")
-    lengths = {len(columns[name]) for name in names}
+    present = [name for name in names if name in columns]
+    lengths = {len(columns[name]) for name in present}
     if len(lengths) > 1:
         raise ValueError(f"{what}: columns of different lengths")
-    return [dict(zip(names, values)) for values in zip(*(columns[name] for name in names))]
+    absent = {name: None for name in names if name not in columns}
+    return [dict(zip(present, values)) | absent for values in zip(*(columns[name] for name in present))]
 
 
 def _load_cells(load: LoadRow) -> dict[str, Any]:

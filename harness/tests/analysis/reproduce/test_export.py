@@ -83,7 +83,7 @@ def test_a_bad_export_is_one_line_naming_the_file(tmp_path, content, needle):
     assert message.startswith(f"{path}: ") and needle in message and "\n" not in message
 
 
-def test_a_column_missing_or_a_mode_unknown_is_named(tmp_path):
+def test_a_required_column_missing_or_a_mode_unknown_is_named(tmp_path):
     document = _document()
     loads = document["scenarios"]["000-transfer"]["runs"][0]["loads"]
     path = tmp_path / "x.json.xz"
@@ -91,10 +91,22 @@ def test_a_column_missing_or_a_mode_unknown_is_named(tmp_path):
     path.write_bytes(_xz(document))
     with pytest.raises(ExportError, match="the store holds unknown mode 'http9'"):
         exported.read(path)
-    del loads["load_ms"]
+    del loads["requests"]
     path.write_bytes(_xz(document))
-    with pytest.raises(ExportError, match="scenario 000-transfer loads: no column 'load_ms'"):
+    with pytest.raises(ExportError, match="scenario 000-transfer loads: no column 'requests'"):
         exported.read(path)
+
+
+def test_a_column_an_older_export_lacks_reads_as_none_where_none_is_allowed(tmp_path):
+    document = _document()
+    del document["scenarios"]["000-transfer"]["runs"][0]["loads"]["fcp_ms"]
+    del document["scenarios"]["000-transfer"]["resources"]["encoded_bytes"]
+    path = tmp_path / "x.json.xz"
+    path.write_bytes(_xz(document))
+    data = exported.read(path).data["000-transfer"]
+    [first] = data.loads[(ERA, "")]
+    assert first.fcp_ms is None and first.load_ms == 812.25
+    assert [r.resource.encoded_bytes for r in data.resources_of(first)] == [None, None]
 
 
 def test_what_the_store_gives_is_what_the_export_gives_back(tmp_path):
