@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pagebench.analysis.reproduce import doc
-from pagebench.analysis.reproduce.claims import CLAIM_BY_KEY
+from pagebench.analysis.reproduce.claims import CLAIM_BY_KEY, SEEDS
 from pagebench.analysis.reproduce.doc import TemplateError
 from pagebench.analysis.reproduce.export import Export
 from pagebench.analysis.reproduce.scenarios import CLAIM_IMAGES, ERA, TODAY
@@ -87,8 +87,15 @@ def test_an_edit_of_the_page_or_a_figure_or_a_stale_figure_is_caught(tmp_path):
     assert doc.write(page, generated)[0] == page and len(doc.differences(page, generated)) == 1  # the stale one
 
 
+def test_every_placeholder_of_the_real_template_names_a_claim_and_variant_of_the_catalogue():
+    template, _, figures_dir = doc.paths(DOCS)
+    made = doc.render(template.read_text(), Export(SEEDS, False, {}, {}), figures_dir.name, str(template))
+    assert "{{" not in made.markdown and "| no data |" in made.markdown  # nothing measured: every row, no data
+
+
 @pytest.mark.skipif(not doc.paths(DOCS)[1].exists(), reason="docs/reproductions-export.json.xz is not committed yet: "
                     "the page is checked once a full reproduction's export is (docs/reproductions.md, top)")
 def test_docs_reproductions_md_is_what_its_export_generates():
+    assert doc.paths(DOCS)[1].stat().st_size <= 2_000_000  # issue 26: the committed export is at most 2 MB
     assert doc.differences(DOCS, doc.generate(DOCS)) == [], (
         "regenerate it: pagebench reproduce --from docs/reproductions-export.json.xz --markdown docs/reproductions.md")
