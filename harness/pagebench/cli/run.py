@@ -226,7 +226,7 @@ def reproduce(
             raise fail(f"--markdown {markdown}: {error.strerror or error}") from None
         out.print(f"wrote {markdown} and {len(written) - 1} figures from {source}")
     if html_file is not None:
-        html_file.write_text(answer.html(rows, found.data, title, found.facts))
+        html_file.write_text(answer.html(rows, found.data, title, found.facts, found.variants))
         out.print(f"wrote {html_file}")
     if figures_dir is not None:
         drawn = answer.figures(found.data)

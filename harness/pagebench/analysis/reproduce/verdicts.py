@@ -23,7 +23,7 @@ from pagebench.analysis.reproduce.claims import Claim
 from pagebench.analysis.reproduce import seed000, seed001, seed002, seed004
 from pagebench.analysis.reproduce.figures import Figure
 from pagebench.analysis.reproduce.measures import Data
-from pagebench.analysis.reproduce.scenarios import ERA, SCENARIO_BY_NAME, TODAY, VARIANT_NOTES
+from pagebench.analysis.reproduce.scenarios import ERA, SCENARIO_BY_NAME, TODAY
 from pagebench.analysis.stats import Interval
 from pagebench.results.store import Store
 
@@ -202,8 +202,10 @@ def terminal_table(rows: Sequence[Row], title: str) -> Table:
 # The HTML answer --------------------------------------------------------------------------
 
 
-def html(rows: Sequence[Row], data: Mapping[str, Data], title: str, facts: Mapping[str, str]) -> str:
-    """The rows and the seeds' figure shapes, self-contained (inline SVG, no script)."""
+def html(rows: Sequence[Row], data: Mapping[str, Data], title: str, facts: Mapping[str, str],
+         variants: Mapping[tuple[str, str], str]) -> str:
+    """The rows and the seeds' figure shapes, self-contained (inline SVG, no script);
+    `variants`: what each (seed, variant) is, as run."""
     body = [f"<h1>{escape(title)}</h1>",
             '<dl class="facts">' + "".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts.items())
             + "</dl>",
@@ -211,7 +213,7 @@ def html(rows: Sequence[Row], data: Mapping[str, Data], title: str, facts: Mappi
     drawn = "".join(figure(f.name, f.svg, escape(f.caption), f.legend) for f in figures(data))
     body.append(section("The seeds' figures, measured", drawn or "<p>No scenario data.</p>", "figures"))
     notes = "".join(f"<li>{escape(seed)} {escape(variant)}: {escape(text)}</li>"
-                    for (seed, variant), text in VARIANT_NOTES.items())
+                    for (seed, variant), text in variants.items())
     body.append(section("Variants", f"<ul>{notes}</ul>", "variants"))
     return document(title, body, viewport=False)
 

@@ -40,9 +40,10 @@ def test_the_html_answer_draws_the_seeds_figure_shapes():
             loads += [load(mode, per * n + d, site=f"seed000-small-n{n}") for d in (0, 5, 10)]
     found = {"000-latency": data({(ERA, ""): loads, (TODAY, ""): loads})}
     rows = reproduce.evaluate([CLAIM_BY_KEY["000-6-small-cut"]], found)
-    page = reproduce.html(rows, found, "seeds 000", {"command": "pagebench reproduce 000"})
+    page = reproduce.html(rows, found, "seeds 000", {"command": "pagebench reproduce 000"},
+                          {("000", ERA): "cleartext, as run"})
     assert page.startswith("<!DOCTYPE html>") and 'data-chart="fig-6-1"' in page
-    assert "<script" not in page and "pagebench reproduce 000" in page
+    assert "<script" not in page and "pagebench reproduce 000" in page and "000 era: cleartext, as run" in page
     assert not math.isnan(rows[0].measured.estimate)
 
 
