@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import lzma
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -84,20 +83,14 @@ def _resource_cells(row: ResourceRow) -> dict[str, Any]:
     return {"load_id": row.load_id, "position": row.position, **resource_columns(row.resource)}
 
 
-def _natural(key: tuple[str, str]) -> list[Any]:
-    """A run's (variant, label) in natural order: C=2 before C=16."""
-    return [int(part) if part.isdigit() else part for text in key for part in re.split(r"(\d+)", text)]
-
-
 def to_json(export: Export) -> dict[str, Any]:
-    """The export as a JSON document (`from_json` reads it back). A scenario's runs go in
-    natural order of (variant, label), whichever order they were gathered in (a fresh
-    run's plan, or the store's latest first), so the same runs give the same export."""
+    """The export as a JSON document (`from_json` reads it back); a scenario's runs in the
+    order `verdicts.gather` read them."""
     scenarios: dict[str, Any] = {}
     for name, data in export.data.items():
         runs = [{"variant": variant, "label": label, "run_id": export.runs.get((name, variant, label), ""),
-                 "loads": _columns([_load_cells(load) for load in data.loads[(variant, label)]], LOAD_COLUMNS)}
-                for variant, label in sorted(data.loads, key=_natural)]
+                 "loads": _columns([_load_cells(load) for load in loads], LOAD_COLUMNS)}
+                for (variant, label), loads in data.loads.items()]
         resources = [_resource_cells(row) for load_id in sorted(data.resources) for row in data.resources[load_id]]
         scenarios[name] = {"profiles": data.profiles, "runs": runs,
                            "resources": _columns(resources, RESOURCE_COLUMNS)}

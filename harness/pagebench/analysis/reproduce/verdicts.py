@@ -10,10 +10,12 @@ from the same data. Read-only: it never runs anything.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
+from typing import Any
 
 from rich.markup import escape as escape_markup
 from rich.table import Table
@@ -64,9 +66,12 @@ def show(value: Interval, unit: str) -> str:
 
 
 def gather(store: Store, runs: RunMap) -> dict[str, Data]:
-    """Each scenario's measured loads: ok, unflagged, warm-ups excluded."""
+    """Each scenario's measured loads: ok, unflagged, warm-ups excluded. Runs are read in
+    natural order of (scenario, variant, label) (C=2 before C=16), whatever order `runs`
+    has (a fresh run's plan, or the store's latest first), so the same runs give the same
+    Data, down to a profile named alike in both variants (the last read, today's, is kept)."""
     found: dict[str, Data] = {}
-    for (scenario, variant, label), run_id in runs.items():
+    for (scenario, variant, label), run_id in sorted(runs.items(), key=lambda item: _natural(item[0])):
         data = found.setdefault(scenario, Data({}))
         loads = [load for load in store.loads(run_id) if load.ok and not load.flagged]
         if scenario in NEEDS_RESOURCES:
@@ -76,6 +81,10 @@ def gather(store: Store, runs: RunMap) -> dict[str, Data]:
         for condition in store.conditions(run_id):
             data.profiles[condition.condition.profile] = condition.profile_fields
     return found
+
+
+def _natural(key: tuple[str, ...]) -> list[Any]:
+    return [int(part) if part.isdigit() else part for text in key for part in re.split(r"(\d+)", text)]
 
 
 def latest_runs(store: Store, scenarios: Iterable[str]) -> RunMap:

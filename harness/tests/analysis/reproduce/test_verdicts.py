@@ -83,3 +83,22 @@ def test_facts_span_the_runs_and_list_each_value_that_differs(tmp_path):
     facts = reproduce.facts(store, runs, "pagebench reproduce 000")
     assert facts["commit"] == "5b7198a, 2f9fb3e" and facts["nginx"] == "1.22.1"
     assert facts["runs"] == "3 (a, b, c)" and facts["page loads"].startswith(f"{3 * len(plan)} stored")
+
+
+def test_the_same_runs_gather_the_same_data_whatever_their_order(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'x.sqlite'}")
+    plan = make_plan(reps=1, warmups=0)
+    runs = {}
+    for variant, size in ((TODAY, 32), (TODAY, 2), (ERA, 16), (TODAY, 16)):
+        run_id, label = f"{variant}-{size}", f"C={size}"
+        fields = {name: p | {"sack": variant == TODAY} for name, p in PROFILES.items()}  # named alike, not equal
+        meta = {**META, reproduce.META_KEY: {"scenario": "004-pool", "variant": variant, "label": label}}
+        store.create_experiment(run_id, SPEC, meta, plan, fields)
+        for planned in plan:
+            store.record_loads(run_id, planned, [fake_load(planned)], started_at=1.0)
+        runs[("004-pool", variant, label)] = run_id
+    planned = reproduce.gather(store, runs)["004-pool"]
+    latest_first = reproduce.gather(store, dict(reversed(runs.items())))["004-pool"]
+    assert list(planned.loads) == list(latest_first.loads) == [(ERA, "C=16"), (TODAY, "C=2"), (TODAY, "C=16"),
+                                                               (TODAY, "C=32")]
+    assert planned.profiles == latest_first.profiles and planned.profiles["3g"]["sack"] is True
