@@ -221,10 +221,12 @@ def reproduce(
         with reported(about="--markdown"):
             generated = page.generate(markdown, source)
         try:
-            written = page.write(markdown, generated)
+            written, removed = page.write(markdown, generated)
         except OSError as error:
             raise fail(f"--markdown {markdown}: {error.strerror or error}") from None
-        out.print(f"wrote {markdown} and {len(written) - 1} figures from {source}")
+        out.print(f"wrote {markdown} and {len(written) - 1} figures from {source}"
+                  + (f"; removed {len(removed)} it no longer draws: {', '.join(p.name for p in removed)}"
+                     if removed else ""))
     if html_file is not None:
         html_file.write_text(answer.html(rows, found.data, title, found.facts, found.variants))
         out.print(f"wrote {html_file}")

@@ -111,12 +111,16 @@ FIXTURE = Path(__file__).parents[1] / "analysis" / "reproduce" / "fixtures"
 
 def test_reproduce_from_an_export_writes_the_page_its_template_gives_with_no_store(tmp_path):
     shutil.copy(FIXTURE / "quick-004.md.in", tmp_path / "page.md.in")
+    (tmp_path / "page").mkdir()
+    (tmp_path / "page" / "fig-old.svg").write_text("<svg/>")  # a figure the export no longer draws
     result = pagebench("reproduce", "--from", str(FIXTURE / "quick-004-export.json.xz"),
                        "--markdown", str(tmp_path / "page.md"))
     assert result.returncode == 0, result.stderr
     assert "seeds 004 (quick): paper against measured" in result.stdout
+    assert "removed 1 it no longer draws: fig-old.svg" in result.stdout
     expected = (FIXTURE / "quick-004.md").read_text().replace("](quick-004/", "](page/")
     assert (tmp_path / "page.md").read_text() == expected
+    assert [p.name for p in (tmp_path / "page").iterdir()] == ["fig-5b.svg"]
     assert (tmp_path / "page" / "fig-5b.svg").read_text() == (FIXTURE / "quick-004" / "fig-5b.svg").read_text()
     assert not list(tmp_path.glob("*.sqlite")) and nothing_left()
 

@@ -97,15 +97,20 @@ def generate(doc: Path, source: Path | None = None) -> Doc:
     return render(text, read(source or own), figures_dir.name, str(template))
 
 
-def write(doc: Path, generated: Doc) -> list[Path]:
-    """Write the doc and its figures (the directory made if needed); the paths written."""
+def write(doc: Path, generated: Doc) -> tuple[list[Path], list[Path]]:
+    """Write the doc and its figures (the directory made if needed), and remove the SVGs
+    there that the export no longer draws (the directory is the doc's, generated): the
+    paths written, and those removed."""
     figures_dir = paths(doc)[2]
     doc.write_text(generated.markdown, encoding="utf-8")
     if generated.figures:
         figures_dir.mkdir(exist_ok=True)
     for name, svg in generated.figures.items():
         (figures_dir / name).write_text(svg, encoding="utf-8")
-    return [doc, *(figures_dir / name for name in generated.figures)]
+    stale = sorted(p for p in figures_dir.glob("*.svg") if p.name not in generated.figures)
+    for path in stale:
+        path.unlink()
+    return [doc, *(figures_dir / name for name in generated.figures)], stale
 
 
 def differences(doc: Path, generated: Doc) -> list[str]:
