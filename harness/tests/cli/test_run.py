@@ -13,7 +13,7 @@ from tests.helpers import nothing_left, pagebench, write_spec
         ({"modes": ["h4"]}, "modes: unknown mode 'h4'"),
         ({"sites": ["nosuchsite"]}, "sites[0]:"),
         ({"colour": 1}, "colour: unknown field"),
-        ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
+        ({"repetitions": 0}, "repetitions: 0: loads per condition run from 1 to 100000"),
         ({"modes": ["pipelining"]}, "pipelining needs the edge-proxy topology"),
         ({"modes": ["h2"], "tls": ["none"]}, "h2 with tls none in topology direct: Chromium speaks HTTP/2 only"),
         ({"modes": ["h3"], "tls": ["none"]}, 'h3: QUIC always uses TLS 1.3; add "1.3" to tls'),
