@@ -168,10 +168,14 @@ def reproduce(
                                                                           "as DIR/<name>.svg.")] = None,
     reuse: Annotated[bool, typer.Option("--reuse", help="Answer from the latest stored runs of these scenarios "
                                                         "instead of running them.")] = False,
+    resume: Annotated[Optional[str], typer.Option("--resume", metavar="ID|latest", help=(
+        "Continue an interrupted reproduction (its seeds and --quick as it was started): complete runs kept, "
+        "an interrupted one resumed, the rest started. 'latest': the last one made."))] = None,
     wait: WaitOpt = False,
 ) -> None:
     """Run the seeds' scenarios (era and today) and print paper against measured, one row per
-    claim: value with its 95 % interval, verdict, and why where it differs."""
+    claim: value with its interval, verdict, and why where it differs. Scenarios load with
+    `repetitions: auto`: each stops when its claims' verdicts are decisive (or at its cap)."""
     import time
 
     from pagebench.runner import run as runner
@@ -180,6 +184,18 @@ def reproduce(
     from pagebench.analysis.reproduce import verdicts as answer
     from pagebench.system.signals import signals_raise
 
+    store_ = None
+    previous = None
+    if resume is not None:
+        if reuse or seeds or quick:
+            raise fail("--resume: a reproduction resumes with its own seeds and --quick (leave them out), "
+                       "and runs (not with --reuse)")
+        store_ = open_store(db, must_exist=True)
+        try:
+            previous = answer.stored_reproduction(store_, resume)
+        except answer.NothingToResume as error:
+            raise fail(str(error)) from None
+        seeds, quick = previous.seeds, previous.quick
     chosen = list(dict.fromkeys(seeds or catalogue.SEEDS))
     unknown = catalogue.unknown_seed(chosen)
     if unknown:
@@ -195,14 +211,19 @@ def reproduce(
             for label, document in scenario.runs(variant, quick):
                 planned.append(((scenario.name, variant, label),
                                 prepare(document, f"scenario {scenario.name} ({variant})")))
-    store = open_store(db, must_exist=reuse)
+    store = store_ or open_store(db, must_exist=reuse)
+    if previous is not None and len(previous.runs) == len(planned) and all(
+            store.experiment(run).status == "complete" for run in previous.runs.values()):
+        raise fail(f"reproduce --resume: reproduction {previous.reproduction} is complete: nothing to resume "
+                   "(pagebench reproduce --reuse answers from the latest runs)")
     started = time.monotonic()
     created: list[str] = []
     if reuse:
         runs = answer.latest_runs(store, [s.name for s in scenarios])
     else:
         def kept(_: BaseException) -> str | None:
-            return f"runs so far are kept ({', '.join(created)})" if created else None
+            return (f"runs so far are kept ({', '.join(created)}): pagebench reproduce --resume latest"
+                    if created else None)
 
         with reported(hint=kept, interrupted="interrupted"), signals_raise(), \
                 machine("reproduce", wait) as lock, _bar() as bar:
@@ -218,9 +239,11 @@ def reproduce(
                 created.append(new_id)
                 lock.note_run(new_id)
 
-            runs = runner.reproduce(store, planned, progress, created=named)
+            runs = runner.reproduce(store, planned, progress, created=named, about={"seeds": chosen, "quick": quick},
+                                    reproduction=previous.reproduction if previous else None,
+                                    stored=previous.runs if previous else None)
     data = answer.gather(store, runs)
-    rows = answer.evaluate(catalogue.claims_of(chosen), data)
+    rows = answer.evaluate(catalogue.claims_of(chosen), data, answer.levels(store, runs))
     minutes = (time.monotonic() - started) / 60
     title = f"seeds {', '.join(chosen)}{' (quick)' if quick else ''}: paper against measured"
     out.print(answer.terminal_table(rows, title))
