@@ -8,7 +8,8 @@ every mode against the spec's first mode, in the same other conditions (site, pr
 cache, ...), by the ratio of their median load times, must be decisively the same (the
 whole interval within 1 +- tolerance) or decisively different (the whole interval
 outside it); a condition with no such counterpart (a run of one mode) must have its
-median known to within +- tolerance. A condition without a usable load is never decisive.
+median known to within +- tolerance. A condition with fewer than two usable loads is
+never decisive (one load's interval is a point).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pagebench.analysis.stats import Interval, confidence, median_ci, ratio_ci
 from pagebench.core.modes import Mode
 from pagebench.core.records import Condition
 from pagebench.core.spec.model import parse
+from pagebench.core.spec.sequential import FIRST_LOOK
 from pagebench.results.store import Store
 
 
@@ -37,11 +39,11 @@ def settled(times: Mapping[Condition, Sequence[float]], base: Mode, tolerance: f
     """The generic rule on each condition's load times (ms), at one look's `level`."""
     with confidence(level):
         for condition, mine in times.items():
-            if not mine:
+            if len(mine) < FIRST_LOOK:  # one load's interval is a point: it settles nothing
                 return False
             twin = replace(condition, mode=base)
             if condition.mode != base and twin in times:
-                if not times[twin] or not decisive(ratio_ci(mine, times[twin]), 1 - tolerance, 1 + tolerance):
+                if len(times[twin]) < FIRST_LOOK or not decisive(ratio_ci(mine, times[twin]), 1 - tolerance, 1 + tolerance):
                     return False
             elif not any(c.mode != base and replace(c, mode=base) == condition for c in times):
                 middle = median_ci(mine)  # alone: its median known to within +- tolerance

@@ -7,9 +7,11 @@ Read-only: the runner asks it after a look's round and marks the rest stopped ea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pagebench.analysis.reproduce.claims import CLAIMS, Claim
 from pagebench.analysis.reproduce.measures import Data
-from pagebench.analysis.reproduce.scenarios import SCENARIO_BY_NAME
+from pagebench.analysis.reproduce.scenarios import SCENARIO_BY_NAME, Scenario
 from pagebench.analysis.reproduce.verdicts import RunMap, gather, verdict
 from pagebench.analysis.stats import Interval, confidence
 from pagebench.results.store import Store
@@ -17,16 +19,21 @@ from pagebench.results.store import Store
 
 def settled(store: Store, runs: RunMap, scenario: str, variant: str, level: float) -> bool:
     """Whether the scenario's rule stops a run of `variant` now: `runs` are the scenario's
-    runs so far, the one loading included. A claim whose measure needs a run not yet made
-    (a label to come: 004-pool's pool sizes) has no value yet, so it keeps the run loading."""
-    rule = SCENARIO_BY_NAME[scenario]
+    runs so far, the one loading included."""
     data = gather(store, {key: run for key, run in runs.items() if key[0] == scenario}).get(scenario)
     served = [claim for claim in CLAIMS if claim.scenario == scenario]
-    if data is None or not served:
+    return data is not None and settles(SCENARIO_BY_NAME[scenario], served, data, variant, level)
+
+
+def settles(scenario: Scenario, served: Sequence[Claim], data: Data, variant: str, level: float) -> bool:
+    """The scenario's rule on the claims it serves, measured on `data` at `level`. A claim
+    whose measure needs a run not yet made (a label to come: 004-pool's pool sizes) has
+    no value yet, so it keeps the run loading."""
+    if not served:
         return False
     with confidence(level):
         verdicts = [verdict(claim, _measured(claim, data, variant)) for claim in served]
-    return rule.stopping(verdicts)
+    return scenario.stopping(verdicts)
 
 
 def _measured(claim: Claim, data: Data, variant: str) -> Interval | None:

@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 #: width shrinks as 1/sqrt(n), so evenly spaced looks would mostly repeat the last one).
 LOOK_ROUNDS = (3, 5, 8, 13, 20, 30, 50, 80, 130, 200, 300, 500, 800)
 MAX_REPETITIONS = 100_000
+#: The earliest round a look may be after: an interval of one load per condition is a point.
+FIRST_LOOK = 2
 #: What `repetitions: auto` alone means.
 DEFAULT_CAP = 20
 #: The words of the one-line error for a `repetitions:` that is neither form.
@@ -46,8 +48,9 @@ class Sequential(BaseModel):
 
     @model_validator(mode="after")
     def _schedule(self) -> Sequential:
-        if any(look < 1 or look > self.cap for look in self.looks):
-            raise ValueError(f"looks: each look is a round from 1 to the cap ({self.cap})")
+        if any(look < FIRST_LOOK or look > self.cap for look in self.looks):
+            raise ValueError(f"looks: each look is a round from {FIRST_LOOK} (one load has no spread: its interval "
+                             f"is a point) to the cap ({self.cap})")
         if list(self.looks) != sorted(set(self.looks)):
             raise ValueError("looks: rounds in increasing order, each once")
         return self
