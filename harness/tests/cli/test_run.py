@@ -100,3 +100,29 @@ def test_a_budget_file_of_the_spec_s_kind(tmp_path):
     assert result.stderr.strip().splitlines() == [
         f"error: {budgets}: budgets.1.mod: unknown field; allowed: metric, max, site, mode, topology, profile, "
         "cache, tls, encoding, version"]
+
+
+def test_reproduce_resume_says_what_there_is_to_resume(tmp_path):
+    from pagebench.results.store import Store
+    from tests.helpers import META, PROFILES, SPEC, make_plan
+
+    db = f"sqlite:///{tmp_path}/r.sqlite"
+    result = pagebench("reproduce", "--resume", "latest", "--db", db)
+    assert (result.returncode, result.stderr.strip().splitlines()) == (2, [f"error: {db}: no results store there"])
+    assert pagebench("reproduce", "000", "--resume", "latest", "--db", db).stderr.strip().splitlines() == [
+        "error: --resume: a reproduction resumes with its own seeds and --quick (leave them out), and runs (not "
+        "with --reuse)"]
+    with Store(db) as store:
+        store.create_experiment("plain", SPEC, META, make_plan(), PROFILES)
+    lines = pagebench("reproduce", "--resume", "latest", "--db", db).stderr.strip().splitlines()
+    assert lines == ["error: reproduce --resume: the store holds no reproduction to resume (runs made before "
+                     "reproductions had ids cannot be); run pagebench reproduce"]
+    with Store(db) as store:
+        store.create_experiment("r", SPEC, META | {"reproduce": {"scenario": "004-window", "variant": "era",
+                                                                 "label": "", "reproduction": "reproduction-x",
+                                                                 "seeds": ["004"], "quick": True}},
+                                make_plan(), PROFILES)
+    lines = pagebench("reproduce", "--resume", "reproduction-y", "--db", db).stderr.strip().splitlines()
+    assert lines == ["error: reproduce --resume: no reproduction 'reproduction-y' in the store; latest: "
+                     "reproduction-x"]
+    assert nothing_left()
