@@ -178,18 +178,24 @@ def test_unrecorded_requests_round_trip(store):
     assert second.unrecorded is None
 
 
+def _downgraded(url: str, revision: str, table: str) -> set[str]:
+    """Take the store back to `revision` (SQLite without foreign keys: batch mode's table
+    copies cascade nothing); the columns `table` has there."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(alembic_config(conn), revision)
+            return {c["name"] for c in sa.inspect(conn).get_columns(table)}
+    finally:
+        engine.dispose()
+
+
 def test_loads_stored_before_unrecorded_counts_read_back_null(url):
     """A store at revision 0007 opened by this code: upgraded in place, its loads kept,
     their count null (nothing said), and new loads store theirs."""
     with Store(url) as store:
         plan = _replayed_run(store)
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            command.downgrade(alembic_config(conn), "0007")
-            assert "unrecorded" not in {c["name"] for c in sa.inspect(conn).get_columns("loads")}
-    finally:
-        engine.dispose()
+    assert "unrecorded" not in _downgraded(url, "0007", "loads")
     with Store(url) as store:
         assert [(row.seq, row.unrecorded, row.requests) for row in store.loads("rep")] == [
             (4, None, 6), (5, None, 6)]
@@ -330,13 +336,7 @@ def test_a_store_before_stopped_marks_keeps_every_load_and_stops_none(url):
         plan = make_plan()
         store.create_experiment("old", SPEC, META, plan, PROFILES)
         store.record_loads("old", plan[4], [fake_load(plan[4])], started_at=1.0)
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            command.downgrade(alembic_config(conn), "0009")
-            assert "stopped" not in {c["name"] for c in sa.inspect(conn).get_columns("planned_loads")}
-    finally:
-        engine.dispose()
+    assert "stopped" not in _downgraded(url, "0009", "planned_loads")
     with Store(url) as store:  # upgraded with foreign keys on: the loads must survive
         run = store.experiment("old")
         assert (run.recorded, run.stopped) == (1, 0) and store.stopped_seqs("old") == set()
