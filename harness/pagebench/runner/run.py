@@ -427,7 +427,8 @@ def reproduce(store: Store, runs: Reproduction, progress: Progress,
     not; the others are started. Progress counts planned loads across all of them (a
     load stopped early counts as done)."""
     reproduction = reproduction or new_reproduction_id()
-    total, done_before, ids = sum(len(p.loads) for _, p in runs), 0, {}
+    total, done_before = sum(len(p.loads) for _, p in runs), 0
+    ids: dict[tuple[str, str, str], str] = {}
     for key, prepared in runs:
         scenario, variant, label = key
 
