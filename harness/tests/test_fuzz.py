@@ -54,7 +54,10 @@ SPEC_VALUES = {
     "profiles": st.lists(st.one_of(st.sampled_from(["cable", "lte", "nope"]),
                                    st.dictionaries(st.sampled_from(["name", "rtt_ms", "base", "loss_pct", "x"]),
                                                    values, max_size=4)), max_size=3),
-    "repetitions": st.integers(-3, 10**6), "warmup": st.integers(-3, 2000), "clients": st.integers(-1, 40),
+    "repetitions": st.one_of(st.integers(-3, 10**6), st.sampled_from(["auto", "many"]),
+                             st.dictionaries(st.sampled_from(["cap", "looks", "tolerance", "alpha", "x"]), values,
+                                             max_size=3)),
+    "warmup": st.integers(-3, 2000), "clients": st.integers(-1, 40),
     "proxy": st.dictionaries(st.sampled_from(["connections", "depth", "x"]), values, max_size=3),
     "timeouts": st.dictionaries(st.sampled_from(["load_s", "link_check", "x"]), values, max_size=3),
 }

@@ -13,7 +13,9 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +33,24 @@ EXACT_MAX = 50
 #: split of the pooled loads, as long as there are at most this many splits (6 loads each:
 #: 924, ~10 ms); beyond, the normal approximation with scipy's tie correction.
 PERMUTATIONS_MAX = 1000
+
+
+#: The level of the intervals computed where none is given: 95 %, or a sequential rule's
+#: per-look level while it judges (`confidence`), so that the claims' measures, which call
+#: `bootstrap_ci` without a level, are judged at it without a parameter each.
+LEVEL: ContextVar[float] = ContextVar("LEVEL", default=0.95)
+
+
+@contextmanager
+def confidence(level: float) -> Iterator[None]:
+    """Intervals computed inside are at `level` unless a call names its own."""
+    if not 0 < level < 1:
+        raise ValueError(f"an interval's level is between 0 and 1, not {level}")
+    token = LEVEL.set(level)
+    try:
+        yield
+    finally:
+        LEVEL.reset(token)
 
 
 @dataclass(frozen=True)
@@ -54,14 +74,15 @@ def iqr(values: Sequence[float]) -> float:
     return float(sp.iqr(_array(values)))
 
 
-def bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Sequence[float]], level: float = 0.95,
+def bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Sequence[float]], level: float | None = None,
                  resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
     """statistic(median of group 1, median of group 2, ...), e.g. a cut 1 - new / old, with
     a percentile-bootstrap interval (scipy's, every group resampled on its own). Percentile,
     not scipy's default BCa: BCa's jackknife is known to fail for the median, a step
     function of the data. A group of one load has one median (scipy resamples groups of
     two or more); resamples where the statistic is undefined (nan, a zero divisor) are
-    left out of the interval."""
+    left out of the interval. `level`: 95 % unless `confidence` says otherwise."""
+    level = LEVEL.get() if level is None else level
     arrays = [_array(group) for group in groups]
     estimate = float(statistic(*(float(np.median(array)) for array in arrays)))
     varying = [i for i, array in enumerate(arrays) if array.size > 1]
@@ -91,13 +112,13 @@ def bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Sequence[floa
     return Interval(estimate, float(low), float(high))
 
 
-def median_ci(values: Sequence[float], level: float = 0.95, resamples: int = RESAMPLES,
+def median_ci(values: Sequence[float], level: float | None = None, resamples: int = RESAMPLES,
               seed: int = SEED) -> Interval:
     """The median with a percentile-bootstrap confidence interval."""
     return bootstrap_ci(lambda median: median, [values], level, resamples, seed)
 
 
-def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], level: float = 0.95,
+def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], level: float | None = None,
              resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
     """median(numerator) / median(denominator), e.g. h2 over http1.0, with a bootstrap
     interval that resamples both groups independently."""

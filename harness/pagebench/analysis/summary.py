@@ -145,8 +145,10 @@ def summarize(run_id: str, loads: Iterable[LoadRow], plan: Iterable[PlannedLoad]
 
 
 def of_run(store: Store, run_id: str) -> Summary:
-    """The summary of a stored run: its measured loads against its plan."""
-    return summarize(run_id, store.loads(run_id), store.plan(run_id))
+    """The summary of a stored run: its measured loads against its plan, less the loads
+    a stopping rule left out (`repetitions: auto`: stopped early, not owed)."""
+    stopped = store.stopped_seqs(run_id)
+    return summarize(run_id, store.loads(run_id), [p for p in store.plan(run_id) if p.seq not in stopped])
 
 
 def halves(summary: Summary, pairs: Mapping[str, str]) -> tuple[Summary, Summary]:

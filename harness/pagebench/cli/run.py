@@ -177,10 +177,14 @@ def reproduce(
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help=(
         "With --from or --export: write this doc (e.g. docs/reproductions.md) from its template DOC.in and "
         "the export, and its figures into DOC's name without .md (docs/reproductions/)."))] = None,
+    resume: Annotated[Optional[str], typer.Option("--resume", metavar="ID|latest", help=(
+        "Continue an interrupted reproduction (its seeds and --quick as it was started): complete runs kept, "
+        "an interrupted one resumed, the rest started. 'latest': the last one made."))] = None,
     wait: WaitOpt = False,
 ) -> None:
     """Run the seeds' scenarios (era and today) and print paper against measured, one row per
-    claim: value with its 95 % interval, verdict, and why where it differs."""
+    claim: value with its interval, verdict, and why where it differs. Scenarios load with
+    `repetitions: auto`: each stops when its claims' verdicts are decisive (or at its cap)."""
     from pagebench.analysis.reproduce import claims as catalogue
     from pagebench.analysis.reproduce import doc as page
     from pagebench.analysis.reproduce import export as exported
@@ -188,7 +192,8 @@ def reproduce(
 
     if source is not None:
         given = [name for name, on in (("seeds", bool(seeds)), ("--quick", quick), ("--db", db is not None),
-                                        ("--reuse", reuse), ("--export", export_file is not None)) if on]
+                                        ("--reuse", reuse), ("--export", export_file is not None),
+                                        ("--resume", resume is not None)) if on]
         if given:
             raise fail(f"--from: not with {given[0]} (the export says which seeds and runs it holds)")
     if markdown is not None and source is None and export_file is None:
@@ -204,7 +209,7 @@ def reproduce(
         with reported(about="--from"):
             found = exported.read(source)
     else:
-        found = _reproduced(seeds, quick, db, reuse, wait)
+        found = _reproduced(seeds, quick, db, reuse, resume, wait)
     if export_file is not None:  # the answer is the export's, as the doc from it will be
         try:
             size = exported.write(export_file, found)
@@ -213,7 +218,7 @@ def reproduce(
                        "pagebench reproduce --reuse --export FILE") from None
         out.print(f"wrote {export_file} ({size / 1024:.0f} KiB)")
         source, found = export_file, exported.read(export_file)
-    rows = answer.evaluate(catalogue.claims_of(found.seeds), found.data)
+    rows = answer.evaluate(catalogue.claims_of(found.seeds), found.data, found.levels)
     title = f"seeds {', '.join(found.seeds)}{' (quick)' if found.quick else ''}: paper against measured"
     out.print(answer.terminal_table(rows, title))
     if markdown is not None:
@@ -241,7 +246,8 @@ def reproduce(
                    "see pagebench report for their runs", 1)
 
 
-def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: bool, wait: bool) -> Export:
+def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: bool, resume: str | None,
+                wait: bool) -> Export:
     """Run the chosen seeds' scenarios (or, `reuse`, find their latest stored runs) and read
     what the answer needs from the store."""
     from pagebench.analysis.reproduce import claims as catalogue
@@ -252,6 +258,18 @@ def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: boo
     from pagebench.runner.prepare import prepare
     from pagebench.system.signals import signals_raise
 
+    store_ = None
+    previous = None
+    if resume is not None:
+        if reuse or seeds or quick:
+            raise fail("--resume: a reproduction resumes with its own seeds and --quick (leave them out), "
+                       "and runs (not with --reuse)")
+        store_ = open_store(db, must_exist=True)
+        try:
+            previous = answer.stored_reproduction(store_, resume)
+        except answer.NothingToResume as error:
+            raise fail(str(error)) from None
+        seeds, quick = previous.seeds, previous.quick
     chosen = list(dict.fromkeys(seeds or catalogue.SEEDS))
     unknown = catalogue.unknown_seed(chosen)
     if unknown:
@@ -263,13 +281,18 @@ def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: boo
             for label, document in scenario.runs(variant, quick):
                 planned.append(((scenario.name, variant, label),
                                 prepare(document, f"scenario {scenario.name} ({variant})")))
-    store = open_store(db, must_exist=reuse)
+    store = store_ or open_store(db, must_exist=reuse)
+    if previous is not None and len(previous.runs) == len(planned) and all(
+            store.experiment(run).status == "complete" for run in previous.runs.values()):
+        raise fail(f"reproduce --resume: reproduction {previous.reproduction} is complete: nothing to resume "
+                   "(pagebench reproduce --reuse answers from the latest runs)")
     created: list[str] = []
     if reuse:
         runs = answer.latest_runs(store, [s.name for s in scenarios])
     else:
         def kept(_: BaseException) -> str | None:
-            return f"runs so far are kept ({', '.join(created)})" if created else None
+            return (f"runs so far are kept ({', '.join(created)}): pagebench reproduce --resume latest"
+                    if created else None)
 
         with reported(hint=kept, interrupted="interrupted"), signals_raise(), \
                 machine("reproduce", wait) as lock, _bar() as bar:
@@ -285,7 +308,9 @@ def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: boo
                 created.append(new_id)
                 lock.note_run(new_id)
 
-            runs = runner.reproduce(store, planned, progress, created=named)
+            runs = runner.reproduce(store, planned, progress, created=named, about={"seeds": chosen, "quick": quick},
+                                    reproduction=previous.reproduction if previous else None,
+                                    stored=previous.runs if previous else None)
     command = " ".join(["pagebench reproduce", *chosen] + ["--quick"] * quick)
     return Export(tuple(chosen), quick, answer.gather(store, runs), runs, answer.facts(store, runs, command),
-                  {key: note for key, note in VARIANT_NOTES.items() if key[0] in chosen})
+                  {key: note for key, note in VARIANT_NOTES.items() if key[0] in chosen}, answer.levels(store, runs))

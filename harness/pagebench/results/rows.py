@@ -47,6 +47,14 @@ class RunRow:
     nginx_version: str | None
     pagebench_version: str | None
 
+    #: Planned loads a stopping rule left out (`repetitions: auto`): not owed, never loaded.
+    stopped: int = 0
+
+    @property
+    def settled(self) -> int:
+        """Planned loads that are done: recorded, or stopped early (what a progress counts)."""
+        return self.recorded + self.stopped
+
     def environment(self) -> dict[str, Any]:
         """The `meta` keys with columns of their own (schema.META_COLUMNS), in that order."""
         return {key: getattr(self, key) for key in META_COLUMNS}
@@ -158,7 +166,7 @@ def run_of(row: Row, status: str, reason: str | None) -> RunRow:
     """A run from its `experiments` columns and the status it has now."""
     return RunRow(
         run_id=row["run_id"], created_at=row["created_at"], planned=row["planned"], recorded=row["recorded"],
-        status=status, reason=reason, spec=row["spec"], meta=row["meta"],
+        stopped=row["stopped"], status=status, reason=reason, spec=row["spec"], meta=row["meta"],
         **{key: row[key] for key in META_COLUMNS})
 
 

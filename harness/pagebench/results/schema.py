@@ -84,6 +84,8 @@ planned_loads = sa.Table(
               nullable=False),
     sa.Column("repetition", sa.Integer, nullable=False),
     sa.Column("warmup", sa.Boolean, nullable=False),
+    # not needed: a sequential stopping rule (`repetitions: auto`) was decisive before it
+    sa.Column("stopped", sa.Boolean, nullable=False, server_default=sa.false()),
 )
 
 loads = sa.Table(

@@ -200,12 +200,32 @@ class Store:
             raise
         return ids
 
+    def stop(self, run_id: str, seqs: Sequence[int]) -> None:
+        """Mark these planned loads stopped early: a stopping rule found them not needed
+        (`repetitions: auto`). A load already recorded cannot be stopped."""
+        self._db.retrying(lambda: self._stop(run_id, seqs))
+
+    def _stop(self, run_id: str, seqs: Sequence[int]) -> None:
+        with self._db.write() as conn:
+            experiment_id = self._experiment_id(conn, run_id)
+            recorded = set(conn.scalars(sa.select(loads.c.seq).where(loads.c.experiment_id == experiment_id,
+                                                                     loads.c.seq.in_(list(seqs)))))
+            if recorded:
+                raise StoreError(f"run {run_id!r}: load seq {min(recorded)} is recorded: it cannot be stopped early")
+            conn.execute(sa.update(planned_loads).where(planned_loads.c.experiment_id == experiment_id,
+                                                        planned_loads.c.seq.in_(list(seqs))).values(stopped=True))
+
     # -- reads -----------------------------------------------------------------------
 
     def done_seqs(self, run_id: str) -> set[int]:
         with self._db.read() as conn:
             experiment_id = self._experiment_id(conn, run_id)
             return set(conn.scalars(sa.select(loads.c.seq).where(loads.c.experiment_id == experiment_id)))
+
+    def stopped_seqs(self, run_id: str) -> set[int]:
+        """The planned loads a stopping rule left out (`stop`)."""
+        return set(self._run_rows(run_id, sa.select(planned_loads.c.seq).where(planned_loads.c.stopped),
+                                  planned_loads.c.experiment_id, lambda row: row["seq"]))
 
     def plan(self, run_id: str) -> list[PlannedLoad]:
         """The stored plan in seq order, as PlannedLoad values."""
@@ -322,9 +342,13 @@ class Store:
                   .order_by(newer.c.id.desc()).limit(1).correlate(experiments).scalar_subquery())
         recorded = (sa.select(sa.func.count(sa.distinct(loads.c.seq))).select_from(loads)
                     .where(loads.c.experiment_id == experiments.c.id).scalar_subquery())
+        stopped = (sa.select(sa.func.count()).select_from(planned_loads)
+                   .where(planned_loads.c.experiment_id == experiments.c.id, planned_loads.c.stopped)
+                   .scalar_subquery())
         return (sa.select(experiments, run_status.c.status, run_status.c.reason.label("status_reason"),
                           run_status.c.host.label("status_host"), run_status.c.pid.label("status_pid"),
-                          run_status.c.pid_start.label("status_pid_start"), recorded.label("recorded"))
+                          run_status.c.pid_start.label("status_pid_start"), recorded.label("recorded"),
+                          stopped.label("stopped"))
                 .select_from(experiments.join(run_status, run_status.c.id == latest)))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from pagebench.analysis.reproduce import stopping
+from pagebench.analysis.sequential import run_settled
 from pagebench.core.measure.bound import fetches_of, lower_bound_ms
 from pagebench.core.measure.har import har
 from pagebench.core.measure.metrics import LinkView, ProxyView, ServerView, evaluate
@@ -50,6 +52,10 @@ def new_run_id() -> str:
 
 
 Progress = Callable[[int, int, PlannedLoad, LoadResult | None, str], None]
+#: A run's stopping rule (`repetitions: auto`), asked at each look of its schedule: (run
+#: id, rounds complete) -> whether its verdicts are decisive (stop). Plain runs use
+#: `analysis.sequential.run_settled`; reproductions their scenario's (`reproduce`).
+Decide = Callable[[str, int], bool]
 #: Why a corpus is refused a split lab: its roles serve one set of sites for the whole run.
 SPLIT_BY_PAGE = ("a corpus runs page by page, a lab per page, which the compose lab (--router, --sites) does not "
                  "build: run it natively")
@@ -72,8 +78,9 @@ class Runner:
     plan: planner.RunPlan  # once the run has loads left and its sites are on disk
 
     def __init__(self, store: Store, run_id: str, prepared: Prepared, progress: Progress,
-                 roles: Roles | None = None, keep: Keep = Keep()) -> None:
+                 roles: Roles | None = None, keep: Keep = Keep(), decide: Decide | None = None) -> None:
         self.store = store
+        self.decide = decide or (lambda run, _rounds: run_settled(store, run))
         self.keep = keep if store.artifacts is not None else Keep(har=False, trace=False)  # nowhere to keep it
         self.roles = roles
         self.run_id = run_id
@@ -105,8 +112,8 @@ class Runner:
             pass
 
     def _run(self) -> None:
-        done = self.store.done_seqs(self.run_id)
-        if all(load.seq in done for load in self.p.loads):
+        done = self.store.done_seqs(self.run_id) | self.store.stopped_seqs(self.run_id)
+        if all(load.seq in done for load in self.p.loads) or self._stopped_at_resume(done):
             self.store.set_status(self.run_id, "complete")
             return
         plan = self.plan = plan_run(self.p, done)
@@ -124,6 +131,35 @@ class Runner:
                 self._status(f"{self._page}: {part.sites[0]}: building its lab")
             self._part(part, first=number == 0)
         self.store.set_status(self.run_id, "complete")
+
+    def _stopped_at_resume(self, done: set[int]) -> bool:
+        """A resumed `repetitions: auto` run whose loads end at a round's end (interrupted
+        before its look was asked): ask now, as the uninterrupted run would have."""
+        n, loads = len(done), self.p.loads
+        if self.p.spec.sequential is None or not 0 < n < len(loads) or done != set(range(n)):
+            return False
+        following = loads[n]
+        if following.warmup or following.repetition == loads[n - 1].repetition:
+            return False
+        self._done = n
+        return self._look(following.repetition)  # repetitions 0 .. r-1 complete: r rounds
+
+    def _look(self, rounds: int) -> bool:
+        """After `rounds` complete rounds of a `repetitions: auto` run: at a look of its
+        schedule, ask the stopping rule; when decisive, mark every load left stopped early."""
+        rule = self.p.spec.sequential
+        if rule is None or not rule.looks_at(rounds):
+            return False
+        self.progress(self._done, len(self.p.loads), self.p.loads[0], None,
+                      f"{self._page}look after round {rounds}: are the verdicts decisive?")
+        if not self.decide(self.run_id, rounds):
+            return False
+        done = self.store.done_seqs(self.run_id)
+        self.store.stop(self.run_id, [load.seq for load in self.p.loads if load.seq not in done])
+        self._done = len(self.p.loads)
+        self.progress(self._done, self._done, self.p.loads[0], None, f"decisive after round {rounds}: the rest "
+                      "stopped early")
+        return True
 
     def _part(self, part: planner.Part, first: bool) -> None:
         """One lab's loads: the lab built for the part's sites (the link checks and the
@@ -287,6 +323,15 @@ class Runner:
             self.store.record_loads(self.run_id, planned, results, started, evidence)
             self._done += 1
             self.progress(self._done, total, planned, results[0], self._page)
+            if self._ends_round(planned) and self._look(planned.repetition + 1):
+                return
+
+    def _ends_round(self, planned: PlannedLoad) -> bool:
+        """Whether a measured load completes its round (`repetitions: auto`: rounds are
+        contiguous in the plan, and loads are made in seq order)."""
+        loads = self.p.loads
+        return (self.p.spec.sequential is not None and not planned.warmup
+                and (planned.seq + 1 == len(loads) or loads[planned.seq + 1].repetition != planned.repetition))
 
     def _proxy_overhead(self, overhead: planner.Overhead, link: LinkControl, origins: Origins, driver: Driver,
                         proxy: EdgeProxy) -> None:
@@ -329,9 +374,10 @@ def _proxy_view(stats: ProxyStats, client: int) -> ProxyView:
 
 def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None,
           created: Callable[[str], None] = lambda _: None, meta_extra: dict[str, Any] | None = None,
-          keep: Keep = Keep()) -> str:
+          keep: Keep = Keep(), decide: Decide | None = None) -> str:
     """Create the run in the store (`created` hears its id), then run it (in a split lab's
-    `roles`, else natively). Returns the run id."""
+    `roles`, else natively). Returns the run id. `decide`: its stopping rule when
+    `repetitions: auto` (default: the generic one, `analysis.sequential`)."""
     run_id = new_run_id()
     backend = choose_backend(prepared.spec.backend)
     link = {"backend": backend, "delay_spin_us": SPIN_US if backend == "userspace" else None}
@@ -342,40 +388,68 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
     store.create_experiment(run_id, prepared.document, meta, prepared.loads,
                             {name: p.fields() for name, p in prepared.profiles.items()})
     created(run_id)
-    Runner(store, run_id, prepared, progress, roles, keep).run()
+    Runner(store, run_id, prepared, progress, roles, keep, decide).run()
     return run_id
 
 
-def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = None, keep: Keep = Keep()) -> None:
-    """Finish a stored run: exactly the planned loads that are not yet recorded."""
+def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = None, keep: Keep = Keep(),
+           decide: Decide | None = None, prepared: Prepared | None = None) -> None:
+    """Finish a stored run: exactly the planned loads that are not yet recorded (nor
+    stopped early). `prepared`: its spec as the caller prepared it (a reproduction's)."""
     experiment = store.experiment(run_id)
-    prepared = prepare(experiment.spec, f"run {run_id}", Path(experiment.meta.get("spec_dir", ".")))
+    if prepared is None:
+        prepared = prepare(experiment.spec, f"run {run_id}", Path(experiment.meta.get("spec_dir", ".")))
     stored = store.plan(run_id)
     if [(p.seq, p.condition.key, p.repetition) for p in stored] != [
         (p.seq, p.condition.key, p.repetition) for p in prepared.loads
     ]:
         raise SpecError(f"run {run_id}: its stored plan no longer matches its spec; cannot resume")
-    Runner(store, run_id, prepared, progress, roles, keep).run()
+    Runner(store, run_id, prepared, progress, roles, keep, decide).run()
 
 
 #: (scenario, variant, run label) of a reproduction, and its run's prepared spec.
 Reproduction = list[tuple[tuple[str, str, str], Prepared]]
 
 
+def new_reproduction_id() -> str:
+    return "reproduction-" + new_run_id()
+
+
 def reproduce(store: Store, runs: Reproduction, progress: Progress,
-              created: Callable[[str], None] = lambda _: None) -> dict[tuple[str, str, str], str]:
+              created: Callable[[str], None] = lambda _: None, about: dict[str, Any] | None = None,
+              reproduction: str | None = None, stored: Mapping[tuple[str, str, str], str] | None = None
+              ) -> dict[tuple[str, str, str], str]:
     """`pagebench reproduce`: each scenario's runs one after the other, each an ordinary
-    run (its own lab) whose meta says which scenario, variant and label it measures.
-    Progress counts loads across all of them."""
-    total, done_before, ids = sum(len(p.loads) for _, p in runs), 0, {}
-    for (scenario, variant, label), prepared in runs:
+    run (its own lab) whose meta says which reproduction, scenario, variant and label it
+    measures (and `about`: what the reproduction was asked, for a resume). A run of
+    `repetitions: auto` stops by its scenario's rule (`analysis/reproduce/stopping.py`).
+    Resuming `reproduction`, its `stored` runs are kept when complete and resumed when
+    not; the others are started. Progress counts planned loads across all of them (a
+    load stopped early counts as done)."""
+    reproduction = reproduction or new_reproduction_id()
+    total, done_before = sum(len(p.loads) for _, p in runs), 0
+    ids: dict[tuple[str, str, str], str] = {}
+    for key, prepared in runs:
+        scenario, variant, label = key
+
         def counted(done: int, _total: int, planned: PlannedLoad, result: LoadResult | None, status: str,
-                    offset: int = done_before) -> None:
-            where = " ".join(filter(None, (scenario, variant, label)))
+                    offset: int = done_before, where: str = " ".join(filter(None, key))) -> None:
             progress(offset + done, total, planned, result, f"{where}: {status}" if status else where)
 
-        ids[(scenario, variant, label)] = start(
-            store, prepared, counted, created=created,
-            meta_extra={"reproduce": {"scenario": scenario, "variant": variant, "label": label}})
+        def decide(run_id: str, _rounds: int, key: tuple[str, str, str] = key, prepared: Prepared = prepared) -> bool:
+            assert prepared.spec.sequential is not None
+            return stopping.settled(store, {**ids, key: run_id}, key[0], key[1], prepared.spec.sequential.level)
+
+        run_id = (stored or {}).get(key)
+        if run_id is None:
+            meta = {"reproduce": {"scenario": scenario, "variant": variant, "label": label,
+                                  "reproduction": reproduction, **(about or {})}}
+            run_id = start(store, prepared, counted, created=created, meta_extra=meta, decide=decide)
+        else:
+            created(run_id)
+            if store.experiment(run_id).status != "complete":
+                resume(store, run_id, counted, decide=decide, prepared=prepared)
+            counted(len(prepared.loads), total, prepared.loads[0], None, "kept")
+        ids[key] = run_id
         done_before += len(prepared.loads)
     return ids

@@ -181,3 +181,16 @@ def test_the_detectable_slowdown_grows_with_the_spread_and_shrinks_with_n():
         noisy[:5], noisy[5:10], 0.05)
     assert stats.detectable_slowdown([300.0] * 3, [300.0] * 3, 0.05) is None  # 3 each: no p below 0.05
     assert stats.detectable_slowdown([300.0] * 5, [300.0] * 5, 0.05) == 0.0  # no spread: any slowdown separates
+
+
+def test_intervals_take_the_level_a_sequential_look_sets_unless_a_call_names_its_own():
+    values = [100.0, 104, 97, 110, 93, 101, 99, 120, 95, 102]
+    usual = stats.median_ci(values)
+    with stats.confidence(0.999):
+        wide = stats.median_ci(values)
+        named = stats.median_ci(values, level=0.95)
+    assert wide.low <= usual.low and wide.high >= usual.high and (wide.low, wide.high) != (usual.low, usual.high)
+    assert named == usual == stats.median_ci(values)  # the level is back to 95 % after the look
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        with stats.confidence(1.0):
+            pass

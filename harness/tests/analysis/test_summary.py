@@ -166,3 +166,19 @@ def test_a_run_with_an_interleaved_baseline_halves_into_its_baseline_and_its_own
     assert (base.conditions[0].metrics["load_ms"].median, own.conditions[0].metrics["load_ms"].median) == (902, 1002)
     assert [c.condition.site for c in without_twins(summary, {"demo.baseline": "demo"}).conditions] == [
         "demo", "modern"]
+
+
+def test_loads_stopped_early_are_not_owed_and_loads_missing_still_are(tmp_path):
+    from pagebench.analysis.summary import of_run
+    from pagebench.results.store import Store
+    from tests.helpers import META, PROFILES, SPEC, fake_load, make_plan
+
+    plan = make_plan(reps=3, warmups=0)  # 4 conditions x 3
+    with Store(f"sqlite:///{tmp_path / 'x.sqlite'}") as store:
+        store.create_experiment("auto", SPEC, META, plan, PROFILES)
+        for planned in plan[:8]:
+            store.record_loads("auto", planned, [fake_load(planned)], started_at=1.0)
+        assert any("planned loads recorded: resume the run" in w for w in of_run(store, "auto").warnings())
+        store.stop("auto", [p.seq for p in plan[8:]])
+        summary = of_run(store, "auto")
+    assert {c.planned for c in summary.conditions} == {2} and not any("resume" in w for w in summary.warnings())

@@ -17,7 +17,7 @@ from tests.helpers import nothing_left, pagebench, write_spec
         ({"modes": ["h4"]}, "modes: unknown mode 'h4'"),
         ({"sites": ["nosuchsite"]}, "sites[0]:"),
         ({"colour": 1}, "colour: unknown field"),
-        ({"repetitions": 0}, "repetitions: Input should be greater than or equal to 1"),
+        ({"repetitions": 0}, "repetitions: 0: loads per condition run from 1 to 100000"),
         ({"modes": ["pipelining"]}, "pipelining needs the edge-proxy topology"),
         ({"modes": ["h2"], "tls": ["none"]}, "h2 with tls none in topology direct: Chromium speaks HTTP/2 only"),
         ({"modes": ["h3"], "tls": ["none"]}, 'h3: QUIC always uses TLS 1.3; add "1.3" to tls'),
@@ -140,3 +140,29 @@ def test_reproduce_refuses_a_bad_export_or_option_in_one_line(tmp_path, args, ne
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(needle.format(tmp=tmp_path)), line
+
+
+def test_reproduce_resume_says_what_there_is_to_resume(tmp_path):
+    from pagebench.results.store import Store
+    from tests.helpers import META, PROFILES, SPEC, make_plan
+
+    db = f"sqlite:///{tmp_path}/r.sqlite"
+    result = pagebench("reproduce", "--resume", "latest", "--db", db)
+    assert (result.returncode, result.stderr.strip().splitlines()) == (2, [f"error: {db}: no results store there"])
+    assert pagebench("reproduce", "000", "--resume", "latest", "--db", db).stderr.strip().splitlines() == [
+        "error: --resume: a reproduction resumes with its own seeds and --quick (leave them out), and runs (not "
+        "with --reuse)"]
+    with Store(db) as store:
+        store.create_experiment("plain", SPEC, META, make_plan(), PROFILES)
+    lines = pagebench("reproduce", "--resume", "latest", "--db", db).stderr.strip().splitlines()
+    assert lines == ["error: reproduce --resume: the store holds no reproduction to resume (runs made before "
+                     "reproductions had ids cannot be); run pagebench reproduce"]
+    with Store(db) as store:
+        store.create_experiment("r", SPEC, META | {"reproduce": {"scenario": "004-window", "variant": "era",
+                                                                 "label": "", "reproduction": "reproduction-x",
+                                                                 "seeds": ["004"], "quick": True}},
+                                make_plan(), PROFILES)
+    lines = pagebench("reproduce", "--resume", "reproduction-y", "--db", db).stderr.strip().splitlines()
+    assert lines == ["error: reproduce --resume: no reproduction 'reproduction-y' in the store; latest: "
+                     "reproduction-x"]
+    assert nothing_left()

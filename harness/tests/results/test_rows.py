@@ -46,10 +46,12 @@ def test_a_resource_read_back_is_the_resource_recorded():
 
 
 def test_a_run_states_its_environment_and_status():
-    columns = {"id": 1, "run_id": "r1", "created_at": 10.0, "planned": 16, "recorded": 3, "spec": SPEC,
+    columns = {"id": 1, "run_id": "r1", "created_at": 10.0, "planned": 16, "recorded": 3, "stopped": 4,
+               "spec": SPEC,
                "meta": META, **{key: META[key] for key in META_COLUMNS}}
     run = rows.run_of(columns, "interrupted", "SIGTERM")
     assert (run.run_id, run.status, run.reason, run.recorded, run.spec) == ("r1", "interrupted", "SIGTERM", 3, SPEC)
+    assert (run.stopped, run.settled) == (4, 7)  # stopped early by `repetitions: auto`: done, not recorded
     assert list(run.environment()) == list(META_COLUMNS) and run.environment()["git_commit"] == "875bf20"
 
 

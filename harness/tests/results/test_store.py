@@ -178,18 +178,24 @@ def test_unrecorded_requests_round_trip(store):
     assert second.unrecorded is None
 
 
+def _downgraded(url: str, revision: str, table: str) -> set[str]:
+    """Take the store back to `revision` (SQLite without foreign keys: batch mode's table
+    copies cascade nothing); the columns `table` has there."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(alembic_config(conn), revision)
+            return {c["name"] for c in sa.inspect(conn).get_columns(table)}
+    finally:
+        engine.dispose()
+
+
 def test_loads_stored_before_unrecorded_counts_read_back_null(url):
     """A store at revision 0007 opened by this code: upgraded in place, its loads kept,
     their count null (nothing said), and new loads store theirs."""
     with Store(url) as store:
         plan = _replayed_run(store)
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            command.downgrade(alembic_config(conn), "0007")
-            assert "unrecorded" not in {c["name"] for c in sa.inspect(conn).get_columns("loads")}
-    finally:
-        engine.dispose()
+    assert "unrecorded" not in _downgraded(url, "0007", "loads")
     with Store(url) as store:
         assert [(row.seq, row.unrecorded, row.requests) for row in store.loads("rep")] == [
             (4, None, 6), (5, None, 6)]
@@ -307,3 +313,31 @@ def test_concurrent_shards_record_each_planned_load_once(url, tmp_path):
                       for table in ("experiments", "run_status", "conditions", "planned_loads", "resources")}
         assert counts == {"experiments": 1, "run_status": 1, "conditions": 4, "planned_loads": len(SHARD_PLAN),
                           "resources": 6 * len(SHARD_PLAN)}
+
+
+def test_loads_a_stopping_rule_left_out_are_marked_stopped_early_not_recorded(store):
+    plan = make_plan()
+    store.create_experiment("auto", SPEC, META, plan, PROFILES)
+    store.record_loads("auto", plan[4], [fake_load(plan[4])], started_at=1.0)
+    store.stop("auto", [p.seq for p in plan[10:]])
+    run = store.experiment("auto")
+    assert (run.planned, run.recorded, run.stopped, run.settled) == (16, 1, 6, 7)
+    assert store.stopped_seqs("auto") == set(range(10, 16)) and store.done_seqs("auto") == {4}
+    assert store.plan("auto") == plan  # the plan stays the plan
+    with pytest.raises(StoreError, match="load seq 4 is recorded: it cannot be stopped early"):
+        store.stop("auto", [3, 4])
+    assert store.stopped_seqs("auto") == set(range(10, 16))
+
+
+def test_a_store_before_stopped_marks_keeps_every_load_and_stops_none(url):
+    """A store at revision 0009 opened by this code: the new column is added in place
+    (not by copying planned_loads, which would cascade to its loads), nothing stopped."""
+    with Store(url) as store:
+        plan = make_plan()
+        store.create_experiment("old", SPEC, META, plan, PROFILES)
+        store.record_loads("old", plan[4], [fake_load(plan[4])], started_at=1.0)
+    assert "stopped" not in _downgraded(url, "0009", "planned_loads")
+    with Store(url) as store:  # upgraded with foreign keys on: the loads must survive
+        run = store.experiment("old")
+        assert (run.recorded, run.stopped) == (1, 0) and store.stopped_seqs("old") == set()
+        assert [load.seq for load in store.loads("old")] == [4]

@@ -22,6 +22,8 @@ from tests.results.test_store import (  # collected again here: on PostgreSQL
     test_unknown_run_names_the_latest_runs,
     test_status_runs_and_link_checks,
     test_concurrent_shards_record_each_planned_load_once,
+    test_loads_a_stopping_rule_left_out_are_marked_stopped_early_not_recorded,
+    test_a_store_before_stopped_marks_keeps_every_load_and_stops_none,
 )
 
 __all__ = [
@@ -38,6 +40,8 @@ __all__ = [
     "test_a_recorded_load_is_visible_to_another_store_at_once",
     "test_unknown_run_names_the_latest_runs",
     "test_status_runs_and_link_checks",
+    "test_loads_a_stopping_rule_left_out_are_marked_stopped_early_not_recorded",
+    "test_a_store_before_stopped_marks_keeps_every_load_and_stops_none",
     "test_concurrent_shards_record_each_planned_load_once",
 ]
 

@@ -1,16 +1,21 @@
 """`pagebench reproduce` end to end: seed 000's scenarios run in the real lab, era and
 today, every seed-000 claim gets its rows (about 5 minutes), and its export holds exactly
-what the store gives."""
+what the store gives; an interrupted reproduction resumed (about 30 s)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from html import escape
 
+import pytest
+
 from pagebench.analysis.reproduce import claims, export, verdicts as reproduce
 from pagebench.analysis.reproduce.measures import Data
 from pagebench.analysis.reproduce.scenarios import ERA, TODAY
 from pagebench.results.store import Store
+from pagebench.runner import run as runner
+from pagebench.runner.prepare import Prepared, prepare
+from pagebench.system.places import TAG_ENV
 
 from tests.helpers import needs_root, nothing_left, pagebench
 
@@ -56,4 +61,41 @@ def test_reproduce_000_quick_answers_every_seed_000_claim_in_both_variants(tmp_p
     html = page.read_text()
     assert all(escape(claim.claim) in html for claim in seed000)
     assert {p.name for p in figures.iterdir()} >= {"fig-6-1.svg", "fig-6-2.svg", "fig-6-4.svg", "fig-3-2.svg"}
+    assert nothing_left()
+
+
+def _tiny(name: str, repetitions: int) -> Prepared:
+    return prepare({"name": name, "sites": ["seed000-small-n1"], "modes": ["h2"], "seed": 5,
+                    "profiles": [{"name": "r5", "rtt_ms": 5}], "repetitions": repetitions, "warmup": 0,
+                    "timeouts": {"link_check": False}}, name)
+
+
+def test_an_interrupted_reproduction_keeps_its_complete_runs_resumes_the_interrupted_and_starts_the_rest(
+        tmp_path, monkeypatch, session_tag):
+    """Three tiny runs (about 30 s): interrupted at run b's first load, then resumed."""
+    monkeypatch.setenv(TAG_ENV, session_tag)  # the labs built in this process are the session's
+    a, b, c = ("000-first-image", ERA, "a"), ("000-first-image", ERA, "b"), ("000-first-image", TODAY, "")
+    planned = [(a, _tiny("a", 2)), (b, _tiny("b", 3)), (c, _tiny("c", 2))]
+    store = Store(f"sqlite:///{tmp_path}/answer.sqlite")
+
+    def interrupting(done, total, load, result, status):
+        if result is not None and done == 3:  # run b's first load is recorded: Ctrl-C
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        runner.reproduce(store, planned, interrupting, about={"seeds": ["000"], "quick": True})
+    found = reproduce.stored_reproduction(store)
+    assert (set(found.runs), found.seeds, found.quick) == ({a, b}, ["000"], True)
+    assert [store.experiment(found.runs[k]).status for k in (a, b)] == ["complete", "interrupted"]
+    kept = [load.id for load in store.loads(found.runs[a])]
+
+    shown: list[tuple[int, int]] = []
+    ids = runner.reproduce(store, planned, lambda done, total, *_: shown.append((done, total)),
+                           reproduction=found.reproduction, stored=found.runs)
+    assert (ids[a], ids[b]) == (found.runs[a], found.runs[b]) and ids[c] not in found.runs.values()
+    assert [load.id for load in store.loads(ids[a])] == kept  # complete: not run again
+    assert [load.seq for load in store.loads(ids[b])] == [0, 1, 2]  # exactly the plan, its first load kept
+    assert all(store.experiment(run).status == "complete" for run in ids.values())
+    assert store.experiment(ids[c]).meta["reproduce"]["reproduction"] == found.reproduction
+    assert shown[0][0] >= 2 and shown[-1] == (7, 7)  # the bar counts the whole reproduction
     assert nothing_left()

@@ -48,7 +48,9 @@ def header(experiment: RunRow, summary: Summary) -> str:
     reason = experiment.reason
     facts = [("status", f'<span class="status {escape(status)}">{escape(status)}</span>'
                         + (f" {escape(str(reason))}" if reason else "")),
-             ("loads recorded / planned", f"{experiment.recorded} / {experiment.planned} (warm-ups included)"),
+             ("loads recorded / planned", f"{experiment.recorded} / {experiment.planned} (warm-ups included"
+                                          + (f"; {experiment.stopped} stopped early: decisive before the cap)"
+                                             if experiment.stopped else ")")),
              ("created", escape(utc(experiment.created_at)))]
     constant = summary.constant()
     if constant:

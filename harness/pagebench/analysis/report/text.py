@@ -64,6 +64,7 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
         "proxy": proxy_settings(experiment),  # the edge proxy's pool as run; null without the proxy
         "planned": experiment.planned,
         "recorded": experiment.recorded,
+        "stopped_early": experiment.stopped,  # planned, not needed: `repetitions: auto` was decisive
         "link_checks": [{**{key: getattr(check, key) for key in LINK_CHECK_FIELDS},
                          "checked_at": _iso(check.checked_at), "problems": list(check.result.get("problems", []))}
                         for check in report.link_checks],
@@ -171,6 +172,7 @@ def report_table(store: Store, run_id: str) -> RenderableType:
     proxy = proxy_settings(experiment)
     state = experiment.status + (f" ({experiment.reason})" if experiment.reason else "")
     table = Table(title=f"run {run_id}: {state}, {experiment.recorded}/{experiment.planned} loads"
+                        + (f", {experiment.stopped} stopped early" if experiment.stopped else "")
                         + (f" ({versions})" if versions else "")
                         + (f"\n{', '.join(constant)}" if constant else "")
                         + (f"\n{proxy_line(proxy)}" if proxy else ""),

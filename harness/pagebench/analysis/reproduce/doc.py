@@ -49,7 +49,7 @@ def render(template: str, export: Export, figures_dir: str, where: str = "templa
     """The doc from its template and an export; `figures_dir` is the figures' directory as
     the doc links it. A placeholder that names nothing (an unknown one, a claim or
     variant the export has no row for) is a TemplateError naming `where` and its line."""
-    rows = verdicts.evaluate(claims_of(export.seeds), export.data)
+    rows = verdicts.evaluate(claims_of(export.seeds), export.data, export.levels)
     by_key = {(row.claim.key, row.variant): row for row in rows}
     drawn = verdicts.figures(export.data)
     whole = {

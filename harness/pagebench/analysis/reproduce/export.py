@@ -55,6 +55,8 @@ class Export:
     runs: dict[tuple[str, str, str], str]
     facts: dict[str, str] = field(default_factory=dict)
     variants: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: Each scenario's interval level (`repetitions: auto`'s looks judge at 1 - alpha / K).
+    levels: dict[str, float] = field(default_factory=dict)
 
 
 def _columns(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, list[Any]]:
@@ -97,7 +99,7 @@ def to_json(export: Export) -> dict[str, Any]:
     return {"format": FORMAT, "version": VERSION, "seeds": list(export.seeds), "quick": export.quick,
             "facts": [[key, value] for key, value in export.facts.items()],
             "variants": [[seed, variant, note] for (seed, variant), note in export.variants.items()],
-            "scenarios": scenarios}
+            "levels": export.levels, "scenarios": scenarios}
 
 
 def from_json(document: Any) -> Export:
@@ -121,7 +123,8 @@ def from_json(document: Any) -> Export:
         data[name] = Data(loads, dict(scenario["profiles"]), resources)
     return Export(tuple(document["seeds"]), bool(document["quick"]), data, runs,
                   {str(key): str(value) for key, value in document["facts"]},
-                  {(seed, variant): note for seed, variant, note in document["variants"]})
+                  {(seed, variant): note for seed, variant, note in document["variants"]},
+                  {str(name): float(level) for name, level in document.get("levels", {}).items()})
 
 
 def encode(export: Export) -> bytes:

@@ -12,7 +12,7 @@ Every scenario runs in two variants where the physics changed since the paper:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,16 +35,31 @@ VARIANT_NOTES = {
 }
 
 
+#: Verdicts that settle a claim: a look where every claim has one stops the loads.
+DECISIVE = ("reproduced", "demonstrated", "differs")
+
+
+def every_claim_decisive(verdicts: Sequence[str]) -> bool:
+    """The scenarios' stopping rule: stop when every claim the scenario serves has a
+    decisive verdict ("can't tell", or no data yet, keeps loading up to the cap)."""
+    return bool(verdicts) and all(verdict in DECISIVE for verdict in verdicts)
+
+
 @dataclass(frozen=True)
 class Scenario:
     """What runs for some claims: `runs(variant, quick)` gives the specs, each with a label
-    (several runs when a parameter is not a spec matrix axis, e.g. the proxy pool's size)."""
+    (several runs when a parameter is not a spec matrix axis, e.g. the proxy pool's size).
+    `stopping`: its rule for `repetitions: auto`, fixed before the run: at each look of
+    the spec's schedule (`core/spec/sequential.py`), given the verdicts of the claims it
+    serves on the loads so far at the look's level, whether to stop
+    (`analysis/reproduce/stopping.py` asks it)."""
 
     name: str
     seed: str
     what: str
     runs: Callable[[str, bool], list[tuple[str, Spec]]]
     variants: tuple[str, ...] = VARIANTS
+    stopping: Callable[[Sequence[str]], bool] = every_claim_decisive
 
 
 def _profile(name: str, era: str, today: str, variant: str, **extra: Any) -> dict[str, Any]:
@@ -53,11 +68,21 @@ def _profile(name: str, era: str, today: str, variant: str, **extra: Any) -> dic
     return {"name": name, "base": era if variant == ERA else today, **extra}
 
 
-def _base(name: str, variant: str, quick: bool, *, tls_era: str = "none", **fields: Any) -> Spec:
+#: The error allowed across a scenario's looks (each look's interval: 1 - ALPHA / looks).
+ALPHA = 0.05
+
+
+def auto(cap: int, quick: bool) -> int | Spec:
+    """A scenario's `repetitions:`: auto up to `cap` (its planned loads, the budget), or 2
+    with --quick (a smoke run: too few loads for a look to stop anything)."""
+    return 2 if quick else {"cap": cap, "alpha": ALPHA}
+
+
+def _base(name: str, variant: str, quick: bool, *, tls_era: str = "none", cap: int = 5, **fields: Any) -> Spec:
     spec: Spec = {
         "name": f"reproduce-{name}-{variant}", "cache": ["cold"],
         "tls": [tls_era if variant == ERA else "1.3"],
-        "repetitions": 2 if quick else 5, "warmup": 0 if quick else 1, "seed": 1994,
+        "repetitions": auto(cap, quick), "warmup": 0 if quick else 1, "seed": 1994,
         "timeouts": {"load_s": 120, "link_check": not quick},
     }
     return spec | fields

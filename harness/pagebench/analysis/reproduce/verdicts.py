@@ -2,7 +2,8 @@
 
 `gather` reads the runs of each scenario (which runs: the mapping the CLI kept while it
 ran them, or the latest stored ones) into `measures.Data`; `evaluate` gives one `Row` per
-claim and variant, with the measured value's 95 % interval, the verdict and, where the
+claim and variant, with the measured value's interval (95 %, or the level of the
+scenario's stopping rule: `levels`), the verdict and, where the
 verdict is not "reproduced", the reason in one line; `html` draws the seeds' figures
 from the same data. Read-only: it never runs anything.
 """
@@ -26,7 +27,9 @@ from pagebench.analysis.reproduce import seed000, seed001, seed002, seed004
 from pagebench.analysis.reproduce.figures import Figure
 from pagebench.analysis.reproduce.measures import Data
 from pagebench.analysis.reproduce.scenarios import ERA, SCENARIO_BY_NAME, TODAY
-from pagebench.analysis.stats import Interval
+from pagebench.analysis.stats import LEVEL, Interval, confidence
+from pagebench.core.errors import PagebenchError
+from pagebench.core.spec.model import parse
 from pagebench.results.store import Store
 
 #: (scenario, variant, run label) -> run id
@@ -34,6 +37,8 @@ RunMap = dict[tuple[str, str, str], str]
 #: Claims measured from the resources of a load, not only the load row.
 NEEDS_RESOURCES = ("000-transfer", "000-first-image", "004-window", "001-files", "001-delta")
 META_KEY = "reproduce"
+#: `reproduce --resume latest`: the reproduction whose last run was made last.
+LATEST = "latest"
 
 
 @dataclass(frozen=True)
@@ -102,6 +107,44 @@ def latest_runs(store: Store, scenarios: Iterable[str]) -> RunMap:
     return runs
 
 
+class NothingToResume(PagebenchError):
+    """`reproduce --resume`: no such reproduction in the store (one line, what to do)."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A reproduction found in the store: its id, what it was asked (`seeds`, `quick`) and
+    the runs it has made so far."""
+
+    reproduction: str
+    seeds: list[str]
+    quick: bool
+    runs: RunMap
+
+
+def stored_reproduction(store: Store, wanted: str = LATEST) -> Stored:
+    """The runs of reproduction `wanted` (its id from the runs' `reproduce` meta), or of
+    the latest one."""
+    found: dict[str, Stored] = {}
+    for listed in store.runs():  # latest first
+        meta = (listed.meta or {}).get(META_KEY) or {}
+        reproduction = meta.get("reproduction")
+        if not reproduction:
+            continue
+        entry = found.setdefault(reproduction, Stored(reproduction, list(meta.get("seeds") or []),
+                                                      bool(meta.get("quick")), {}))
+        entry.runs.setdefault((meta["scenario"], meta["variant"], meta.get("label", "")), listed.run_id)
+    if not found:
+        raise NothingToResume("reproduce --resume: the store holds no reproduction to resume (runs made before "
+                              "reproductions had ids cannot be); run pagebench reproduce")
+    if wanted == LATEST:
+        return next(iter(found.values()))
+    if wanted not in found:
+        known = ", ".join(list(found)[:5])
+        raise NothingToResume(f"reproduce --resume: no reproduction {wanted!r} in the store; latest: {known}")
+    return found[wanted]
+
+
 def facts(store: Store, runs: RunMap, command: str) -> dict[str, str]:
     """What the answer states about how it was measured, from the runs themselves (so a
     `--reuse` states the measuring, not the re-reading): when, with what, how long (each
@@ -131,21 +174,37 @@ def facts(store: Store, runs: RunMap, command: str) -> dict[str, str]:
     return found
 
 
-def evaluate(claims: Sequence[Claim], data: Mapping[str, Data]) -> list[Row]:
-    """One row per claim and variant, era first."""
+def levels(store: Store, runs: RunMap) -> dict[str, float]:
+    """Each scenario's interval level: its runs' stopping rule's (`repetitions: auto`: the
+    level every look judged at, so the answer is the last look's), else 95 %."""
+    found: dict[str, float] = {}
+    for (scenario, _, _), run_id in runs.items():
+        rule = parse(store.experiment(run_id).spec, f"run {run_id}").sequential
+        level = rule.level if rule is not None else LEVEL.get()
+        found[scenario] = max(found.get(scenario, 0.0), level)
+    return found
+
+
+def evaluate(claims: Sequence[Claim], data: Mapping[str, Data], levels: Mapping[str, float] | None = None
+             ) -> list[Row]:
+    """One row per claim and variant, era first; each claim's interval at its scenario's
+    level (`levels`; 95 % where not given)."""
     rows = []
     for claim in claims:
         scenario = SCENARIO_BY_NAME.get(claim.scenario)
         variants = scenario.variants if scenario else (ERA, TODAY)
-        measured = {v: claim.measure(data[claim.scenario], v) if claim.scenario in data else None for v in variants}
-        verdicts = {v: _verdict(claim, m) for v, m in measured.items()}
+        with confidence((levels or {}).get(claim.scenario, LEVEL.get())):
+            measured = {v: claim.measure(data[claim.scenario], v) if claim.scenario in data else None
+                        for v in variants}
+        verdicts = {v: verdict(claim, m) for v, m in measured.items()}
         for variant in variants:
             rows.append(Row(claim, variant, measured[variant], verdicts[variant],
                             _reason(claim, variant, measured, verdicts)))
     return rows
 
 
-def _verdict(claim: Claim, measured: Interval | None) -> str:
+def verdict(claim: Claim, measured: Interval | None) -> str:
+    """The claim's verdict on its measured interval ("demonstrated" where it cannot fail)."""
     if measured is None:
         return "no data"
     if math.isnan(measured.low) or math.isnan(measured.high):
@@ -174,7 +233,7 @@ def _reason(claim: Claim, variant: str, measured: Mapping[str, Interval | None],
 
 # The terminal's table -------------------------------------------------------------------
 
-HEADERS = ("seed", "claim", "paper", "condition (paper's / ours)", "variant", "measured (95 % CI)", "falsifier",
+HEADERS = ("seed", "claim", "paper", "condition (paper's / ours)", "variant", "measured (CI)", "falsifier",
            "verdict", "why")
 VERDICT_COLUMN = HEADERS.index("verdict")
 

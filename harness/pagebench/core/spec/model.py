@@ -20,7 +20,9 @@ run's plan are `plan.py`'s). Pure: the caller reads the file.
                                 # first response recorded for its path; core/recording.py)
     deterministic: false        # true: every page sees Date start at 2026-01-01T00:00:00Z and a
                                 # Math.random seeded by `seed` (lab/browser.py; as WebPageReplay does)
-    repetitions: 10
+    repetitions: 10             # or auto: rounds of one load per condition until the verdicts are
+                                # decisive, up to a cap (core/spec/sequential.py); or auto with its
+                                # settings: {cap: 30, looks: [5, 10, 20], tolerance: 0.05, alpha: 0.05}
     warmup: 1
     seed: 1
     timeouts: {load_s: 60}
@@ -34,8 +36,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, StrictBool,
+                      ValidationError, field_validator, model_validator)
 
 from pagebench.core import encodings, modes
 from pagebench.core.encodings import Encoding
@@ -45,6 +47,7 @@ from pagebench.core.messages import shown
 from pagebench.core.modes import Mode
 from pagebench.core.profiles import Profile, ProfileError, expand, yaml_document
 from pagebench.core.sites.recording import QUERY_MATCHING, check_query_matching
+from pagebench.core.spec.sequential import Sequential, parse_repetitions
 
 
 class SpecError(PagebenchError, ValueError):
@@ -105,7 +108,9 @@ class Experiment(BaseModel):
     tls: list[Literal["none", "1.2", "1.3"]] = Field(default_factory=lambda: ["1.3"], min_length=1)
     encoding: EncodingNames = Field(default_factory=lambda: [encodings.IDENTITY.name], min_length=1)
     version: list[int] = Field(default_factory=lambda: [1], min_length=1)
-    repetitions: int = Field(10, ge=1, le=100_000)
+    #: Loads per condition, or `auto` (`Sequential`): up to its cap, stopped when decisive.
+    repetitions: Annotated[int | Sequential, PlainValidator(parse_repetitions),
+                           PlainSerializer(lambda value: value if isinstance(value, int) else value.model_dump())] = 10
     warmup: int = Field(1, ge=0, le=1000)
     seed: int = 1
     timeouts: Timeouts = Timeouts()
@@ -128,6 +133,9 @@ class Experiment(BaseModel):
     @model_validator(mode="after")
     def _coherent(self) -> Experiment:
         topologies = self.topologies
+        if self.sequential is not None and self.by_page:
+            raise ValueError("repetitions: auto loads in rounds across the whole matrix, and a corpus runs page "
+                             "by page: give a number of repetitions")
         for mode in self.resolved_modes:
             if not any(mode.runs_in(topology) for topology in topologies):
                 raise ValueError(modes.NOT_IN[mode, topologies[0]])
@@ -154,6 +162,16 @@ class Experiment(BaseModel):
     @property
     def topologies(self) -> list[str]:
         return [self.topology] if isinstance(self.topology, str) else list(self.topology)
+
+    @property
+    def sequential(self) -> Sequential | None:
+        """The stopping rule's settings when `repetitions: auto`, else None."""
+        return self.repetitions if isinstance(self.repetitions, Sequential) else None
+
+    @property
+    def cap(self) -> int:
+        """Repetitions planned per condition: the number given, or auto's cap."""
+        return self.repetitions.cap if isinstance(self.repetitions, Sequential) else self.repetitions
 
     @property
     def proxy_settings(self) -> ProxySettings:

@@ -3,7 +3,8 @@ will do, decided before anything runs, so that it is tested without a lab and th
 (`runner/run.py`) only sequences it against the lab, the browser, the link and the store.
 
     conditions, loads    the matrix and its seeded, interleaved order (stored with the run;
-                         a resume checks the stored order against this one)
+                         a resume checks the stored order against this one); `rounds` with
+                         `repetitions: auto`
     notes, check_site    what a spec skips and what it asks of its sites, said before a run
     run_meta             what the run's record says of its spec
     run_plan             the RunPlan: link checks, server plan, the edge-proxy overhead's
@@ -121,10 +122,13 @@ def loads(spec: Experiment, matrix: list[Condition]) -> list[PlannedLoad]:
     """Every load, warm-ups first within each condition, interleaved across conditions
     in a seeded random order so slow drifts (thermal, background) hit all alike; page by
     page (`Experiment.by_page`), across each site's conditions, one site after another.
-    Stored runs resume against this order: it must never change for a given spec."""
+    Stored runs resume against this order: it must never change for a given spec.
+    With `repetitions: auto`, in rounds instead (`rounds`)."""
+    if spec.sequential is not None:
+        return rounds(spec, matrix)
     slots: list[tuple[Condition, int]] = []
     for condition in matrix:
-        slots += [(condition, rep) for rep in range(-spec.warmup, spec.repetitions)]
+        slots += [(condition, rep) for rep in range(-spec.warmup, spec.cap)]
     if spec.by_page:  # page by page: each site's loads together, shuffled among themselves
         rng = random.Random(spec.seed)
         pages: dict[str, list[tuple[Condition, int]]] = {}
@@ -143,6 +147,21 @@ def loads(spec: Experiment, matrix: list[Condition]) -> list[PlannedLoad]:
         index = counters.get(condition, -spec.warmup)
         counters[condition] = index + 1
         planned.append(PlannedLoad(seq=seq, condition=condition, repetition=index, warmup=index < 0))
+    return planned
+
+
+def rounds(spec: Experiment, matrix: list[Condition]) -> list[PlannedLoad]:
+    """`repetitions: auto`'s order: round r holds repetition r of every condition, in a
+    seeded order of its own, warm-up rounds first, up to the cap; so that after any round
+    every condition has as many loads as the others, and the loads a stopping rule leaves
+    out are whole rounds at the end of the plan."""
+    rng = random.Random(spec.seed)
+    planned: list[PlannedLoad] = []
+    for repetition in range(-spec.warmup, spec.cap):
+        order = list(matrix)
+        rng.shuffle(order)
+        planned += [PlannedLoad(seq=len(planned) + k, condition=c, repetition=repetition, warmup=repetition < 0)
+                    for k, c in enumerate(order)]
     return planned
 
 

@@ -15,7 +15,7 @@ BASE = {"sites": ["seed000-small-n2"], "modes": ["h2"]}
         ({"modes": ["quic"]},
          "spec.yaml: modes: unknown mode 'quic'; allowed: http1.0, keepalive, pipelining, h2, h3, spdy"),
         ({"modes": ["pipelining"]}, "pipelining needs the edge-proxy topology"),
-        ({"repetitions": 0}, "spec.yaml: repetitions: Input should be greater than or equal to 1"),
+        ({"repetitions": 0}, "spec.yaml: repetitions: 0: loads per condition run from 1 to 100000"),
         ({"cache": ["hot"]}, "spec.yaml: cache.0: Input should be 'cold' or 'warm'"),
         ({"colour": "red"}, "spec.yaml: colour: unknown field; allowed: name, sites, modes"),
         ({"timeouts": {"load": 3}}, "spec.yaml: timeouts.load: unknown field; allowed: load_s, link_check"),
