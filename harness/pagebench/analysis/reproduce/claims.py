@@ -29,9 +29,8 @@ from pagebench.core.modes import H2, HTTP10, KEEPALIVE, PIPELINING
 
 SEEDS = ("000", "001", "002", "004")
 #: Seed 004's link: its text and its Table 1 disagree, and the text's figures need its 60 ms.
-US_NZ = ("E3 (34.368 Mbit/s), 60 ms each way as §2's formulas use it (2.2 Mbit/s = 32767 B x 8 / 0.120 s); Table 1 "
-         "says 'US/NZ Delay 320ms' (a satellite handbook, its ref. 3), which would cap a connection at 0.4-0.8 "
-         "Mbit/s: a conflict in the paper, the text's 60 ms taken")
+US_NZ = ("E3, 60 ms each way (§2: 2.2 Mbit/s = 32767 B x 8 / 0.120 s); Table 1's 'US/NZ Delay 320ms' conflicts "
+         "with it (0.4-0.8 Mbit/s): the text's 60 ms taken")
 
 
 @dataclass(frozen=True)
