@@ -83,6 +83,11 @@ def bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Sequence[floa
     values = np.asarray(result.bootstrap_distribution)
     if np.isfinite(values).all():
         return Interval(estimate, float(result.confidence_interval.low), float(result.confidence_interval.high))
+    return _percentiles(estimate, values, level)
+
+
+def _percentiles(estimate: float, values: np.ndarray, level: float) -> Interval:
+    """The percentile interval of a bootstrap distribution, its undefined resamples left out."""
     values = values[np.isfinite(values)]
     if values.size == 0:
         return Interval(estimate, math.nan, math.nan)
@@ -119,13 +124,7 @@ def clustered_bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Seq
             continue
         drawn = array[rng.integers(0, array.shape[0], (resamples, array.shape[0]))]
         medians.append(np.nanmedian(drawn.reshape(resamples, -1), axis=1))
-    values = np.vectorize(statistic, otypes=[float])(*medians)
-    values = values[np.isfinite(values)]
-    if values.size == 0:
-        return Interval(estimate, math.nan, math.nan)
-    tail = 100 * (1 - level) / 2
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return Interval(estimate, float(low), float(high))
+    return _percentiles(estimate, np.vectorize(statistic, otypes=[float])(*medians), level)
 
 
 def median_ci(values: Sequence[float], level: float = 0.95, resamples: int = RESAMPLES,
