@@ -141,6 +141,45 @@ def test_bootstrap_of_one_load_and_of_an_undefined_statistic():
     assert interval.estimate == pytest.approx((6.5 - 3) / (4 - 3)) and 0 < interval.low <= interval.high
 
 
+def _loads(effect_sd: float, seed: int, n: int = 12, clients: int = 4) -> list[list[float]]:
+    """n loads of `clients` pages each: a load's shared effect (its link, proxy and moment;
+    sd `effect_sd`) plus each page's own noise (sd 10)."""
+    rng = np.random.default_rng(seed)
+    return [list(1000 + rng.normal(0, effect_sd) + rng.normal(0, 10, clients)) for _ in range(n)]
+
+
+def _widths(clusters: list[list[float]]) -> tuple[float, float]:
+    naive = stats.median_ci([v for cluster in clusters for v in cluster])
+    clustered = stats.clustered_bootstrap_ci(lambda m: m, [clusters])
+    assert clustered.estimate == naive.estimate
+    return naive.high - naive.low, clustered.high - clustered.low
+
+
+def test_the_clustered_bootstrap_is_wider_when_a_loads_pages_move_together():
+    ratios = [clustered / naive for naive, clustered in (_widths(_loads(50, seed)) for seed in range(6))]
+    assert min(ratios) > 1.4  # four pages of one load are about one page's worth of evidence
+
+
+def test_the_clustered_bootstrap_is_as_wide_as_the_naive_one_on_independent_pages():
+    ratios = [clustered / naive for naive, clustered in (_widths(_loads(0, seed)) for seed in range(6))]
+    assert 0.8 < float(np.median(ratios)) < 1.25
+    singles = [[v] for v in NORMAL[:40]]  # clusters of one page: the ordinary bootstrap's resamples
+    naive, clustered = _widths(singles)
+    assert clustered == pytest.approx(naive, rel=0.2)
+
+
+def test_the_clustered_bootstrap_of_a_cut_resamples_each_group_and_keeps_a_single_cluster():
+    base, new = _loads(50, 1), _loads(50, 2)
+    new = [[v * 0.8 for v in cluster] for cluster in new]
+    cut = stats.clustered_bootstrap_ci(lambda b, n: 1 - n / b, [base, new])
+    assert cut.estimate == pytest.approx(1 - np.median(np.concatenate(new)) / np.median(np.concatenate(base)))
+    assert cut.low < cut.estimate < cut.high
+    assert stats.clustered_bootstrap_ci(lambda b, n: n / b, [[[2.0, 4.0]], [[3.0]]]) == stats.Interval(1.0, 1.0, 1.0)
+    assert stats.clustered_bootstrap_ci(lambda m: m, [base]) == stats.clustered_bootstrap_ci(lambda m: m, [base])
+    with pytest.raises(ValueError):
+        stats.clustered_bootstrap_ci(lambda m: m, [[]])
+
+
 def test_empty_input_is_an_error():
     with pytest.raises(ValueError):
         stats.median_ci([])

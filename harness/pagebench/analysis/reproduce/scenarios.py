@@ -98,10 +98,22 @@ LARGE_IMAGE_COUNTS = (1, 5, 10, 20)
 IMAGE_COUNTS_QUICK = (20,)
 CLAIM_IMAGES = 20  # the N at which the section 6 claims are read
 SMALL, LARGE = 2544, 45566
-#: Pool sizes of seed 004 (its figure 5: connections between the proxies).
-POOL_SIZES = (1, 2, 4, 8, 16, 32)
+#: Pool sizes of seed 004 (its figure 5: connections between the proxies); HTTP/1.0 (a
+#: connection per request: no US proxy) and h2 (one multiplexed connection) run at the
+#: largest only, where the pool limits neither. Today's variant reads its claims at the
+#: ends only (each run builds a lab and checks its link: about a minute).
+POOL_SIZES = (1, 4, 16, 32)
+POOL_SIZES_TODAY = (1, 32)
 POOL_SIZES_QUICK = (2, 32)
 POOL_CLIENTS = 4
+#: Seed 004's offered load (its figures 5-7 put presented load on the x axis): clients
+#: loading the large-image page at once, each with Chromium's 6 connections to the proxy.
+#: At the heaviest, pools of 8 and 20 beside LOAD_POOL: the conclusions' 20 and 50.
+LOAD_CLIENTS = (1, 4, 8)
+LOAD_CLIENTS_QUICK = (1, 8)
+LOAD_POOL = 50
+LOAD_SMALL_POOLS = (8, 20)
+LOAD_SITE = "seed000-large-n20"
 #: Seed 002's sweep: where does h2's gain over HTTP/1.1 fall?
 SWEEP_RTT_MS = (20, 40, 100, 200)
 SWEEP_RTT_MS_QUICK = (200,)
@@ -182,15 +194,45 @@ WINDOW_BYTES = 2_000_000
 
 def _pool004(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     runs = []
-    for size in POOL_SIZES_QUICK if quick else POOL_SIZES:
-        spec = _base(f"004-pool-c{size}", variant, quick, sites=["seed000-small-n20"],
-                     modes=["http1.0", "keepalive"], topology="proxy", clients=POOL_CLIENTS,
-                     proxy={"connections": size, "depth": 1, "pool": "warm"}, profiles=[_us_nz(variant)])
+    sizes = POOL_SIZES_QUICK if quick else POOL_SIZES if variant == ERA else POOL_SIZES_TODAY
+    for size in sizes:
+        modes = ["http1.0", "keepalive", "h2"] if size == sizes[-1] else ["keepalive"]
+        spec = _base(f"004-pool-c{size}", variant, quick, sites=["seed000-small-n20"], modes=modes,
+                     topology="proxy", clients=POOL_CLIENTS, proxy={"connections": size, "depth": 1, "pool": "warm"},
+                     profiles=[_us_nz(variant)])
         spec["warmup"] = 1  # opens the warm pool
         if quick:
             spec["repetitions"] = 1  # four clients: four loads per condition even so
-        runs.append((f"C={size}", spec))
+        runs.append((pool_label(size), spec))
     return runs
+
+
+def pool_label(size: int, clients: int = 0) -> str:
+    """A seed-004 run's label: `C=32`, or `N=8 C=50` on the offered-load axis."""
+    return f"N={clients} C={size}" if clients else f"C={size}"
+
+
+def pool_of(label: str) -> tuple[int, int]:
+    """(clients, pool size) of a label from `pool_label` (clients 0: the pool scenario's)."""
+    fields = dict(part.split("=", 1) for part in label.split())
+    return int(fields.get("N", 0)), int(fields["C"])
+
+
+def _load004(variant: str, quick: bool) -> list[tuple[str, Spec]]:
+    """Offered load: N clients at once on the large-image page (20 x 45566 B each),
+    through a warm pool of LOAD_POOL, per request (HTTP/1.0) and multiplexed (h2); at the
+    heaviest load also through pools of 8 and 20 (the conclusions' numbers)."""
+    counts = LOAD_CLIENTS_QUICK if quick else LOAD_CLIENTS
+    runs = [(n, LOAD_POOL, ["http1.0", "keepalive", "h2"]) for n in counts]
+    runs += [(counts[-1], size, ["keepalive"]) for size in LOAD_SMALL_POOLS]
+    found = []
+    for clients, size, modes in runs:
+        spec = _base(f"004-load-n{clients}-c{size}", variant, quick, sites=[LOAD_SITE], modes=modes,
+                     topology="proxy", clients=clients, proxy={"connections": size, "depth": 1, "pool": "warm"},
+                     profiles=[_us_nz(variant)], repetitions=1 if quick else 3)
+        spec["warmup"] = 1  # opens the warm pool
+        found.append((pool_label(size, clients), spec))
+    return found
 
 
 #: Seed 001's files A-D (its table 6-3) and the edits its deltas are read at (section 5.6:
@@ -239,6 +281,8 @@ SCENARIOS = (
              "40 small images", _sweep002, (TODAY,)),
     Scenario("004-window", "004", "one bulk connection over the US/NZ link", _window004),
     Scenario("004-pool", "004", "four clients through the edge proxy over the US/NZ link: a connection per "
-             "request against a warm pool of C persistent connections", _pool004),
+             "request and one multiplexed h2 connection against a warm pool of C persistent connections", _pool004),
+    Scenario("004-load", "004", "offered load: 1-8 clients at once on the large-image page over the US/NZ "
+             "link, per request, pooled (C = 50, and 8 and 20 at 8 clients) and multiplexed", _load004, (ERA,)),
 )
 SCENARIO_BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}

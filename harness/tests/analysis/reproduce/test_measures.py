@@ -62,17 +62,9 @@ def test_round_trips_to_the_first_image_from_navigation_and_on_an_open_connectio
     assert measure("000-4-first-image-open", found).estimate == pytest.approx(2.0)  # 3 RTT less the connect
 
 
-def test_connections_pool_and_window_measures():
+def test_connections_cut_counts_the_links_connections():
     page = [load(KEEPALIVE, 5000, connections_link=7), load(H2, 3500, connections_link=2)]
     assert measure("002-connections", data({(TODAY, ""): page}), TODAY).estimate == pytest.approx(1 - 2 / 7)
-    pool = {(ERA, "C=1"): [load(KEEPALIVE, 3000), load(HTTP10, 2000)],
-            (ERA, "C=32"): [load(KEEPALIVE, 1500), load(HTTP10, 2000)]}
-    assert measure("004-pool", data(pool)).estimate == pytest.approx(0.25)  # 1 - 1500 / 2000 at the largest C
-    assert measure("004-pool-size", data(pool)).estimate == pytest.approx(1.0)  # 3000 / 1500 - 1
-    bulk = [load(HTTP10, 8000, site="gen-i1-b2000000-o1", profile="us-nz",
-                 resources=[resource(0, 300, 0, 240, 241), resource(1, 2_000_000, 250, 490, 7590)])]
-    rate = measure("004-window", data({(ERA, ""): bulk}, {"us-nz": {"rtt_ms": 120}}))
-    assert rate.estimate == pytest.approx(2_000_000 * 8 / 7340 / 1000)
 
 
 def test_the_sweep_counts_the_cells_inside_the_reports_range():

@@ -20,3 +20,20 @@ def test_every_scenario_is_a_valid_spec_in_both_variants_and_quick_is_smaller():
     era = dict(scenarios.SCENARIO_BY_NAME["004-window"].runs(ERA, False))[""]
     assert era["profiles"][0]["rwnd_bytes"] == 32767
     assert all(c.scenario in scenarios.SCENARIO_BY_NAME for c in claims.CLAIMS)
+
+
+def test_seed_004_runs_the_per_request_and_multiplexed_pools_where_the_pool_limits_neither():
+    for name in ("004-pool", "004-load"):
+        scenario = scenarios.SCENARIO_BY_NAME[name]
+        for variant in scenario.variants:
+            runs = scenario.runs(variant, False)
+            largest = max(scenarios.pool_of(label)[1] for label, _ in runs)
+            for label, spec in runs:
+                assert spec["proxy"]["pool"] == "warm" and spec["warmup"] >= 1  # a warm-up opens the pool
+                everything = scenarios.pool_of(label)[1] == largest
+                assert spec["modes"] == (["http1.0", "keepalive", "h2"] if everything else ["keepalive"]), label
+    load = scenarios.SCENARIO_BY_NAME["004-load"]
+    assert load.variants == (ERA,)
+    heaviest = [scenarios.pool_of(label) for label, _ in load.runs(ERA, False)
+                if scenarios.pool_of(label)[0] == scenarios.LOAD_CLIENTS[-1]]
+    assert sorted(c for _, c in heaviest) == [*scenarios.LOAD_SMALL_POOLS, scenarios.LOAD_POOL]
