@@ -44,3 +44,12 @@ def data(pages: dict[tuple[str, str], list[Page]], profiles: dict[str, dict[str,
     return Data({key: [page.load for page in listed] for key, listed in pages.items()}, profiles or {},
                 {page.load.id: [replace(r, load_id=page.load.id) for r in page.resources]
                  for listed in pages.values() for page in listed if page.resources})
+
+
+def fetched(mode: Mode, retrieval_ms: float, load_ms: float | None = None, **fields: Any) -> Page:
+    """A load whose requests span `retrieval_ms` from the first one's start to the last
+    byte (the HTML from 5 ms, an image ending last); its load event `load_ms`, else 10 ms
+    after the last byte."""
+    end = 5 + retrieval_ms
+    return load(mode, end + 10 if load_ms is None else load_ms,
+                [resource(0, 300, 5, 20, 30), resource(1, 2544, 30, 40, end)], **fields)
