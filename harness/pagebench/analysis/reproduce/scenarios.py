@@ -79,7 +79,7 @@ BEST_BYTES = 512_000
 #: Images per page of seed 000 section 6 (figures 6-1 .. 6-4): one, a moderate number,
 #: and the N the claims are read at (40 served no claim: 6 s per serial load).
 IMAGE_COUNTS = (1, 10, 20)
-IMAGE_COUNTS_QUICK = (1, 20)
+IMAGE_COUNTS_QUICK = (1, 10, 20)
 CLAIM_IMAGES = 20  # the N at which the section 6 claims are read
 MODERATE_IMAGES = 10  # "at least a moderate number of images" (figure 6-3)
 SMALL, LARGE = 2544, 45566
@@ -114,7 +114,7 @@ def _transfer(variant: str, quick: bool) -> list[tuple[str, Spec]]:
                    sites=[_transfer_site(n) for n in (TRANSFER_BYTES_QUICK if quick else TRANSFER_BYTES)],
                    profiles=[_profile("remote", "t1-1994-tcp", "t1-1994", variant),
                              _profile("remote-mss536", "t1-1994-mss536-tcp", "t1-1994-mss536", variant)])
-    remote["repetitions"] = 2 if quick else 3
+    remote["repetitions"] = 1 if quick else 3
     lan = _base("000-transfer-lan", variant, quick, modes=["http1.0"],
                 sites=[_transfer_site(n) for n in (LAN_TRANSFER_BYTES_QUICK if quick else LAN_TRANSFER_BYTES)],
                 profiles=[_profile("local", "lan-1994-tcp", "lan-1994", variant)])
@@ -140,7 +140,7 @@ def _first_image(variant: str, quick: bool) -> list[tuple[str, Spec]]:
 def _latency(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     small, large = (IMAGE_COUNTS_QUICK, (CLAIM_IMAGES,)) if quick else (IMAGE_COUNTS, IMAGE_COUNTS)
     sites = [f"seed000-small-n{n}" for n in small] + [f"seed000-large-n{n}" for n in large]
-    return [("", _base("000-latency", variant, quick, repetitions=2 if quick else 3, sites=sites,
+    return [("", _base("000-latency", variant, quick, repetitions=1 if quick else 3, sites=sites,
                        modes=["http1.0", "keepalive", "pipelining"], topology="proxy",
                        proxy={"connections": 1, "depth": 40}, profiles=[_section6(variant)]))]
 
@@ -148,8 +148,8 @@ def _latency(variant: str, quick: bool) -> list[tuple[str, Spec]]:
 def _window(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     """The 20 large images under each 1994 receive window (era only: today's windows scale)."""
     profiles = [_profile(f"remote-w{w}", "t1-1994-tcp", "t1-1994", variant, initcwnd=SECTION6_INITCWND,
-                         rwnd_bytes=w) for w in (WINDOWS[:1] if quick else WINDOWS)]
-    return [("", _base("000-window", variant, quick, repetitions=2 if quick else 3, warmup=0,
+                         rwnd_bytes=w) for w in WINDOWS]
+    return [("", _base("000-window", variant, quick, repetitions=1 if quick else 3, warmup=0,
                        sites=[f"seed000-large-n{CLAIM_IMAGES}"], modes=["http1.0", "pipelining"],
                        topology="proxy", proxy={"connections": 1, "depth": 40}, profiles=profiles))]
 
