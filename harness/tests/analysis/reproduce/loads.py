@@ -32,11 +32,12 @@ def load(mode: Mode, load_ms: float, resources: tuple[ResourceRow, ...] | list[R
 
 
 def resource(position: int, body: int, start: float, response_start: float | None, end: float | None, *,
-             encoded: int | None = None, transfer: int = 0, from_cache: bool = False) -> ResourceRow:
+             encoded: int | None = None, transfer: int = 0, from_cache: bool = False,
+             timing: dict[str, float] | None = None) -> ResourceRow:
     return ResourceRow(0, position, Resource(
         url=f"https://s.test/{position}", origin="https://s.test", protocol="http/1.1", connection_id=1,
         from_cache=from_cache, status=200, resource_type="Image", start_ms=start, response_start_ms=response_start,
-        end_ms=end, transfer_bytes=transfer, body_bytes=body, encoded_bytes=encoded))
+        end_ms=end, transfer_bytes=transfer, body_bytes=body, encoded_bytes=encoded, timing=timing or {}))
 
 
 def data(pages: dict[tuple[str, str], list[Page]], profiles: dict[str, dict[str, Any]] | None = None) -> Data:
