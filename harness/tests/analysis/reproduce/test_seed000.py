@@ -113,8 +113,8 @@ def test_pipelinings_cut_reads_the_network_retrieval_time(key, site, inside, out
     ("000-6-small-cut-load", "small", 400, 600), ("000-6-large-cut-load", "large", 780, 500)])
 def test_the_load_event_rows_read_the_load_event(key, site, inside, outside):
     for piped, expect in ((inside, "reproduced"), (outside, "differs")):
-        pages = [fetched(mode, 900, ms * k, site=seed000.page(site)) for mode, ms in ((HTTP10, 1000), (PIPELINING, piped))
-                 for k in SPREAD]  # the same retrieval time: only the load event differs
+        pages = [fetched(mode, 900, ms * k, site=seed000.page(site))  # one retrieval time: the load events differ
+                 for mode, ms in ((HTTP10, 1000), (PIPELINING, piped)) for k in SPREAD]
         assert verdict(key, {(ERA, ""): pages}) == expect, piped
 
 
