@@ -118,7 +118,7 @@ def _transfer(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     lan = _base("000-transfer-lan", variant, quick, modes=["http1.0"],
                 sites=[_transfer_site(n) for n in (LAN_TRANSFER_BYTES_QUICK if quick else LAN_TRANSFER_BYTES)],
                 profiles=[_profile("local", "lan-1994-tcp", "lan-1994", variant)])
-    lan["repetitions"] = 3 if quick else 8
+    lan["repetitions"] = 3 if quick else 12
     return [("", remote), ("lan", lan)]
 
 
@@ -140,7 +140,7 @@ def _first_image(variant: str, quick: bool) -> list[tuple[str, Spec]]:
 def _latency(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     small, large = (IMAGE_COUNTS_QUICK, (CLAIM_IMAGES,)) if quick else (IMAGE_COUNTS, IMAGE_COUNTS)
     sites = [f"seed000-small-n{n}" for n in small] + [f"seed000-large-n{n}" for n in large]
-    return [("", _base("000-latency", variant, quick, repetitions=1 if quick else 3, sites=sites,
+    return [("", _base("000-latency", variant, quick, repetitions=1 if quick else 4, sites=sites,
                        modes=["http1.0", "keepalive", "pipelining"], topology="proxy",
                        proxy={"connections": 1, "depth": 40}, profiles=[_section6(variant)]))]
 
@@ -162,7 +162,7 @@ def _local(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     sites = [f"seed000-small-n{n}" for n in counts]
     local = [_profile("local", "lan-1994-tcp", "lan-1994", variant)]
     direct = _base("000-local", variant, quick, sites=sites, modes=["http1.0", "keepalive"], profiles=local)
-    direct["repetitions"] = 3 if quick else 8
+    direct["repetitions"] = 3 if quick else 20  # millisecond loads on a shared machine: noisy, and cheap
     runs = [("direct", direct)]
     if variant != CLEARTEXT:
         runs.append(("proxy", _base("000-local-proxy", variant, quick, sites=sites, modes=["http1.0", "pipelining"],
