@@ -15,7 +15,7 @@ from tests.helpers import needs_root, nothing_left, pagebench
 pytestmark = needs_root
 
 
-def test_reproduce_000_quick_answers_every_seed_000_claim_in_both_variants(tmp_path):
+def test_reproduce_000_quick_answers_every_seed_000_claim_in_each_variant(tmp_path):
     db = f"sqlite:///{tmp_path}/answer.sqlite"
     page, figures = tmp_path / "answer.html", tmp_path / "figures"
     figures.mkdir()
