@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pagebench.analysis.reproduce.measures import Data, cut
 from pagebench.analysis.reproduce.seed000 import (DIRECT, LOAD, LONGEST, first_image_rtts, lan_share,
                                                    moderate_over_one, of_best, page, per_image_rtts, pipelining_cut,
-                                                   rate_ratio, share_of_gain, small_over_large, time_cut)
+                                                   rate_ratio, share_of_gain, small_over_large, time_cut,
+                                                   window_cut)
 from pagebench.analysis.reproduce.seed001 import delta_saving, gzip_html_saving, lan_tiny_cut, modem_ratio
 from pagebench.analysis.reproduce.seed002 import connections_cut, sweep_inside
 from pagebench.analysis.reproduce.seed004 import pool_cut, pool_knee, rate_window
@@ -213,7 +214,7 @@ CLAIMS: tuple[Claim, ...] = (
     *(Claim(f"000-6-large-cut-w{w}", "000", "§6, Fig. 6-2", f"pipelining's cut, 20 x 45566 B, {w} B window",
             "using 45566-byte images and the remote server, the new protocol improves latency by about 22%",
             "about 22 %", "000-window",
-            lambda d, v, w=w: pipelining_cut(d, v, page("large"), profile=f"remote-w{w}"),
+            window_cut(w),
             Rule(0.17, 0.27, "about 22 %: 17-27 %"), "%",
             "the window caps the one pipelined connection at window / RTT, and each serial one as much: the "
             "smaller the window, the smaller the cut",

@@ -8,7 +8,7 @@ event is kept beside it (`LOAD`)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pagebench.analysis.report import charts
@@ -63,6 +63,13 @@ def pipelining_cut(data: Data, variant: str, site: str, *, metric: str = RETRIEV
     """The modified protocol's cut (persistent and pipelined) against HTTP/1.0 on one page."""
     return time_cut(data, variant, {"site": site, "mode": HTTP10, **where}, {"site": site, "mode": PIPELINING, **where},
                metric=metric, label=label)
+
+
+def window_cut(window: int) -> Callable[[Data, str], Interval | None]:
+    """The 20 large images' cut under a receive window (000-window's profile remote-w<window>)."""
+    def measure(data: Data, variant: str) -> Interval | None:
+        return pipelining_cut(data, variant, page("large"), profile=f"remote-w{window}")
+    return measure
 
 
 def share_of_gain(data: Data, variant: str, site: str) -> Interval | None:
