@@ -67,9 +67,9 @@ def rate_mbit(resource: Resource) -> float | None:
     return resource.body_bytes * 8 / (resource.end_ms - resource.start_ms) / 1000
 
 
-def rates_of(data: Data, variant: str, profile: str, nbytes: int) -> list[float]:
+def rates_of(data: Data, variant: str, profile: str, nbytes: int, label: str = "") -> list[float]:
     rates = []
-    for load in data.select(variant, mode=HTTP10, profile=profile, site=transfer_name(nbytes)):
+    for load in data.select(variant, label, mode=HTTP10, profile=profile, site=transfer_name(nbytes)):
         resource = object_of(data, load, nbytes)
         rate = rate_mbit(resource) if resource else None
         if rate is not None:
@@ -77,10 +77,11 @@ def rates_of(data: Data, variant: str, profile: str, nbytes: int) -> list[float]
     return rates
 
 
-def throughput(data: Data, variant: str, profile: str, nbytes: int, *, of_capacity: bool) -> Interval | None:
+def throughput(data: Data, variant: str, profile: str, nbytes: int, *, of_capacity: bool,
+               label: str = "") -> Interval | None:
     """One new connection's goodput for an `nbytes` object (HTTP/1.0, the page's image),
     in Mbit/s, or as a fraction of the link's rate."""
-    rates = rates_of(data, variant, profile, nbytes)
+    rates = rates_of(data, variant, profile, nbytes, label)
     capacity = float(data.profiles.get(profile, {}).get("down_mbit") or 0) if of_capacity else 1.0
     if not rates or not capacity:
         return None

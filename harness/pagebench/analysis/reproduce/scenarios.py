@@ -22,10 +22,15 @@ Spec = dict[str, Any]
 
 ERA, TODAY = "era", "today"
 VARIANTS = (ERA, TODAY)
+#: A controlled variant: today's TCP and browser with one factor set back (TLS off), for a
+#: claim that differs today for a known cause: the difference should go away here.
+CLEARTEXT = "today-cleartext"
 #: What each variant is, per seed (shown in the output and the docs).
 VARIANT_NOTES = {
-    ("000", ERA): "cleartext, 1994 TCP (Reno, initial window 1 remote, no SACK/timestamps/window scaling)",
+    ("000", ERA): "cleartext, 1994 TCP (Reno, no SACK/timestamps/window scaling; initial window 1 for section 3.2's "
+                  "transfers, 2 for section 6's pages, where slow start did not limit the window)",
     ("000", TODAY): "TLS 1.3, Linux TCP (cubic, initial window 10, SACK, timestamps, window scaling)",
+    ("000", CLEARTEXT): "today's Linux TCP and browser without TLS: the control for TLS's round trips",
     ("002", ERA): "TLS 1.2 as in 2013, Linux TCP",
     ("002", TODAY): "TLS 1.3, Linux TCP",
     ("001", ERA): "cleartext, 1994 TCP (Reno, initial window 1 on the modem, no SACK/timestamps/window scaling)",
@@ -63,9 +68,9 @@ class Scenario:
 
 
 def _profile(name: str, era: str, today: str, variant: str, **extra: Any) -> dict[str, Any]:
-    """A profile named the same in both variants (claims select by name), based on the
-    era's or today's built-in."""
-    return {"name": name, "base": era if variant == ERA else today, **extra}
+    """A profile named the same in every variant (claims select by name), based on the
+    era's or today's built-in; `extra` (the era's knobs) applies to the era only."""
+    return {"name": name, "base": era, **extra} if variant == ERA else {"name": name, "base": today}
 
 
 #: The error allowed across a scenario's looks (each look's interval: 1 - ALPHA / looks).
@@ -81,23 +86,36 @@ def auto(cap: int, quick: bool) -> int | Spec:
 def _base(name: str, variant: str, quick: bool, *, tls_era: str = "none", cap: int = 5, **fields: Any) -> Spec:
     spec: Spec = {
         "name": f"reproduce-{name}-{variant}", "cache": ["cold"],
-        "tls": [tls_era if variant == ERA else "1.3"],
+        "tls": [tls_era if variant == ERA else "none" if variant == CLEARTEXT else "1.3"],
         "repetitions": auto(cap, quick), "warmup": 0 if quick else 1, "seed": 1994,
         "timeouts": {"load_s": 120, "link_check": not quick},
     }
     return spec | fields
 
 
-#: Transfer lengths of seed 000 section 3.2 (its figures run 1 KB .. 1 MB).
-TRANSFER_BYTES = (2_048, 20_480, 102_400, 512_000)
-TRANSFER_BYTES_QUICK = (2_048, 20_480, 512_000)
-#: Images per page of seed 000 section 6 (its figures 6-1 .. 6-4); the large images stop
-#: at 20 (40 x 45566 B is 10 s per load on the T1, and the claims are read at 20).
-IMAGE_COUNTS = (1, 5, 10, 20, 40)
-LARGE_IMAGE_COUNTS = (1, 5, 10, 20)
-IMAGE_COUNTS_QUICK = (20,)
+#: Transfer lengths of seed 000 section 3.2 (its figures run 1 KB .. 1 MB; past 500 KB
+#: its remote throughput declines, l. 100); the LAN's stop at 512 KB (0.4 s at 10 Mbit/s).
+TRANSFER_BYTES = (2_048, 20_480, 102_400, 512_000, 1_048_576)
+TRANSFER_BYTES_QUICK = (2_048, 20_480, 512_000, 1_048_576)
+LAN_TRANSFER_BYTES = (2_048, 20_480, 102_400, 512_000)
+LAN_TRANSFER_BYTES_QUICK = (2_048, 20_480)
+#: The "best case" of figure 3-2 (the plateau before the decline past about 500 KB).
+BEST_BYTES = 512_000
+#: Images per page of seed 000 section 6 (figures 6-1 .. 6-4): one, a moderate number,
+#: and the N the claims are read at (40 served no claim: 6 s per serial load).
+IMAGE_COUNTS = (1, 10, 20)
+IMAGE_COUNTS_QUICK = (1, 10, 20)
 CLAIM_IMAGES = 20  # the N at which the section 6 claims are read
+MODERATE_IMAGES = 10  # "at least a moderate number of images" (figure 6-3)
 SMALL, LARGE = 2544, 45566
+#: Section 6's era TCP as the paper states it (l. 209): "the TCP MSS was 1460 bytes, and
+#: traces showed that slow-start did not limit the window size" for median-size images: an
+#: initial window that holds one 2544-byte image and its headers (2 segments); the large
+#: images still slow-start from it (l. 192: "connection setup and slow-start latencies").
+SECTION6_INITCWND = 2
+#: The receive windows of the 1994 hosts swept under the 20 large images (4.3BSD's default
+#: socket buffer, and 4.4BSD's): "a few popular TCP buffer (maximum window) sizes" (l. 90).
+WINDOWS = (4_096, 8_192)
 #: Pool sizes of seed 004 (its figure 5: connections between the proxies); HTTP/1.0 (a
 #: connection per request: no US proxy) and h2 (one multiplexed connection) run at the
 #: largest only, where the pool limits neither. Today's variant reads its claims at the
@@ -127,36 +145,66 @@ def _transfer_site(nbytes: int) -> dict[str, Any]:
 
 
 def _transfer(variant: str, quick: bool) -> list[tuple[str, Spec]]:
-    sizes = TRANSFER_BYTES_QUICK if quick else TRANSFER_BYTES
-    profiles = [_profile("remote", "t1-1994-tcp", "t1-1994", variant),
-                _profile("local", "lan-1994-tcp", "lan-1994", variant)]
-    if not quick:
-        profiles.append(_profile("remote-mss536", "t1-1994-mss536-tcp", "t1-1994-mss536", variant))
-    return [("", _base("000-transfer", variant, quick, sites=[_transfer_site(n) for n in sizes],
-                       modes=["http1.0"], profiles=profiles))]
+    """Remote (both MSSs) with few repetitions, their figures are tight; the LAN's
+    millisecond transfers with more, as a run of its own (label "lan")."""
+    remote = _base("000-transfer", variant, quick, modes=["http1.0"],
+                   sites=[_transfer_site(n) for n in (TRANSFER_BYTES_QUICK if quick else TRANSFER_BYTES)],
+                   profiles=[_profile("remote", "t1-1994-tcp", "t1-1994", variant),
+                             _profile("remote-mss536", "t1-1994-mss536-tcp", "t1-1994-mss536", variant)])
+    remote["repetitions"] = 1 if quick else 3
+    lan = _base("000-transfer-lan", variant, quick, modes=["http1.0"],
+                sites=[_transfer_site(n) for n in (LAN_TRANSFER_BYTES_QUICK if quick else LAN_TRANSFER_BYTES)],
+                profiles=[_profile("local", "lan-1994-tcp", "lan-1994", variant)])
+    lan["repetitions"] = 3 if quick else 12
+    return [("", remote), ("lan", lan)]
+
+
+def _section6(variant: str) -> dict[str, Any]:
+    return _profile("remote", "t1-1994-tcp", "t1-1994", variant, initcwnd=SECTION6_INITCWND)
 
 
 def _first_image(variant: str, quick: bool) -> list[tuple[str, Spec]]:
-    return [("", _base("000-first-image", variant, quick, sites=[_transfer_site(TRANSFER_BYTES[0])],
-                       modes=["http1.0", "keepalive"],
-                       profiles=[_profile("remote", "t1-1994-tcp", "t1-1994", variant)]))]
+    """Figures 3-1 and 4-1 on the wire: one 2 KB image, through the edge proxy with one
+    upstream connection; a warm pool keeps the persistent one open before the load (4-1's
+    "the client already has a TCP connection open"), HTTP/1.0 opens one per request."""
+    spec = _base("000-first-image", variant, quick, sites=[_transfer_site(TRANSFER_BYTES[0])],
+                 modes=["http1.0", "keepalive"], topology="proxy",
+                 proxy={"connections": 1, "depth": 1, "pool": "warm"}, profiles=[_section6(variant)])
+    spec["warmup"] = 1  # opens the warm pool
+    return [("", spec)]
 
 
 def _latency(variant: str, quick: bool) -> list[tuple[str, Spec]]:
-    small, large = (IMAGE_COUNTS_QUICK, IMAGE_COUNTS_QUICK) if quick else (IMAGE_COUNTS, LARGE_IMAGE_COUNTS)
+    small, large = (IMAGE_COUNTS_QUICK, (CLAIM_IMAGES,)) if quick else (IMAGE_COUNTS, IMAGE_COUNTS)
     sites = [f"seed000-small-n{n}" for n in small] + [f"seed000-large-n{n}" for n in large]
-    return [("", _base("000-latency", variant, quick, repetitions=2 if quick else 3, sites=sites,
-                       modes=["http1.0", "keepalive", "pipelining", "h2"], topology="proxy",
-                       proxy={"connections": 1, "depth": 40},
-                       profiles=[_profile("remote", "t1-1994-tcp", "t1-1994", variant)]))]
+    return [("", _base("000-latency", variant, quick, repetitions=1 if quick else 4, sites=sites,
+                       modes=["http1.0", "keepalive", "pipelining"], topology="proxy",
+                       proxy={"connections": 1, "depth": 40}, profiles=[_section6(variant)]))]
+
+
+def _window(variant: str, quick: bool) -> list[tuple[str, Spec]]:
+    """The 20 large images under each 1994 receive window (era only: today's windows scale)."""
+    profiles = [_profile(f"remote-w{w}", "t1-1994-tcp", "t1-1994", variant, initcwnd=SECTION6_INITCWND,
+                         rwnd_bytes=w) for w in WINDOWS]
+    return [("", _base("000-window", variant, quick, repetitions=1 if quick else 3, warmup=0,
+                       sites=[f"seed000-large-n{CLAIM_IMAGES}"], modes=["http1.0", "pipelining"],
+                       topology="proxy", proxy={"connections": 1, "depth": 40}, profiles=profiles))]
 
 
 def _local(variant: str, quick: bool) -> list[tuple[str, Spec]]:
-    counts = IMAGE_COUNTS_QUICK if quick else IMAGE_COUNTS
-    return [("", _base("000-local", variant, quick, sites=[f"seed000-small-n{n}" for n in counts],
-                       modes=["http1.0", "keepalive", "pipelining", "h2"], topology="proxy",
-                       proxy={"connections": 1, "depth": 40},
-                       profiles=[_profile("local", "lan-1994-tcp", "lan-1994", variant)]))]
+    """The LAN direct (label "direct": no edge proxy, whose ~2 ms per request would swamp
+    a 0.5 ms link), pipelining through the proxy beside its own HTTP/1.0 (label "proxy");
+    the cleartext control runs the direct comparison only, at the claim's N."""
+    counts = (CLAIM_IMAGES,) if quick or variant == CLEARTEXT else IMAGE_COUNTS
+    sites = [f"seed000-small-n{n}" for n in counts]
+    local = [_profile("local", "lan-1994-tcp", "lan-1994", variant)]
+    direct = _base("000-local", variant, quick, sites=sites, modes=["http1.0", "keepalive"], profiles=local)
+    direct["repetitions"] = 3 if quick else 20  # millisecond loads on a shared machine: noisy, and cheap
+    runs = [("direct", direct)]
+    if variant != CLEARTEXT:
+        runs.append(("proxy", _base("000-local-proxy", variant, quick, sites=sites, modes=["http1.0", "pipelining"],
+                                    topology="proxy", proxy={"connections": 1, "depth": 40}, profiles=local)))
+    return runs
 
 
 SEED002_PROFILE = {"name": "lab-2013", "rtt_ms": 40, "down_mbit": 12, "up_mbit": 12,
@@ -264,13 +312,17 @@ def _delta001(variant: str, quick: bool) -> list[tuple[str, Spec]]:
 
 
 SCENARIOS = (
-    Scenario("000-transfer", "000", "one object per page over a new connection: throughput against length "
-             "(seed 000 section 3.2)", _transfer),
-    Scenario("000-first-image", "000", "one 2 KB image, HTTP/1.0 and persistent: round trips to its first "
-             "byte (figures 3-1 and 4-1)", _first_image),
+    Scenario("000-transfer", "000", "one object per page over a new connection: throughput against length, "
+             "remote (MSS 1460 and 536) and LAN (seed 000 section 3.2, figures 3-2 and 3-3)", _transfer),
+    Scenario("000-first-image", "000", "one 2 KB image through the edge proxy, HTTP/1.0 against a persistent "
+             "connection already open: round trips to its first byte (figures 3-1 and 4-1)", _first_image,
+             (ERA, TODAY, CLEARTEXT)),
     Scenario("000-latency", "000", "the seed-000 page with N images of 2544 or 45566 bytes over the T1, "
-             "one upstream connection (section 6, figures 6-1 and 6-2)", _latency),
-    Scenario("000-local", "000", "the small-image pages on the 1994 LAN (section 6, figure 6-4)", _local),
+             "one upstream connection (section 6, figures 6-1 .. 6-3)", _latency),
+    Scenario("000-window", "000", "the 20 large images under 1994's receive windows (4 and 8 KB), HTTP/1.0 "
+             "against pipelining", _window, (ERA,)),
+    Scenario("000-local", "000", "the small-image pages on the 1994 LAN, direct, and pipelining through the "
+             "edge proxy (section 6, figure 6-4)", _local, (ERA, TODAY, CLEARTEXT)),
     Scenario("001-files", "001", "the seed's files A-D, as stored and gzipped, over a 28.8 kbit/s modem and "
              "the LAN (section 6.1, table 6-3)", _files001),
     Scenario("001-delta", "001", "files A-D after 0.1 %, 1 % and 10 % edits, whole or as a dictionary delta "

@@ -35,7 +35,8 @@ from pagebench.results.store import Store
 #: (scenario, variant, run label) -> run id
 RunMap = dict[tuple[str, str, str], str]
 #: Claims measured from the resources of a load, not only the load row.
-NEEDS_RESOURCES = ("000-transfer", "000-first-image", "004-window", "001-files", "001-delta")
+NEEDS_RESOURCES = ("000-transfer", "000-first-image", "000-latency", "000-window", "000-local", "004-window",
+                   "001-files", "001-delta")
 META_KEY = "reproduce"
 #: `reproduce --resume latest`: the reproduction whose last run was made last.
 LATEST = "latest"
@@ -223,11 +224,9 @@ def _reason(claim: Claim, variant: str, measured: Mapping[str, Interval | None],
         return "no usable loads (failed or flagged): see pagebench report"
     if verdict == "can't tell":
         return f"the interval straddles {claim.rule.reading or 'the range'}: more repetitions would tell"
-    others = [v for v in measured if v != variant]
-    contrast = ""
-    if others and measured[others[0]] is not None:
-        other = others[0]
-        contrast = f"{other} {show(measured[other], claim.unit)} ({verdicts[other]}); "  # type: ignore[arg-type]
+    # every other variant's value: a controlled variant (one factor set back) shows the cause
+    contrast = "".join(f"{other} {show(found, claim.unit)} ({verdicts[other]}); "
+                       for other, found in measured.items() if other != variant and found is not None)
     return contrast + claim.why
 
 

@@ -15,7 +15,7 @@ from pagebench.analysis.reproduce.doc import TemplateError
 from pagebench.analysis.reproduce.export import Export
 from pagebench.analysis.reproduce.scenarios import CLAIM_IMAGES, ERA, TODAY
 from pagebench.core.modes import HTTP10, PIPELINING
-from tests.analysis.reproduce.loads import data, load
+from tests.analysis.reproduce.loads import data, fetched
 
 #: A real `pagebench reproduce 004 --quick --export` (see fixtures/README.md) and the page
 #: its template gives, committed as they were generated.
@@ -26,24 +26,24 @@ DOCS = Path(__file__).resolve().parents[4] / "docs" / "reproductions.md"
 
 def _export() -> Export:
     site = f"seed000-small-n{CLAIM_IMAGES}"
-    loads = {(ERA, ""): [load(HTTP10, ms, site=site) for ms in (1000, 1010, 990)]
-             + [load(PIPELINING, ms, site=site) for ms in (400, 405, 395)],
-             (TODAY, ""): [load(HTTP10, ms, site=site) for ms in (1000, 1010, 990)]
-             + [load(PIPELINING, ms, site=site) for ms in (700, 705, 695)]}
+    loads = {(ERA, ""): [fetched(HTTP10, ms - 20, ms, site=site) for ms in (1000, 1010, 990)]
+             + [fetched(PIPELINING, ms - 20, ms, site=site) for ms in (400, 405, 395)],
+             (TODAY, ""): [fetched(HTTP10, ms - 20, ms, site=site) for ms in (1000, 1010, 990)]
+             + [fetched(PIPELINING, ms - 20, ms, site=site) for ms in (700, 705, 695)]}
     return Export(("000",), False, {"000-latency": data(loads)}, {},
                   {"measured": "2026-11-26 16:21-16:25 UTC", "command": "pagebench reproduce 000"},
                   {("000", ERA): "cleartext | 1994 TCP", ("000", TODAY): "TLS 1.3"})
 
 
 def test_placeholders_are_filled_from_the_export():
-    template = ("# x\n\n{{facts}}\n\n{{variants}}\n\n{{ table }}\n\nEra {{claim:000-6-small-cut:era}} "
-                "({{verdict:000-6-small-cut:era}}), today {{claim:000-6-small-cut:today}}.\n\n{{figures}}\n")
+    template = ("# x\n\n{{facts}}\n\n{{variants}}\n\n{{ table }}\n\nEra {{claim:000-6-small-cut-load:era}} "
+                "({{verdict:000-6-small-cut-load:era}}), today {{claim:000-6-small-cut-load:today}}.\n\n{{figures}}\n")
     made = doc.render(template, _export(), "answer")
     text = made.markdown
     assert "- measured: 2026-11-26 16:21-16:25 UTC\n- command: pagebench reproduce 000\n" in text
     assert "| seed | era | today |\n|---|---|---|\n| 000 | cleartext \\| 1994 TCP | TLS 1.3 |" in text
     assert "Era 60 % [" in text and "(reproduced), today 30 % [" in text
-    row = CLAIM_BY_KEY["000-6-small-cut"]
+    row = CLAIM_BY_KEY["000-6-small-cut-load"]
     assert f"| {row.claim} | {row.paper} |" in text and "{{" not in text
     assert "fig-6-1.svg" in made.figures and "![Like the seed's figure 6-1" in text
     assert "](answer/fig-6-1.svg)" in text

@@ -10,56 +10,15 @@ from pagebench.analysis.reproduce.measures import Data
 from pagebench.analysis.reproduce.scenarios import ERA, TODAY
 from pagebench.analysis.stats import Interval
 from pagebench.core.encodings import DCZ, GZIP, IDENTITY
-from pagebench.core.modes import H2, HTTP10, KEEPALIVE, PIPELINING
+from pagebench.core.modes import H2, HTTP10, KEEPALIVE
 from pagebench.results.rows import ResourceRow
 from tests.analysis.reproduce.loads import data, load, resource
-
-T1 = {"rtt_ms": 70.0, "down_mbit": 1.544}
-LAN = {"rtt_ms": 0.5, "down_mbit": 10.0}
 
 
 def measure(key: str, found: Data, variant: str = ERA) -> Interval:
     measured = CLAIM_BY_KEY[key].measure(found, variant)
     assert measured is not None
     return measured
-
-
-def test_cuts_read_the_median_load_times_of_two_modes():
-    site = f"seed000-small-n{scenarios.CLAIM_IMAGES}"
-    loads = [load(HTTP10, ms, site=site) for ms in (1000, 1010, 990, 1000, 1005)]
-    loads += [load(KEEPALIVE, ms, site=site) for ms in (700, 705, 695, 700, 702)]
-    loads += [load(PIPELINING, ms, site=site) for ms in (400, 404, 396, 400, 401)]
-    found = data({(ERA, ""): loads})
-    small = measure("000-6-small-cut", found)
-    assert small.estimate == pytest.approx(0.6) and small.low <= 0.6 <= small.high
-    share = measure("000-6-pipelining-share", found)  # (700 - 400) / (1000 - 400)
-    assert share.estimate == pytest.approx(0.5)
-    assert CLAIM_BY_KEY["000-6-small-cut"].measure(found, TODAY) is None  # no loads of that variant
-
-
-def test_throughput_is_the_objects_goodput_over_its_whole_fetch():
-    html = resource(0, 300, 0, 140, 150)
-    small = resource(1, 2048, 290.0, 560.0, 390.0)  # 2048 B in 100 ms: 0.164 Mbit/s
-    large = resource(1, 512_000, 290.0, 560.0, 3290.0)  # 512000 B in 3 s: 1.365 Mbit/s
-    loads = [load(HTTP10, 400, site="gen-i1-b2048-o1", resources=[html, small]) for _ in range(3)]
-    loads += [load(HTTP10, 3400, site="gen-i1-b512000-o1", resources=[html, large]) for _ in range(3)]
-    loads += [load(HTTP10, 400, site="gen-i1-b2048-o1", profile="local", resources=[html, small])]
-    found = data({(ERA, ""): loads}, {"remote": T1, "local": LAN})
-    best = measure("000-3.2-remote-2k", found)  # of the longest transfer's rate: seed 000's "best case"
-    assert best.estimate == pytest.approx((2048 / 100) / (512_000 / 3000))
-    of_link = measure("000-3.2-local-2k", found)  # of the link's rate
-    assert of_link.estimate == pytest.approx(2048 * 8 / 100 / 1000 / 10)
-
-
-def test_round_trips_to_the_first_image_from_navigation_and_on_an_open_connection():
-    site = "gen-i1-b2048-o1"
-    serial = [load(HTTP10, 300, site=site,
-                   resources=[resource(0, 300, 0, 140, 141), resource(1, 2048, 150, 280, 282)])]
-    persistent = [load(KEEPALIVE, 220, site=site,
-                       resources=[resource(0, 300, 0, 140, 141), resource(1, 2048, 145, 210, 212)])]
-    found = data({(ERA, ""): serial + persistent}, {"remote": T1})
-    assert measure("000-3-first-image", found).estimate == pytest.approx(4.0)
-    assert measure("000-4-first-image-open", found).estimate == pytest.approx(2.0)  # 3 RTT less the connect
 
 
 def test_connections_cut_counts_the_links_connections():

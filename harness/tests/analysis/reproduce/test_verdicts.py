@@ -12,16 +12,16 @@ from pagebench.analysis.reproduce.scenarios import ERA, TODAY
 from pagebench.analysis.stats import Interval
 from pagebench.core.modes import HTTP10, PIPELINING
 from pagebench.results.store import Store
-from tests.analysis.reproduce.loads import data, load
+from tests.analysis.reproduce.loads import data, fetched
 from tests.helpers import META, PROFILES, SPEC, fake_load, make_plan
 
 
 def test_rows_give_a_reason_where_a_variant_differs():
     site = f"seed000-small-n{scenarios.CLAIM_IMAGES}"
-    loads = {(ERA, ""): [load(HTTP10, ms, site=site) for ms in (1000, 1001, 999)]
-             + [load(PIPELINING, ms, site=site) for ms in (400, 401, 399)],
-             (TODAY, ""): [load(HTTP10, ms, site=site) for ms in (1000, 1001, 999)]
-             + [load(PIPELINING, ms, site=site) for ms in (700, 701, 699)]}
+    loads = {(ERA, ""): [fetched(HTTP10, ms, site=site) for ms in (1000, 1001, 999)]
+             + [fetched(PIPELINING, ms, site=site) for ms in (400, 401, 399)],
+             (TODAY, ""): [fetched(HTTP10, ms, site=site) for ms in (1000, 1001, 999)]
+             + [fetched(PIPELINING, ms, site=site) for ms in (700, 701, 699)]}
     rows = reproduce.evaluate([CLAIM_BY_KEY["000-6-small-cut"], CLAIM_BY_KEY["001-5-gzip-html"]],
                               {"000-latency": data(loads)})
     era, today, *unmeasured = rows
@@ -37,7 +37,7 @@ def test_the_html_answer_draws_the_seeds_figure_shapes():
     loads = []
     for n in scenarios.IMAGE_COUNTS:
         for mode, per in ((HTTP10, 200), (PIPELINING, 80)):
-            loads += [load(mode, per * n + d, site=f"seed000-small-n{n}") for d in (0, 5, 10)]
+            loads += [fetched(mode, per * n + d, site=f"seed000-small-n{n}") for d in (0, 5, 10)]
     found = {"000-latency": data({(ERA, ""): loads, (TODAY, ""): loads})}
     rows = reproduce.evaluate([CLAIM_BY_KEY["000-6-small-cut"]], found)
     page = reproduce.html(rows, found, "seeds 000", {"command": "pagebench reproduce 000"},
