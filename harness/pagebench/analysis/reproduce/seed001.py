@@ -154,5 +154,26 @@ def _modem_figure(data: Data | None) -> list[Figure]:
                    "files itself (V.42bis); this link does not.", legend(entries))]
 
 
+def _savings_figure(data: Data | None) -> list[Figure]:
+    """Like seed 001's figure 5-5 (the distribution of the share of each delta-eligible
+    response's bytes saved), as a cumulative distribution: dcz and gzip on the page
+    history, each response a step."""
+    found = responses(data, TODAY) if data is not None else []
+    series: list[charts.Series] = []
+    entries: list[tuple[str, str]] = []
+    for encoding in (DCZ, GZIP):
+        sent = sorted(1 - size / r.stored for r in found if (size := r.dcz if encoding is DCZ else r.gzip) is not None)
+        points = [charts.Point(100 * saved, 100 * (i + 1) / len(sent)) for i, saved in enumerate(sent)]
+        if points:
+            add(series, entries, f"{encoding.name} ({len(points)} responses)", encoding.colour, points, False)
+    if not series:
+        return []
+    svg = charts.line_plot(series, "bytes saved of the response (%)", "responses saving at most that (%)", {})
+    return [Figure("fig-001-5-5", svg, "Like the seed's figure 5-5: the share of each delta-eligible response's "
+                   "bytes saved, as a cumulative distribution over the responses: toybox's pages, each instance "
+                   "after the one before it, as a dictionary delta (dcz) or gzipped, as Chromium received them.",
+                   legend(entries))]
+
+
 def figures(data: Mapping[str, Data]) -> list[Figure]:
-    return _modem_figure(data.get("001-files"))
+    return _modem_figure(data.get("001-files")) + _savings_figure(data.get("001-delta"))

@@ -8,7 +8,7 @@ import pytest
 from pagebench.analysis.reproduce.claims import CLAIM_BY_KEY
 from pagebench.analysis.reproduce.measures import Data
 from pagebench.analysis.reproduce.scenarios import ERA, TODAY
-from pagebench.analysis.reproduce.seed001 import PAPER_ELIGIBLE_SHARE, responses
+from pagebench.analysis.reproduce.seed001 import PAPER_ELIGIBLE_SHARE, figures, responses
 from pagebench.core.encodings import DCZ, GZIP, IDENTITY
 from pagebench.core.modes import H2, HTTP10
 from pagebench.core.sites import history
@@ -100,3 +100,10 @@ def test_every_001_claim_states_its_conditions():
     for claim in (c for c in CLAIM_BY_KEY.values() if c.seed == "001" and c.key != "001-7-modem"):
         assert claim.condition and claim.ours and claim.line and claim.falsifies and claim.why, claim.key
         assert not claim.demonstrated, claim.key
+
+
+def test_the_savings_figure_draws_one_step_per_response():
+    [figure] = figures({"001-delta": pairs(0.05)})
+    assert figure.name == "fig-001-5-5" and figure.svg.startswith("<svg")
+    assert f"dcz ({len(history.pair_names())} responses)" in figure.legend
+    assert figures({}) == []
