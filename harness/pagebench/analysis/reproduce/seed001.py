@@ -98,10 +98,11 @@ def delta_saving(data: Data, variant: str) -> Interval | None:
     return median_ci(savings) if savings else None
 
 
-def gzip_html_saving(data: Data, variant: str) -> Interval | None:
-    """gzip's saving on the HTML responses' bytes (table 5-6 counts bytes over every
-    status-200 text/html response): the page history's instances, gzipped as received."""
-    found = [r for r in responses(data, variant, "text/html") if r.gzip is not None]
+def gzip_saving(data: Data, variant: str, content_type: str = "text/html") -> Interval | None:
+    """gzip's saving on the bytes of the responses of `content_type` (table 5-6 counts bytes
+    over every status-200 response of a type): the page history's instances, gzipped as
+    received."""
+    found = [r for r in responses(data, variant, content_type) if r.gzip is not None]
     return saved_share([r.gzip for r in found if r.gzip is not None], [r.stored for r in found])
 
 

@@ -82,8 +82,8 @@ def test_the_bytes_are_summed_and_the_median_is_the_papers():
     median = CLAIM_BY_KEY["001-6-delta"].measure(found, TODAY)
     assert median is not None and median.low <= median.estimate <= median.high
     assert CLAIM_BY_KEY["001-6-delta"].measure(found, ERA) is None  # today only
-    assert CLAIM_BY_KEY["001-6-delta"].measure(data({(TODAY, ""): [load(H2, 1, site="seed001-a", encoding=IDENTITY,
-                                                                         version=2, resources=body(9))]}), TODAY) is None
+    other = load(H2, 1, site="seed001-a", encoding=IDENTITY, version=2, resources=body(9))  # not a pair of the history
+    assert CLAIM_BY_KEY["001-6-delta"].measure(data({(TODAY, ""): [other]}), TODAY) is None
 
 
 def test_the_lan_row_comes_out_either_way():
@@ -107,3 +107,9 @@ def test_the_savings_figure_draws_one_step_per_response():
     assert figure.name == "fig-001-5-5" and figure.svg.startswith("<svg")
     assert f"dcz ({len(history.pair_names())} responses)" in figure.legend
     assert figures({}) == []
+
+
+def test_gzip_on_plain_text_reads_its_own_pages():
+    assert verdict("001-5-gzip-plain", pairs(0.01, gzipped=0.44, content_type="text/plain")) == "reproduced"
+    assert verdict("001-5-gzip-plain", pairs(0.01, gzipped=0.6, content_type="text/plain")) == "differs"
+    assert CLAIM_BY_KEY["001-5-gzip-plain"].measure(pairs(0.01, content_type="text/html"), TODAY) is None
