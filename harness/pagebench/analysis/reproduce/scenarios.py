@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagebench.core.encodings import DCZ, GZIP, IDENTITY
+from pagebench.core.sites import history
 
 Spec = dict[str, Any]
 
@@ -283,10 +284,8 @@ def _load004(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     return found
 
 
-#: Seed 001's files A-D (its table 6-3) and the edits its deltas are read at (section 5.6:
-#: "small" changes; the built-ins' versions 2 and 3 edit 0.1 % and 1 % of the bytes).
+#: Seed 001's files A-D (its table 6-3).
 FILES001 = ("a", "b", "c", "d")
-SMALL_EDIT_VERSIONS = (2, 3)
 TCP_1994 = {"congctl": "reno", "window_scaling": False, "sack": False, "timestamps": False}
 
 
@@ -303,12 +302,16 @@ def _files001(variant: str, quick: bool) -> list[tuple[str, Spec]]:
 
 
 def _delta001(variant: str, quick: bool) -> list[tuple[str, Spec]]:
-    """Version 1 in the cache, then the page after a 0.1 % and a 1 % edit (and 10 %), as
-    stored and as a dictionary delta (bytes do not depend on the link)."""
-    versions = list(SMALL_EDIT_VERSIONS) + ([] if quick else [4])
-    return [("", _base("001-delta", variant, quick, sites=[f"seed001-{f}" for f in FILES001], modes=["h2"],
-                       encoding=[IDENTITY.name, DCZ.name], version=versions, cache=["warm"], profiles=["lte"],
-                       repetitions=1 if quick else 2, warmup=0))]
+    """Real successive versions of real pages (`core.sites.history`: toybox's site, each
+    page's last five instances): instance k - 1 in the cache, then instance k whole,
+    gzipped and as a dictionary delta (dcz), as Chromium receives it. Bytes are exact and
+    do not depend on the link: one load per condition."""
+    sites = list(history.pair_names())
+    if quick:
+        sites = [name for name in sites if name.endswith(f"-{history.INSTANCES}")]
+    return [("", _base("001-delta", variant, quick, sites=sites, modes=["h2"],
+                       encoding=[IDENTITY.name, GZIP.name, DCZ.name], version=[2], cache=["warm"], profiles=["lte"],
+                       repetitions=1, warmup=0))]
 
 
 SCENARIOS = (
@@ -325,8 +328,9 @@ SCENARIOS = (
              "edge proxy (section 6, figure 6-4)", _local, (ERA, TODAY, CLEARTEXT)),
     Scenario("001-files", "001", "the seed's files A-D, as stored and gzipped, over a 28.8 kbit/s modem and "
              "the LAN (section 6.1, table 6-3)", _files001),
-    Scenario("001-delta", "001", "files A-D after 0.1 %, 1 % and 10 % edits, whole or as a dictionary delta "
-             "(dcz) against the version in the cache (section 5.6)", _delta001, (TODAY,)),
+    Scenario("001-delta", "001", "real successive versions of toybox's web pages: each instance after the one "
+             "before it in the cache, whole, gzipped or as a dictionary delta (dcz) (sections 5.4-5.7)", _delta001,
+             (TODAY,)),
     Scenario("002-page", "002", "the SPDY report's photo page, HTTP/1.1 over TLS against h2, cold and warm",
              _page002),
     Scenario("002-sweep", "002", "h2 against HTTP/1.1 over RTT x bandwidth, photo page beside a page of "

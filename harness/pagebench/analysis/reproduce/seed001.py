@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from pagebench.analysis.report import charts
 from pagebench.analysis.report.page import legend
 from pagebench.analysis.reproduce.figures import Figure, add, median_point
 from pagebench.analysis.reproduce.measures import Data, cut, values
-from pagebench.analysis.reproduce.scenarios import ERA, SMALL_EDIT_VERSIONS, TODAY
-from pagebench.analysis.stats import Interval, bootstrap_ci
+from pagebench.analysis.reproduce.scenarios import ERA, TODAY
+from pagebench.analysis.stats import RESAMPLES, SEED, Interval, bootstrap_ci, median_ci
 from pagebench.core import encodings
 from pagebench.core.encodings import DCZ, GZIP, IDENTITY
+from pagebench.core.sites import history
 from pagebench.results.rows import LoadRow
 
 
@@ -27,32 +30,80 @@ def _page_bytes(data: Data, variant: str, **where: Any) -> dict[str, int]:
     return {load.condition.site: _encoded(data, load) for load in data.select(variant, **where)}
 
 
-def gzip_html_saving(data: Data, variant: str) -> Interval | None:
-    """1 - gzip bytes / bytes as stored, over the four pages together (table 5-6 counts
-    bytes, not pages); the modem's loads (the LAN's carry the same bytes)."""
-    stored = _page_bytes(data, variant, profile="modem", encoding=IDENTITY)
-    gzipped = _page_bytes(data, variant, profile="modem", encoding=GZIP)
-    common = [site for site in stored if site in gzipped]
-    if not common:
+@dataclass(frozen=True)
+class Response:
+    """One delta-eligible response of the page history (a pair site's version 2, loaded
+    warm after version 1): its body bytes as Chromium received them in each encoding."""
+
+    site: str
+    content_type: str
+    stored: int
+    gzip: int | None
+    dcz: int | None
+
+
+def responses(data: Data, variant: str, content_type: str | None = None) -> list[Response]:
+    """The page history's delta-eligible responses (`history`), those of `content_type`
+    when named, in site order; a response counts once it has its identity load."""
+    stored = _page_bytes(data, variant, encoding=IDENTITY, version=2)
+    gzip, dcz = (_page_bytes(data, variant, encoding=e, version=2) for e in (GZIP, DCZ))
+    return [Response(site, history.content_type(site), stored[site], gzip.get(site), dcz.get(site))
+            for site in sorted(stored) if history.content_type(site) and stored[site] > 0
+            and content_type in (None, history.content_type(site))]
+
+
+def saved_share(sent: list[int], stored: list[int]) -> Interval | None:
+    """1 - sum(sent) / sum(stored), the bytes saved over a set of responses (the seed's
+    tables count bytes, not responses), with a bootstrap interval that resamples the
+    responses (each with its pair of sizes): the pages are a sample of a site's changes."""
+    if not sent or len(sent) != len(stored) or not sum(stored):
         return None
-    saved = 1 - sum(gzipped[s] for s in common) / sum(stored[s] for s in common)
-    return Interval(saved, saved, saved)  # bytes are exact: no spread
+    top, bottom = np.array(sent, dtype=float), np.array(stored, dtype=float)
+    estimate = 1 - top.sum() / bottom.sum()
+    if len(sent) == 1:
+        return Interval(estimate, estimate, estimate)
+    picks = np.random.default_rng(SEED).integers(0, len(sent), size=(RESAMPLES, len(sent)))
+    shares = 1 - top[picks].sum(axis=1) / bottom[picks].sum(axis=1)
+    return Interval(float(estimate), float(np.percentile(shares, 2.5)), float(np.percentile(shares, 97.5)))
+
+
+def delta_bytes_saved(data: Data, variant: str, content_type: str | None = None) -> Interval | None:
+    """The bytes a dictionary delta saved over the delta-eligible responses (of
+    `content_type`): seed 001's table 5-1 ("vdelta", bytes saved, delta-eligible) and 5-5."""
+    found = [r for r in responses(data, variant, content_type) if r.dcz is not None]
+    return saved_share([r.dcz for r in found if r.dcz is not None], [r.stored for r in found])
+
+
+#: Table 5-1: the share of all status-200 body bytes that were delta-eligible in the
+#: proxy trace: 751 MB saved was 83.0 % of the eligible bytes (905 MB), of 2462 MB in all.
+PAPER_ELIGIBLE_SHARE = 751 / 0.830 / 2462
+
+
+def delta_of_all(data: Data, variant: str) -> Interval | None:
+    """The delta's saving over all status-200 body bytes, for the paper's mix of responses
+    (PAPER_ELIGIBLE_SHARE of its bytes delta-eligible): a site's history has no first
+    fetches, images or other users, so the mix can only be the paper's."""
+    saved = delta_bytes_saved(data, variant)
+    if saved is None:
+        return None
+    return Interval(saved.estimate * PAPER_ELIGIBLE_SHARE, saved.low * PAPER_ELIGIBLE_SHARE,
+                    saved.high * PAPER_ELIGIBLE_SHARE)
 
 
 def delta_saving(data: Data, variant: str) -> Interval | None:
-    """The median saving of a dictionary delta over the page as stored, for the small
-    edits (0.1 % and 1 %) of files A-D: seed 001's "half of the delta-eligible responses
-    saved at least 98.5 %"."""
-    savings = []
-    for version in SMALL_EDIT_VERSIONS:
-        stored = _page_bytes(data, variant, encoding=IDENTITY, version=version)
-        for load in data.select(variant, encoding=DCZ, version=version):
-            if stored.get(load.condition.site):
-                savings.append(1 - _encoded(data, load) / stored[load.condition.site])
-    if not savings:
-        return None
-    middle = statistics.median(savings)
-    return Interval(middle, middle, middle)  # bytes are exact: the median of these files, no spread
+    """The median over delta-eligible responses of the share of each one's bytes its
+    delta saved, with its bootstrap interval: seed 001's "for half of the delta-eligible
+    responses, vdelta saved at least 98.5 %" is that median."""
+    savings = [1 - r.dcz / r.stored for r in responses(data, variant) if r.dcz is not None]
+    return median_ci(savings) if savings else None
+
+
+def gzip_saving(data: Data, variant: str, content_type: str = "text/html") -> Interval | None:
+    """gzip's saving on the bytes of the responses of `content_type` (table 5-6 counts bytes
+    over every status-200 response of a type): the page history's instances, gzipped as
+    received."""
+    found = [r for r in responses(data, variant, content_type) if r.gzip is not None]
+    return saved_share([r.gzip for r in found if r.gzip is not None], [r.stored for r in found])
 
 
 def modem_ratio(data: Data, variant: str) -> Interval | None:
@@ -104,5 +155,26 @@ def _modem_figure(data: Data | None) -> list[Figure]:
                    "files itself (V.42bis); this link does not.", legend(entries))]
 
 
+def _savings_figure(data: Data | None) -> list[Figure]:
+    """Like seed 001's figure 5-5 (the distribution of the share of each delta-eligible
+    response's bytes saved), as a cumulative distribution: dcz and gzip on the page
+    history, each response a step."""
+    found = responses(data, TODAY) if data is not None else []
+    series: list[charts.Series] = []
+    entries: list[tuple[str, str]] = []
+    for encoding in (DCZ, GZIP):
+        sent = sorted(1 - size / r.stored for r in found if (size := r.dcz if encoding is DCZ else r.gzip) is not None)
+        points = [charts.Point(100 * saved, 100 * (i + 1) / len(sent)) for i, saved in enumerate(sent)]
+        if points:
+            add(series, entries, f"{encoding.name} ({len(points)} responses)", encoding.colour, points, False)
+    if not series:
+        return []
+    svg = charts.line_plot(series, "bytes saved of the response (%)", "responses saving at most that (%)", {})
+    return [Figure("fig-001-5-5", svg, "Like the seed's figure 5-5: the share of each delta-eligible response's "
+                   "bytes saved, as a cumulative distribution over the responses: toybox's pages, each instance "
+                   "after the one before it, as a dictionary delta (dcz) or gzipped, as Chromium received them.",
+                   legend(entries))]
+
+
 def figures(data: Mapping[str, Data]) -> list[Figure]:
-    return _modem_figure(data.get("001-files"))
+    return _modem_figure(data.get("001-files")) + _savings_figure(data.get("001-delta"))

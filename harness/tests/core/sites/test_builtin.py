@@ -11,8 +11,9 @@ from pagebench.core.sites.model import SiteError
 
 def test_builtin_names():
     names = builtin_sites()
-    assert len(names) == 86 and "seed000-small-n1" in names and "seed000-large-n40" in names
+    assert len(names) == 126 and "seed000-small-n1" in names and "seed000-large-n40" in names
     assert {"seed001-a", "seed001-b", "seed001-c", "seed001-d", "seed002", "modern"} <= set(names)
+    assert "seed001-toybox-news-2" in names and "seed001-toybox-release-5" in names
 
 
 @pytest.mark.parametrize("name", ["nope", "seed000-small-n41", "seed000-small-n0", "seed000-small-n05", "seed000-x-n1"])
