@@ -78,10 +78,10 @@ def _profile(name: str, era: str, today: str, variant: str, **extra: Any) -> dic
 ALPHA = 0.05
 
 
-def auto(cap: int, quick: bool) -> int | Spec:
-    """A scenario's `repetitions:`: auto up to `cap` (its planned loads, the budget), or 2
-    with --quick (a smoke run: too few loads for a look to stop anything)."""
-    return 2 if quick else {"cap": cap, "alpha": ALPHA}
+def auto(cap: int, quick: bool, quick_n: int = 2) -> int | Spec:
+    """A scenario's `repetitions:`: auto up to `cap` (its planned loads, the budget), or
+    `quick_n` with --quick (a smoke run: too few loads for a look to stop anything)."""
+    return quick_n if quick else {"cap": cap, "alpha": ALPHA}
 
 
 def _base(name: str, variant: str, quick: bool, *, tls_era: str = "none", cap: int = 5, **fields: Any) -> Spec:
@@ -152,11 +152,11 @@ def _transfer(variant: str, quick: bool) -> list[tuple[str, Spec]]:
                    sites=[_transfer_site(n) for n in (TRANSFER_BYTES_QUICK if quick else TRANSFER_BYTES)],
                    profiles=[_profile("remote", "t1-1994-tcp", "t1-1994", variant),
                              _profile("remote-mss536", "t1-1994-mss536-tcp", "t1-1994-mss536", variant)])
-    remote["repetitions"] = 1 if quick else 3
+    remote["repetitions"] = auto(3, quick, 1)
     lan = _base("000-transfer-lan", variant, quick, modes=["http1.0"],
                 sites=[_transfer_site(n) for n in (LAN_TRANSFER_BYTES_QUICK if quick else LAN_TRANSFER_BYTES)],
                 profiles=[_profile("local", "lan-1994-tcp", "lan-1994", variant)])
-    lan["repetitions"] = 3 if quick else 12
+    lan["repetitions"] = auto(12, quick, 3)
     return [("", remote), ("lan", lan)]
 
 
@@ -178,7 +178,7 @@ def _first_image(variant: str, quick: bool) -> list[tuple[str, Spec]]:
 def _latency(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     small, large = (IMAGE_COUNTS_QUICK, (CLAIM_IMAGES,)) if quick else (IMAGE_COUNTS, IMAGE_COUNTS)
     sites = [f"seed000-small-n{n}" for n in small] + [f"seed000-large-n{n}" for n in large]
-    return [("", _base("000-latency", variant, quick, repetitions=1 if quick else 4, sites=sites,
+    return [("", _base("000-latency", variant, quick, repetitions=auto(4, quick, 1), sites=sites,
                        modes=["http1.0", "keepalive", "pipelining"], topology="proxy",
                        proxy={"connections": 1, "depth": 40}, profiles=[_section6(variant)]))]
 
@@ -187,7 +187,7 @@ def _window(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     """The 20 large images under each 1994 receive window (era only: today's windows scale)."""
     profiles = [_profile(f"remote-w{w}", "t1-1994-tcp", "t1-1994", variant, initcwnd=SECTION6_INITCWND,
                          rwnd_bytes=w) for w in WINDOWS]
-    return [("", _base("000-window", variant, quick, repetitions=1 if quick else 3, warmup=0,
+    return [("", _base("000-window", variant, quick, repetitions=auto(3, quick, 1), warmup=0,
                        sites=[f"seed000-large-n{CLAIM_IMAGES}"], modes=["http1.0", "pipelining"],
                        topology="proxy", proxy={"connections": 1, "depth": 40}, profiles=profiles))]
 
@@ -200,7 +200,7 @@ def _local(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     sites = [f"seed000-small-n{n}" for n in counts]
     local = [_profile("local", "lan-1994-tcp", "lan-1994", variant)]
     direct = _base("000-local", variant, quick, sites=sites, modes=["http1.0", "keepalive"], profiles=local)
-    direct["repetitions"] = 3 if quick else 20  # millisecond loads on a shared machine: noisy, and cheap
+    direct["repetitions"] = auto(20, quick, 3)  # millisecond loads on a shared machine: noisy, and cheap
     runs = [("direct", direct)]
     if variant != CLEARTEXT:
         runs.append(("proxy", _base("000-local-proxy", variant, quick, sites=sites, modes=["http1.0", "pipelining"],
@@ -278,7 +278,7 @@ def _load004(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     for clients, size, modes in runs:
         spec = _base(f"004-load-n{clients}-c{size}", variant, quick, sites=[LOAD_SITE], modes=modes,
                      topology="proxy", clients=clients, proxy={"connections": size, "depth": 1, "pool": "warm"},
-                     profiles=[_us_nz(variant)], repetitions=1 if quick else 3)
+                     profiles=[_us_nz(variant)], repetitions=auto(3, quick, 1))
         spec["warmup"] = 1  # opens the warm pool
         found.append((pool_label(size, clients), spec))
     return found
