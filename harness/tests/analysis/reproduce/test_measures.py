@@ -62,9 +62,7 @@ def test_round_trips_to_the_first_image_from_navigation_and_on_an_open_connectio
     assert measure("000-4-first-image-open", found).estimate == pytest.approx(2.0)  # 3 RTT less the connect
 
 
-def test_connections_pool_and_window_measures():
-    page = [load(KEEPALIVE, 5000, connections_link=7), load(H2, 3500, connections_link=2)]
-    assert measure("002-connections", data({(TODAY, ""): page}), TODAY).estimate == pytest.approx(1 - 2 / 7)
+def test_pool_and_window_measures():
     pool = {(ERA, "C=1"): [load(KEEPALIVE, 3000), load(HTTP10, 2000)],
             (ERA, "C=32"): [load(KEEPALIVE, 1500), load(HTTP10, 2000)]}
     assert measure("004-pool", data(pool)).estimate == pytest.approx(0.25)  # 1 - 1500 / 2000 at the largest C
@@ -73,16 +71,6 @@ def test_connections_pool_and_window_measures():
                  resources=[resource(0, 300, 0, 240, 241), resource(1, 2_000_000, 250, 490, 7590)])]
     rate = measure("004-window", data({(ERA, ""): bulk}, {"us-nz": {"rtt_ms": 120}}))
     assert rate.estimate == pytest.approx(2_000_000 * 8 / 7340 / 1000)
-
-
-def test_the_sweep_counts_the_cells_inside_the_reports_range():
-    loads, profiles = [], {}
-    for name, rtt, h2 in (("a", 20, 950), ("b", 200, 700)):
-        profiles[name] = {"rtt_ms": rtt, "down_mbit": 12}
-        for site in scenarios.SWEEP_SITES:
-            loads += [load(KEEPALIVE, 1000, site=site, profile=name), load(H2, h2, site=site, profile=name)]
-    found = measure("002-sweep", data({(TODAY, ""): loads}, profiles), TODAY)
-    assert found.estimate == pytest.approx(0.5)  # the 200 ms cells cut 30 %, the 20 ms ones 5 %
 
 
 def page(encoded: int) -> list[ResourceRow]:
