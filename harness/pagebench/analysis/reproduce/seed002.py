@@ -1,7 +1,7 @@
 """Seed 002 (the 2013 SPDY testbed report): the appendix's own figures, the link fitted
 from them (`fit`), its measures and figures.
 
-The appendix's per-trial tables are data here (`APPENDIX_B`, `APPENDIX_D`): the claims'
+The appendices' per-trial tables are data here (`APPENDIX_B` .. `APPENDIX_D_WARM`): the claims'
 ranges are the paper's own 95 % intervals from them, fixed before any run.
 """
 
