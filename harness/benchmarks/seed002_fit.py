@@ -7,9 +7,9 @@ HTTP/1.1's median load is the appendix's 7.59 s; h2's time there against the app
 
 The fit is fixed before the run and uses the appendix on one side only, so the other side
 can fail: the bandwidth is the fastest of its 40 loads (16.8 Mbit/s, SPDY's trial 13: the
-link carried at least that), the RTT is interpolated (linearly, between the two swept RTTs
-that bracket it) from HTTP/1.1's medians alone, and h2's time at that RTT is a prediction
-(`seed002.fit`). Appendix C (the virtual lab, whose fastest load also ran at 16.8 Mbit/s)
+link carried at least that), the RTT is where HTTP/1.1's least-squares line through every
+load of the sweep meets the appendix's mean HTTP time, and h2's line read at that RTT is
+a prediction (`seed002.fit`). Appendix C (the virtual lab, whose fastest load also ran at 16.8 Mbit/s)
 is fitted the same way from the same sweep. Each `--rtt` list is one run (keep each under a
 few minutes); the fit reads every complete run of this benchmark in the store, the latest
 per RTT. `--rtt none` only fits and prints. `--confirm` then loads the page on the built-in
@@ -76,16 +76,16 @@ def times(store: Store, name: str) -> Times:
 
 
 def medians(store: Store) -> dict[float, dict[object, list[float]]]:
-    """RTT (ms) -> mode -> cold load times (s), the latest run per RTT."""
+    """RTT (ms) -> mode -> cold load times (s), the latest run per RTT (the confirming
+    runs are not the fit's)."""
     found: dict[float, dict[object, list[float]]] = {}
     for rtt, by_mode in times(store, NAME).values():
         found.setdefault(rtt, by_mode)
     return dict(sorted(found.items()))
 
 
-def median(xs: list[float]) -> float:
-    s = sorted(xs)
-    return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
+def mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
 
 
 def show_fit(title: str, target: Trials, found: Fit | None) -> None:
@@ -93,7 +93,7 @@ def show_fit(title: str, target: Trials, found: Fit | None) -> None:
         print(f"{title}: no fit, HTTP/1.1's medians do not bracket {target.http_mean:.2f} s.\n")
         return
     print(f"**{title}**: best-fit link RTT {found.rtt_ms:.0f} ms, {FIT_MBIT:g} Mbit/s.\n")
-    print("| protocol | appendix (mean of 20) | fitted link (interpolated) | residual | role |")
+    print("| protocol | appendix (mean of 20) | fitted link (its line) | residual | role |")
     print("|---|---:|---:|---:|---|")
     print(f"| HTTP/1.1 | {target.http_mean:.2f} s | {found.http_s:.2f} s | {found.http_residual * 100:+.1f} % "
           "| fitted (sets the RTT) |")
@@ -115,14 +115,15 @@ def main() -> None:
         print(f"run {run(spec(CONFIRM, [profile for _, _, profile in FITS]), args.db)}", file=sys.stderr)
     store = Store(args.db)
     sweep = medians(store)
-    print(f"### The sweep: seed002, TLS 1.2, cold, {FIT_MBIT:g} Mbit/s both ways (medians, s)\n")
-    print("| RTT (ms) | HTTP/1.1 | h2 | h2's cut | loads |")
-    print("|---:|---:|---:|---:|---:|")
+    print(f"### The sweep: seed002, TLS 1.2, cold, {FIT_MBIT:g} Mbit/s both ways (s: mean, and each load)\n")
+    print("| RTT (ms) | HTTP/1.1 | h2 | h2's cut of the mean |")
+    print("|---:|---|---|---:|")
     for rtt, by_mode in sweep.items():
         h1, h2 = by_mode[KEEPALIVE], by_mode[H2]
         if h1 and h2:
-            a, b = median(h1), median(h2)
-            print(f"| {rtt:g} | {a:.2f} | {b:.2f} | {(1 - b / a) * 100:.0f} % | {len(h1)} + {len(h2)} |")
+            a, b = mean(h1), mean(h2)
+            print(f"| {rtt:g} | {a:.2f} ({', '.join(f'{t:.2f}' for t in h1)}) | {b:.2f} "
+                  f"({', '.join(f'{t:.2f}' for t in h2)}) | {(1 - b / a) * 100:.0f} % |")
     print("\n### The fits\n")
     for title, target, _ in FITS:
         show_fit(title, target, fit({r: t[KEEPALIVE] for r, t in sweep.items()}, {r: t[H2] for r, t in sweep.items()},
@@ -130,13 +131,13 @@ def main() -> None:
     confirmed = times(store, CONFIRM)
     if not confirmed:
         return
-    print("### The fitted profiles, loaded (medians, s)\n")
+    print("### The fitted profiles, loaded (means, s)\n")
     print("| profile | RTT (ms) | HTTP/1.1 | residual | h2 | residual | h2's cut (appendix's) | loads |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for _, target, profile in FITS:
         rtt, by_mode = confirmed.get(profile, (0.0, {}))
         if by_mode.get(KEEPALIVE) and by_mode.get(H2):
-            a, b = median(by_mode[KEEPALIVE]), median(by_mode[H2])
+            a, b = mean(by_mode[KEEPALIVE]), mean(by_mode[H2])
             print(f"| {profile} | {rtt:g} | {a:.2f} | {(a / target.http_mean - 1) * 100:+.1f} % "
                   f"| {b:.2f} | {(b / target.spdy_mean - 1) * 100:+.1f} % | {(1 - b / a) * 100:.0f} % "
                   f"({(1 - target.spdy_mean / target.http_mean) * 100:.0f} %) "

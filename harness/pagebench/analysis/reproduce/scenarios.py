@@ -132,7 +132,7 @@ def _page002(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     """The report's page, cold (it cleared the cache before every load), on the links
     fitted from Appendix B (its EC2 server) and C (its virtual lab)."""
     return [("", _base("002-page", variant, quick, tls_era="1.2", sites=[PAGE002_SITE], modes=["keepalive", "h2"],
-                       profiles=[EC2_2013] if quick else [EC2_2013, VLAB_2013]))]
+                       profiles=[EC2_2013, VLAB_2013]))]
 
 
 def _real002(variant: str, quick: bool) -> list[tuple[str, Spec]]:

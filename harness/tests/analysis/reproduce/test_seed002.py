@@ -19,23 +19,25 @@ def test_the_appendix_tables_give_the_reports_averages():
     assert round(APPENDIX_C.http_mean, 4) == 8.9173 and round(APPENDIX_C.spdy_mean, 4) == 5.1293
     assert sum(APPENDIX_D_COLD.http_tcp) / 10 == 41.3 and sum(APPENDIX_D_COLD.spdy_tcp) / 10 == 44.5
     assert sum(APPENDIX_D_WARM.http_tcp) / 10 == 15.6 and sum(APPENDIX_D_WARM.spdy_tcp) / 10 == 31.5
-    cut = seed002.appendix_cut(APPENDIX_B.http_s, APPENDIX_B.spdy_s)  # the text's 21 %
+    cut = seed002.mean_cut(APPENDIX_B.http_s, APPENDIX_B.spdy_s)  # the text's 21 %
     assert round(cut.estimate, 2) == 0.21 and cut.low < 0.21 < cut.high
 
 
-def test_the_fit_interpolates_http_alone_and_predicts_h2():
-    http = {40: [5.4, 5.5], 120: [7.2, 7.3, 7.25], 200: [10.3]}
-    spdy = {40: [5.0], 120: [5.6], 200: [6.5]}
+def test_the_fit_meets_http_s_line_and_reads_h2_s_line_there():
+    http = {40: [5.0, 6.0], 120: [7.0, 9.0], 200: [9.0, 10.0, 11.0]}  # means 5.5, 8, 10: 0.028125 s/ms
+    spdy = {40: [5.0], 120: [5.6], 200: [6.2]}  # exactly 4.7 + 0.0075 s/ms
     found = seed002.fit(http, spdy, APPENDIX_B)
     assert found is not None
-    share = (APPENDIX_B.http_mean - 7.25) / (10.3 - 7.25)
-    assert found.rtt_ms == pytest.approx(120 + 80 * share)
-    assert found.http_residual == pytest.approx(0)
-    assert found.spdy_s == pytest.approx(5.6 + 0.9 * share)
+    slope, intercept = seed002._line(http)
+    assert found.rtt_ms == pytest.approx((APPENDIX_B.http_mean - intercept) / slope)
+    assert 40 < found.rtt_ms < 200 and found.http_residual == pytest.approx(0)
+    assert found.spdy_s == pytest.approx(4.7 + 0.0075 * found.rtt_ms)
     assert found.spdy_residual == pytest.approx(found.spdy_s / APPENDIX_B.spdy_mean - 1)
     moved = seed002.fit(http, {rtt: [t + 1] for rtt, [t] in spdy.items()}, APPENDIX_B)
     assert moved is not None and moved.rtt_ms == found.rtt_ms  # h2's times do not move the RTT
-    assert seed002.fit({40: [5.4], 120: [7.2]}, {40: [5.0], 120: [5.6]}, APPENDIX_B) is None  # not bracketed
+    assert moved.spdy_s == pytest.approx(found.spdy_s + 1)
+    assert seed002.fit({40: [5.4], 120: [6.2]}, {40: [5.0], 120: [5.6]}, APPENDIX_B) is None  # past the sweep
+    assert seed002.fit({40: [9.0], 120: [6.0]}, {40: [5.0], 120: [5.6]}, APPENDIX_B) is None  # not rising
 
 
 def pages(site: str, profile: str, cache: str, h1: tuple[float, int], h2: tuple[float, int]) -> list:
