@@ -82,3 +82,10 @@ def test_every_claim_states_the_papers_condition_and_ours():
     for claim in claims_of(["002"]):
         assert claim.condition and claim.ours and claim.line and claim.falsifies, claim.key
         assert "§" in claim.condition and claim.section.startswith("§4."), claim.key
+
+
+def test_the_figure_sets_the_reports_times_beside_ours():
+    found = {"002-page": data({(ERA, ""): pages(PAGE002_SITE, EC2_2013, "cold", (7600, 5), (6000, 2))})}
+    [figure] = seed002.figures(found)
+    assert figure.name == "times-002" and figure.svg.startswith("<svg") and "Appendix B" in figure.legend
+    assert seed002.figures({}) == []
