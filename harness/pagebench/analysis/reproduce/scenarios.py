@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pagebench.core.encodings import DCZ, GZIP, IDENTITY
@@ -32,7 +33,7 @@ VARIANT_NOTES = {
                   "transfers, 2 for section 6's pages, where slow start did not limit the window)",
     ("000", TODAY): "TLS 1.3, Linux TCP (cubic, initial window 10, SACK, timestamps, window scaling)",
     ("000", CLEARTEXT): "today's Linux TCP and browser without TLS: the control for TLS's round trips",
-    ("002", ERA): "TLS 1.2 as in 2013, Linux TCP",
+    ("002", ERA): "TLS 1.2 as in 2013, Linux TCP (the links fitted with it)",
     ("002", TODAY): "TLS 1.3, Linux TCP",
     ("001", ERA): "cleartext, 1994 TCP (Reno, initial window 1 on the modem, no SACK/timestamps/window scaling)",
     ("001", TODAY): "TLS 1.3, Linux TCP; deltas by Compression Dictionary Transport (RFC 9842, dcz)",
@@ -133,12 +134,13 @@ LOAD_CLIENTS_QUICK = (1, 8)
 LOAD_POOL = 50
 LOAD_SMALL_POOLS = (8, 20)
 LOAD_SITE = "seed000-large-n20"
-#: Seed 002's sweep: where does h2's gain over HTTP/1.1 fall?
-SWEEP_RTT_MS = (20, 40, 100, 200)
-SWEEP_RTT_MS_QUICK = (200,)
-SWEEP_MBIT = (12, 50)
-SWEEP_MBIT_QUICK = (12,)
-SWEEP_SITES = ("seed002", "seed000-small-n40")
+#: Seed 002's pages: the report's own (Appendix A, scenarios 1 and 2), and for its real
+#: sites (section 3.3, Amazon.com) a public HAR of a many-origin portal of its time:
+#: aftonbladet.se's front page, WebPageTest 2.17 (171 requests from 34 origins, 1.34 MB),
+#: from the test corpus (tests/fixtures/hars/README.md: source and MIT licence).
+PAGE002_SITE = "seed002"
+REAL002_HAR = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "hars" / "wpt-aftonbladet.se.har.gz"
+REAL002_SITE = "wpt-aftonbladet.se"
 
 
 def _transfer_site(nbytes: int) -> dict[str, Any]:
@@ -208,22 +210,25 @@ def _local(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     return runs
 
 
-SEED002_PROFILE = {"name": "lab-2013", "rtt_ms": 40, "down_mbit": 12, "up_mbit": 12,
-                   "source": "the SPDY report's testbed as pagebench reads it: 40 ms, 12 Mbit/s"}
+#: The report's links, fitted from its appendices (link/profiles.yaml, benchmarks/seed002_fit.py).
+EC2_2013, VLAB_2013 = "ec2-2013", "vlab-2013"
 
 
 def _page002(variant: str, quick: bool) -> list[tuple[str, Spec]]:
-    return [("", _base("002-page", variant, quick, tls_era="1.2", sites=["seed002"], modes=["keepalive", "h2"],
-                       profiles=[SEED002_PROFILE], cache=["cold", "warm"]))]
+    """The report's page, cold (it cleared the cache before every load), on the links
+    fitted from Appendix B (its EC2 server) and C (its virtual lab)."""
+    return [("", _base("002-page", variant, quick, tls_era="1.2", sites=[PAGE002_SITE], modes=["keepalive", "h2"],
+                       profiles=[EC2_2013, VLAB_2013]))]
 
 
-def _sweep002(variant: str, quick: bool) -> list[tuple[str, Spec]]:
-    rtts, rates = (SWEEP_RTT_MS_QUICK, SWEEP_MBIT_QUICK) if quick else (SWEEP_RTT_MS, SWEEP_MBIT)
-    profile = {"name": "sweep", "rtt_ms": list(rtts), "down_mbit": list(rates), "up_mbit": list(rates)}
-    spec = _base("002-sweep", variant, quick, sites=list(SWEEP_SITES), modes=["keepalive", "h2"],
-                 profiles=[profile])
-    spec["repetitions"] = 2 if quick else 3
-    return [("", spec)]
+def _real002(variant: str, quick: bool) -> list[tuple[str, Spec]]:
+    """The real-site stand-in, cold and warm (section 3.3: cache cleared for 10 loads, kept
+    for 10), on the EC2 link (the report's client, the only link of its own it lets us fit)."""
+    spec = _base("002-real", variant, quick, tls_era="1.2", sites=[{"corpus": str(REAL002_HAR)}],
+                 modes=["keepalive", "h2"], profiles=[EC2_2013], cache=["cold", "warm"])
+    # its rows are far from their ranges (docs/reproductions.md): 3 loads a condition tell;
+    # no warm-up (a warm load is primed by a load of its own anyway)
+    return [("", spec | {"repetitions": 2 if quick else 3, "warmup": 0})]
 
 
 def _us_nz(variant: str) -> dict[str, Any]:
@@ -331,10 +336,10 @@ SCENARIOS = (
     Scenario("001-delta", "001", "real successive versions of toybox's web pages: each instance after the one "
              "before it in the cache, whole, gzipped or as a dictionary delta (dcz) (sections 5.4-5.7)", _delta001,
              (TODAY,)),
-    Scenario("002-page", "002", "the SPDY report's photo page, HTTP/1.1 over TLS against h2, cold and warm",
-             _page002),
-    Scenario("002-sweep", "002", "h2 against HTTP/1.1 over RTT x bandwidth, photo page beside a page of "
-             "40 small images", _sweep002, (TODAY,)),
+    Scenario("002-page", "002", "the SPDY report's photo page, HTTP/1.1 over TLS against h2, cold, on the links "
+             "fitted from its Appendices B and C", _page002),
+    Scenario("002-real", "002", "a public HAR of a many-origin portal standing in for the report's real sites, "
+             "HTTP/1.1 over TLS against h2, cold and warm (section 4.3, Appendix D)", _real002),
     Scenario("004-window", "004", "one bulk connection over the US/NZ link", _window004),
     Scenario("004-pool", "004", "four clients through the edge proxy over the US/NZ link: a connection per "
              "request and one multiplexed h2 connection against a warm pool of C persistent connections", _pool004),

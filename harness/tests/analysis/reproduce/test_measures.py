@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from pagebench.analysis.reproduce import scenarios
 from pagebench.analysis.reproduce.claims import CLAIM_BY_KEY
 from pagebench.analysis.reproduce.measures import Data
-from pagebench.analysis.reproduce.scenarios import ERA, TODAY
+from pagebench.analysis.reproduce.scenarios import ERA
 from pagebench.analysis.stats import Interval
 from pagebench.core.encodings import GZIP, IDENTITY
-from pagebench.core.modes import H2, HTTP10, KEEPALIVE
+from pagebench.core.modes import HTTP10
 from pagebench.results.rows import ResourceRow
 from tests.analysis.reproduce.loads import data, load, resource
 
@@ -19,21 +18,6 @@ def measure(key: str, found: Data, variant: str = ERA) -> Interval:
     measured = CLAIM_BY_KEY[key].measure(found, variant)
     assert measured is not None
     return measured
-
-
-def test_connections_cut_counts_the_links_connections():
-    page = [load(KEEPALIVE, 5000, connections_link=7), load(H2, 3500, connections_link=2)]
-    assert measure("002-connections", data({(TODAY, ""): page}), TODAY).estimate == pytest.approx(1 - 2 / 7)
-
-
-def test_the_sweep_counts_the_cells_inside_the_reports_range():
-    loads, profiles = [], {}
-    for name, rtt, h2 in (("a", 20, 950), ("b", 200, 700)):
-        profiles[name] = {"rtt_ms": rtt, "down_mbit": 12}
-        for site in scenarios.SWEEP_SITES:
-            loads += [load(KEEPALIVE, 1000, site=site, profile=name), load(H2, h2, site=site, profile=name)]
-    found = measure("002-sweep", data({(TODAY, ""): loads}, profiles), TODAY)
-    assert found.estimate == pytest.approx(0.5)  # the 200 ms cells cut 30 %, the 20 ms ones 5 %
 
 
 def page(encoded: int) -> list[ResourceRow]:
