@@ -8,6 +8,14 @@
  * accepted at once; with --no-delay-queues that is all it does (the netem
  * backend, whose delay is in the kernel).
  *
+ * With --up/--down-rate-bps it is also the line: a packet is serialized at
+ * that rate, queued behind the ones before it (dropped past the queue's
+ * --*-queue-bytes at the rate), then delayed. With --v42bis the line is a
+ * compressing modem's: a packet's transport payload costs its V.42bis
+ * output (v42bis.c, one dictionary per direction for the whole stream, as
+ * the modems compress the serial line), its headers and framing
+ * (LINE_FRAMING_BYTES) as they are.
+ *
  * This file owns libnetfilter_queue, the clock and the poll loop; the
  * scheduling decisions live in delay.c, the rewrite in rwnd.c, the stats
  * layout in stats.h.
@@ -38,6 +46,7 @@
 #include "delay.h"
 #include "rwnd.h"
 #include "stats.h"
+#include "v42bis.h"
 
 #define PROG "pagebench-delay"
 #define NSEC_PER_USEC 1000ULL
@@ -53,6 +62,11 @@
  * maximum (0xffff minus an attribute header). */
 #define RWND_COPY_BYTES 0xffffu
 #define RECV_BYTES (65536 + 4096)  /* a whole-packet message and its attributes */
+/* Per packet on the line beside its IP packet: what htb counts for an
+ * Ethernet frame's header, so a line without compression costs what the
+ * htb bottleneck does. */
+#define LINE_FRAMING_BYTES 14
+#define MAX_RATE_BPS 100000000000ULL
 
 struct opts {
 	unsigned queue[2];
@@ -67,6 +81,9 @@ struct opts {
 	bool delay_queues;    /* bind up and down (not with --no-delay-queues) */
 	unsigned rwnd_queue;
 	uint16_t rwnd_bytes;  /* 0: no window clamp, no rwnd queue */
+	uint64_t rate_bps[2];   /* 0: no line (the kernel's htb shapes) */
+	uint64_t queue_bytes[2]; /* the line's queue, as bytes at its rate */
+	unsigned v42_n2, v42_n7; /* n2 0: no V.42bis */
 };
 
 struct app;
@@ -77,6 +94,11 @@ struct dir {
 	struct dq dq;
 	/* Local copies, published to the shared file once per iteration. */
 	struct pb_dir_stats st;
+	/* the line: rate 0 = none; busy until line_free_ns; a packet waiting
+	   longer than queue_ns for it is dropped */
+	uint64_t rate_bps, line_free_ns, queue_ns;
+	bool v42_on;
+	struct v42bis v42;
 	uint64_t hist[PB_HIST_BUCKETS];
 	unsigned hist_lo, hist_hi; /* dirty bucket range; lo > hi if clean */
 };
@@ -148,7 +170,18 @@ static void usage(FILE *f)
 		"  --rwnd-bytes B      the clamp, 1..65535 bytes\n"
 		"  --no-delay-queues   bind only --rwnd-queue: clamp without delay "
 		"(the\n"
-		"                      --up-*/--down-* options must stay unset)\n",
+		"                      --up-*/--down-* options must stay unset)\n"
+		"  --up-rate-bps N     serialize up at N bit/s before the delay "
+		"(default: no line)\n"
+		"  --down-rate-bps N   the same down\n"
+		"  --up-queue-bytes N  the line's queue up, bytes at its rate "
+		"(default 12112)\n"
+		"  --down-queue-bytes N  the same down\n"
+		"  --v42bis N2         the line compresses by V.42bis, N2 codewords "
+		"(512..65535;\n"
+		"                      needs both rates)\n"
+		"  --v42bis-max-string N7  V.42bis's longest string, 6..250 "
+		"(default 32)\n",
 		MAX_DELAY_US);
 }
 
@@ -191,7 +224,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		O_UP_QUEUE = 256, O_DOWN_QUEUE, O_UP_DELAY, O_DOWN_DELAY,
 		O_UP_JITTER, O_DOWN_JITTER, O_UP_LOSS, O_DOWN_LOSS, O_SEED,
 		O_STATS, O_SPIN, O_RT, O_MAXLEN, O_CAPACITY, O_RWND_QUEUE,
-		O_RWND_BYTES, O_NO_DELAY_QUEUES,
+		O_RWND_BYTES, O_NO_DELAY_QUEUES, O_UP_RATE, O_DOWN_RATE,
+		O_UP_QBYTES, O_DOWN_QBYTES, O_V42, O_V42_N7,
 	};
 	static const struct option longopts[] = {
 		{"up-queue", required_argument, NULL, O_UP_QUEUE},
@@ -211,6 +245,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"rwnd-queue", required_argument, NULL, O_RWND_QUEUE},
 		{"rwnd-bytes", required_argument, NULL, O_RWND_BYTES},
 		{"no-delay-queues", no_argument, NULL, O_NO_DELAY_QUEUES},
+		{"up-rate-bps", required_argument, NULL, O_UP_RATE},
+		{"down-rate-bps", required_argument, NULL, O_DOWN_RATE},
+		{"up-queue-bytes", required_argument, NULL, O_UP_QBYTES},
+		{"down-queue-bytes", required_argument, NULL, O_DOWN_QBYTES},
+		{"v42bis", required_argument, NULL, O_V42},
+		{"v42bis-max-string", required_argument, NULL, O_V42_N7},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -222,6 +262,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		.queue_maxlen = 65536,
 		.capacity = DQ_DEFAULT_CAPACITY,
 		.delay_queues = true,
+		.queue_bytes = {8 * 1514, 8 * 1514},
+		.v42_n7 = 32,
 	};
 	const char *delay_opt = NULL; /* a delay-queue option given */
 	bool rwnd_queue_given = false;
@@ -232,7 +274,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		for (const struct option *lo = longopts; lo->name; lo++)
 			if (lo->val == c)
 				name = lo->name;
-		if (c >= O_UP_QUEUE && c <= O_DOWN_LOSS)
+		if ((c >= O_UP_QUEUE && c <= O_DOWN_LOSS) ||
+		    (c >= O_UP_RATE && c <= O_V42_N7))
 			delay_opt = name;
 		switch (c) {
 		case O_UP_QUEUE:
@@ -289,6 +332,24 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_NO_DELAY_QUEUES:
 			o->delay_queues = false;
 			break;
+		case O_UP_RATE:
+		case O_DOWN_RATE:
+			o->rate_bps[c - O_UP_RATE] =
+				parse_uint(name, optarg, 1, MAX_RATE_BPS);
+			break;
+		case O_UP_QBYTES:
+		case O_DOWN_QBYTES:
+			o->queue_bytes[c - O_UP_QBYTES] =
+				parse_uint(name, optarg, 1514, 1ULL << 30);
+			break;
+		case O_V42:
+			o->v42_n2 = parse_uint(name, optarg, V42_MIN_N2,
+					       V42_MAX_N2);
+			break;
+		case O_V42_N7:
+			o->v42_n7 = parse_uint(name, optarg, V42_MIN_N7,
+					       V42_MAX_N7);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -330,6 +391,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (!o->delay_queues && delay_opt) {
 		fprintf(stderr, PROG ": --%s: not with --no-delay-queues\n",
 			delay_opt);
+		exit(2);
+	}
+	if (o->v42_n2 && !(o->rate_bps[0] && o->rate_bps[1])) {
+		fprintf(stderr, PROG ": --v42bis: needs --up-rate-bps and "
+			"--down-rate-bps (the modem's line)\n");
 		exit(2);
 	}
 	if (o->delay_queues && rwnd_queue_given &&
@@ -462,6 +528,51 @@ static uint64_t arrival_ns(struct dir *d, struct nfq_data *nfad)
 	return a->read_ns;
 }
 
+/* Where the transport payload of an IPv4/IPv6 TCP or UDP packet starts;
+ * n (all header) for anything else. */
+static size_t payload_offset(const unsigned char *p, size_t n)
+{
+	size_t at;
+	unsigned proto;
+
+	if (n >= 20 && p[0] >> 4 == 4) {
+		at = (size_t)(p[0] & 0x0f) * 4;
+		proto = p[9];
+		if (((unsigned)p[6] << 8 | p[7]) & 0x1fff)
+			return n; /* a later fragment */
+	} else if (n >= 40 && p[0] >> 4 == 6) {
+		at = 40;
+		proto = p[6];
+	} else {
+		return n;
+	}
+	if (proto == 6 && n >= at + 20)
+		at += (size_t)(p[at + 12] >> 4) * 4;
+	else if (proto == 17 && n >= at + 8)
+		at += 8;
+	else
+		return n;
+	return at < n ? at : n;
+}
+
+/* How long the packet holds the line: its IP length and framing at the
+ * rate, or, through V.42bis, its headers and framing plus what the
+ * compressor sends for its payload. */
+static uint64_t line_ns(struct dir *d, const unsigned char *p, int copied,
+			uint32_t len)
+{
+	uint64_t bits = ((uint64_t)len + LINE_FRAMING_BYTES) * 8;
+	if (d->v42_on && copied > 0 && (uint32_t)copied >= len) {
+		size_t at = payload_offset(p, len);
+		uint64_t out = v42_packet(&d->v42, p + at, len - at, NULL);
+		bits = ((uint64_t)at + LINE_FRAMING_BYTES) * 8 + out;
+		d->st.v42_in_bytes += len - at;
+		d->st.v42_out_bits += out;
+	}
+	return (uint64_t)(((unsigned __int128)bits * NSEC_PER_SEC +
+			   d->rate_bps - 1) / d->rate_bps);
+}
+
 static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 		     struct nfq_data *nfad, void *data)
 {
@@ -483,7 +594,21 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 
 	d->st.received++;
 	d->st.bytes_received += len;
-	switch (dq_offer(&d->dq, id, len, arrival_ns(d, nfad), &deadline)) {
+	uint64_t arrival = arrival_ns(d, nfad);
+	if (d->rate_bps) {
+		uint64_t start = d->line_free_ns > arrival ? d->line_free_ns
+							   : arrival;
+		if (start - arrival > d->queue_ns) {
+			/* the line's queue is full: tail drop, before the
+			 * modem (so before its dictionary) */
+			d->st.line_dropped++;
+			set_verdict(d, id, NF_DROP);
+			return 0;
+		}
+		d->line_free_ns = start + line_ns(d, payload, copied, len);
+		arrival = d->line_free_ns; /* the delay starts once sent */
+	}
+	switch (dq_offer(&d->dq, id, len, arrival, &deadline)) {
 	case DQ_DROP_LOSS:
 		d->st.dropped_loss++;
 		set_verdict(d, id, NF_DROP);
@@ -642,7 +767,9 @@ static int bind_queue(struct app *a, int i, const struct opts *o)
 			names[i], strerror(errno));
 		return -1;
 	}
-	if (nfq_set_mode(d->qh, NFQNL_COPY_PACKET, COPY_BYTES) < 0 ||
+	/* V.42bis reads the payload: whole packets (as the window clamp) */
+	if (nfq_set_mode(d->qh, NFQNL_COPY_PACKET,
+			 d->v42_on ? RWND_COPY_BYTES : COPY_BYTES) < 0 ||
 	    nfq_set_queue_maxlen(d->qh, o->queue_maxlen) < 0) {
 		fprintf(stderr, PROG ": cannot configure NFQUEUE %u (%s): %s\n",
 			o->queue[i], names[i], strerror(errno));
@@ -829,6 +956,19 @@ int main(int argc, char **argv)
 				"FIFO: %s\n", strerror(errno));
 			return 1;
 		}
+		d->rate_bps = o.rate_bps[i];
+		if (d->rate_bps)
+			d->queue_ns = (uint64_t)((unsigned __int128)
+				o.queue_bytes[i] * 8 * NSEC_PER_SEC / d->rate_bps);
+		if (o.v42_n2) {
+			if (v42_init(&d->v42, o.v42_n2, o.v42_n7) < 0) {
+				fprintf(stderr, PROG ": cannot allocate the "
+					"V.42bis dictionary: %s\n",
+					strerror(errno));
+				return 1;
+			}
+			d->v42_on = true;
+		}
 	}
 	if (setup_nfq(&a, &o) < 0) {
 		teardown_nfq(&a);
@@ -850,8 +990,11 @@ int main(int argc, char **argv)
 	flush(&a);
 	publish(&a, clock_ns(CLOCK_MONOTONIC));
 	teardown_nfq(&a);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		dq_free(&a.dir[i].dq);
+		if (a.dir[i].v42_on)
+			v42_free(&a.dir[i].v42);
+	}
 	munmap(a.shm, sizeof(*a.shm));
 	close(ts_fd);
 	return rc;
