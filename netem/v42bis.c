@@ -172,13 +172,17 @@ static void put_char(struct v42bis *v, struct v42_bits *b, uint8_t ch)
 	}
 }
 
-/* The mode test, at a packet boundary: switch when the other mode would
- * have cost 3 % less over the last V42_TEST_BYTES or more of input. */
+/* The mode test, every V42_TEST_BYTES of input: switch when the other mode
+ * would have cost 3 % less over them. Leaving compressed mode sends the
+ * string being matched first (no new string: as at a FLUSH); entering it
+ * drops the string (both ends). */
 static void test_mode(struct v42bis *v, struct v42_bits *b)
 {
-	if (v->win_bytes < V42_TEST_BYTES)
-		return;
 	if (!v->transparent && v->win_transparent * 100 < v->win_compressed * 97) {
+		if (v->cur != V42_NONE) {
+			put_code(v, b, v->cur);
+			v->cur = V42_NONE;
+		}
 		v42_put(b, V42_ETM, v->c2);
 		pad_octet(b);
 		v->transparent = 1;
@@ -207,16 +211,16 @@ uint64_t v42_packet(struct v42bis *v, const uint8_t *data, size_t len,
 		if (v->transparent)
 			put_char(v, b, ch);
 		uint16_t ended = v42_match(&v->d, &v->cur, ch);
-		if (ended == V42_NONE)
-			continue;
-		if (v->transparent) {
+		if (ended != V42_NONE && v->transparent) {
 			unsigned need = bit_length(ended);
 			v->win_compressed += need > v->c2 ? need : v->c2;
-		} else {
+		} else if (ended != V42_NONE) {
 			uint64_t before = b->n;
 			put_code(v, b, ended);
 			v->win_compressed += b->n - before;
 		}
+		if (++v->win_bytes >= V42_TEST_BYTES)
+			test_mode(v, b);
 	}
 	if (!v->transparent && v->cur != V42_NONE) {
 		uint64_t before = b->n;
@@ -226,9 +230,7 @@ uint64_t v42_packet(struct v42bis *v, const uint8_t *data, size_t len,
 		pad_octet(b);
 		v->win_compressed += b->n - before;
 	}
-	v->win_bytes += len;
 	v->in_bytes += len;
-	test_mode(v, b);
 	v->out_bits += b->n - start;
 	return b->n - start;
 }

@@ -13,8 +13,8 @@
  * then sends characters as they are (the escape character, initially 0,
  * sent twice as ESC EID, and moved on by 51 each time), still growing the
  * dictionary, and says ESC ECM to go back when codewords would be shorter.
- * The mode is tested at packet boundaries over the last V42_TEST_BYTES or
- * more of input, with a margin so it does not flap.
+ * The mode is tested every V42_TEST_BYTES of input, with a margin so it
+ * does not flap.
  *
  * A packet is one FLUSH: its last string is sent at once and the codeword
  * stream padded to an octet (in compressed mode), as a modem flushes when
@@ -42,7 +42,7 @@
 #define V42_MAX_N2 65535
 #define V42_MIN_N7 6
 #define V42_MAX_N7 250
-#define V42_TEST_BYTES 256 /* input between mode tests, at least */
+#define V42_TEST_BYTES 256 /* input between mode tests */
 
 struct v42_node {
 	uint16_t parent, first_child, next_sibling, depth;
