@@ -82,7 +82,6 @@ def test_compressible_bytes_cross_faster_and_intact_incompressible_do_not(modem,
     middle = link.counters()
     noise_s, noise_back = fetch(bed, noise, tmp_path / "noise", PORT + 1)
     after = link.counters()
-    print("TIMES", text_s, noise_s, SERIALIZED_S, middle - before, after - middle)
     assert text_back == text and noise_back == noise  # transparent: the bytes arrive as sent
     assert text_s < 0.5 * SERIALIZED_S, (text_s, SERIALIZED_S)
     assert noise_s >= 0.97 * SERIALIZED_S, (noise_s, SERIALIZED_S)
