@@ -12,8 +12,8 @@
  * that rate, queued behind the ones before it (dropped past the queue's
  * --*-queue-bytes at the rate), then delayed. With --v42bis the line is a
  * compressing modem's: a packet's transport payload costs its V.42bis
- * output (v42bis.c, one dictionary per direction for the whole stream, as
- * the modems compress the serial line), its headers and framing
+ * output (line.c, v42bis.c: one dictionary per direction for the whole
+ * stream, as the modems compress the serial line), its headers and framing
  * (LINE_FRAMING_BYTES) as they are.
  *
  * This file owns libnetfilter_queue, the clock and the poll loop; the
@@ -44,6 +44,7 @@
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
 #include "delay.h"
+#include "line.h"
 #include "rwnd.h"
 #include "stats.h"
 #include "v42bis.h"
@@ -62,10 +63,6 @@
  * maximum (0xffff minus an attribute header). */
 #define RWND_COPY_BYTES 0xffffu
 #define RECV_BYTES (65536 + 4096)  /* a whole-packet message and its attributes */
-/* Per packet on the line beside its IP packet: what htb counts for an
- * Ethernet frame's header, so a line without compression costs what the
- * htb bottleneck does. */
-#define LINE_FRAMING_BYTES 14
 #define MAX_RATE_BPS 100000000000ULL
 
 struct opts {
@@ -94,11 +91,7 @@ struct dir {
 	struct dq dq;
 	/* Local copies, published to the shared file once per iteration. */
 	struct pb_dir_stats st;
-	/* the line: rate 0 = none; busy until line_free_ns; a packet waiting
-	   longer than queue_ns for it is dropped */
-	uint64_t rate_bps, line_free_ns, queue_ns;
-	bool v42_on;
-	struct v42bis v42;
+	struct line line; /* rate 0: none (htb shapes) */
 	uint64_t hist[PB_HIST_BUCKETS];
 	unsigned hist_lo, hist_hi; /* dirty bucket range; lo > hi if clean */
 };
@@ -528,51 +521,6 @@ static uint64_t arrival_ns(struct dir *d, struct nfq_data *nfad)
 	return a->read_ns;
 }
 
-/* Where the transport payload of an IPv4/IPv6 TCP or UDP packet starts;
- * n (all header) for anything else. */
-static size_t payload_offset(const unsigned char *p, size_t n)
-{
-	size_t at;
-	unsigned proto;
-
-	if (n >= 20 && p[0] >> 4 == 4) {
-		at = (size_t)(p[0] & 0x0f) * 4;
-		proto = p[9];
-		if (((unsigned)p[6] << 8 | p[7]) & 0x1fff)
-			return n; /* a later fragment */
-	} else if (n >= 40 && p[0] >> 4 == 6) {
-		at = 40;
-		proto = p[6];
-	} else {
-		return n;
-	}
-	if (proto == 6 && n >= at + 20)
-		at += (size_t)(p[at + 12] >> 4) * 4;
-	else if (proto == 17 && n >= at + 8)
-		at += 8;
-	else
-		return n;
-	return at < n ? at : n;
-}
-
-/* How long the packet holds the line: its IP length and framing at the
- * rate, or, through V.42bis, its headers and framing plus what the
- * compressor sends for its payload. */
-static uint64_t line_ns(struct dir *d, const unsigned char *p, int copied,
-			uint32_t len)
-{
-	uint64_t bits = ((uint64_t)len + LINE_FRAMING_BYTES) * 8;
-	if (d->v42_on && copied > 0 && (uint32_t)copied >= len) {
-		size_t at = payload_offset(p, len);
-		uint64_t out = v42_packet(&d->v42, p + at, len - at, NULL);
-		bits = ((uint64_t)at + LINE_FRAMING_BYTES) * 8 + out;
-		d->st.v42_in_bytes += len - at;
-		d->st.v42_out_bits += out;
-	}
-	return (uint64_t)(((unsigned __int128)bits * NSEC_PER_SEC +
-			   d->rate_bps - 1) / d->rate_bps);
-}
-
 static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 		     struct nfq_data *nfad, void *data)
 {
@@ -595,18 +543,16 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 	d->st.received++;
 	d->st.bytes_received += len;
 	uint64_t arrival = arrival_ns(d, nfad);
-	if (d->rate_bps) {
-		uint64_t start = d->line_free_ns > arrival ? d->line_free_ns
-							   : arrival;
-		if (start - arrival > d->queue_ns) {
-			/* the line's queue is full: tail drop, before the
-			 * modem (so before its dictionary) */
-			d->st.line_dropped++;
+	if (d->line.rate_bps) {
+		uint64_t in, out;
+		if (!line_offer(&d->line, payload, copied > 0 ? (size_t)copied : 0,
+				len, arrival, &arrival, &in, &out)) {
+			d->st.line_dropped++; /* the line's queue is full */
 			set_verdict(d, id, NF_DROP);
 			return 0;
 		}
-		d->line_free_ns = start + line_ns(d, payload, copied, len);
-		arrival = d->line_free_ns; /* the delay starts once sent */
+		d->st.v42_in_bytes += in; /* the delay starts once sent */
+		d->st.v42_out_bits += out;
 	}
 	switch (dq_offer(&d->dq, id, len, arrival, &deadline)) {
 	case DQ_DROP_LOSS:
@@ -769,7 +715,7 @@ static int bind_queue(struct app *a, int i, const struct opts *o)
 	}
 	/* V.42bis reads the payload: whole packets (as the window clamp) */
 	if (nfq_set_mode(d->qh, NFQNL_COPY_PACKET,
-			 d->v42_on ? RWND_COPY_BYTES : COPY_BYTES) < 0 ||
+			 d->line.v42_on ? RWND_COPY_BYTES : COPY_BYTES) < 0 ||
 	    nfq_set_queue_maxlen(d->qh, o->queue_maxlen) < 0) {
 		fprintf(stderr, PROG ": cannot configure NFQUEUE %u (%s): %s\n",
 			o->queue[i], names[i], strerror(errno));
@@ -956,18 +902,12 @@ int main(int argc, char **argv)
 				"FIFO: %s\n", strerror(errno));
 			return 1;
 		}
-		d->rate_bps = o.rate_bps[i];
-		if (d->rate_bps)
-			d->queue_ns = (uint64_t)((unsigned __int128)
-				o.queue_bytes[i] * 8 * NSEC_PER_SEC / d->rate_bps);
-		if (o.v42_n2) {
-			if (v42_init(&d->v42, o.v42_n2, o.v42_n7) < 0) {
-				fprintf(stderr, PROG ": cannot allocate the "
-					"V.42bis dictionary: %s\n",
-					strerror(errno));
-				return 1;
-			}
-			d->v42_on = true;
+		if (o.rate_bps[i] && line_init(&d->line, o.rate_bps[i],
+					       o.queue_bytes[i], o.v42_n2,
+					       o.v42_n7) < 0) {
+			fprintf(stderr, PROG ": cannot allocate the V.42bis "
+				"dictionary: %s\n", strerror(errno));
+			return 1;
 		}
 	}
 	if (setup_nfq(&a, &o) < 0) {
@@ -992,8 +932,7 @@ int main(int argc, char **argv)
 	teardown_nfq(&a);
 	for (int i = 0; i < 2; i++) {
 		dq_free(&a.dir[i].dq);
-		if (a.dir[i].v42_on)
-			v42_free(&a.dir[i].v42);
+		line_free(&a.dir[i].line);
 	}
 	munmap(a.shm, sizeof(*a.shm));
 	close(ts_fd);
