@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pagebench.analysis.reproduce.claims import CLAIM_BY_KEY
-from pagebench.analysis.reproduce.scenarios import ERA, MODEM001, TODAY, _files001
+from pagebench.analysis.reproduce.scenarios import ERA, MODEM001, SCENARIO_BY_NAME, TODAY
 from pagebench.core.encodings import GZIP, IDENTITY
 from pagebench.core.modes import HTTP10
 from tests.analysis.reproduce.loads import Page, data, load, resource
@@ -69,7 +69,7 @@ def test_the_rate_is_the_bodys_goodput_in_kbit_per_second():
 
 @pytest.mark.parametrize("variant", [ERA, TODAY])
 def test_the_files_scenario_runs_the_v42bis_modem_on_the_userspace_backend(variant):
-    [(_, spec)] = _files001(variant, quick=False)
+    [(_, spec)] = SCENARIO_BY_NAME["001-files"].runs(variant, False)
     [modem] = [p for p in spec["profiles"] if p["name"] == "modem"]
     assert modem["base"] == MODEM001 == "modem-28k8-v42bis"
     assert spec["backend"] == "userspace"
