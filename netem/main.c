@@ -8,6 +8,14 @@
  * accepted at once; with --no-delay-queues that is all it does (the netem
  * backend, whose delay is in the kernel).
  *
+ * With --up/--down-rate-bps it is also the line: a packet is serialized at
+ * that rate, queued behind the ones before it (dropped past the queue's
+ * --*-queue-bytes at the rate), then delayed. With --v42bis the line is a
+ * compressing modem's: a packet's transport payload costs its V.42bis
+ * output (line.c, v42bis.c: one dictionary per direction for the whole
+ * stream, as the modems compress the serial line), its headers and framing
+ * (LINE_FRAMING_BYTES) as they are.
+ *
  * This file owns libnetfilter_queue, the clock and the poll loop; the
  * scheduling decisions live in delay.c, the rewrite in rwnd.c, the stats
  * layout in stats.h.
@@ -36,8 +44,10 @@
 #include <libnetfilter_queue/libnetfilter_queue.h>
 
 #include "delay.h"
+#include "line.h"
 #include "rwnd.h"
 #include "stats.h"
+#include "v42bis.h"
 
 #define PROG "pagebench-delay"
 #define NSEC_PER_USEC 1000ULL
@@ -53,6 +63,7 @@
  * maximum (0xffff minus an attribute header). */
 #define RWND_COPY_BYTES 0xffffu
 #define RECV_BYTES (65536 + 4096)  /* a whole-packet message and its attributes */
+#define MAX_RATE_BPS 100000000000ULL
 
 struct opts {
 	unsigned queue[2];
@@ -67,6 +78,9 @@ struct opts {
 	bool delay_queues;    /* bind up and down (not with --no-delay-queues) */
 	unsigned rwnd_queue;
 	uint16_t rwnd_bytes;  /* 0: no window clamp, no rwnd queue */
+	uint64_t rate_bps[2];   /* 0: no line (the kernel's htb shapes) */
+	uint64_t queue_bytes[2]; /* the line's queue, as bytes at its rate */
+	unsigned v42_n2, v42_n7; /* n2 0: no V.42bis */
 };
 
 struct app;
@@ -77,6 +91,7 @@ struct dir {
 	struct dq dq;
 	/* Local copies, published to the shared file once per iteration. */
 	struct pb_dir_stats st;
+	struct line line; /* rate 0: none (htb shapes) */
 	uint64_t hist[PB_HIST_BUCKETS];
 	unsigned hist_lo, hist_hi; /* dirty bucket range; lo > hi if clean */
 };
@@ -148,7 +163,18 @@ static void usage(FILE *f)
 		"  --rwnd-bytes B      the clamp, 1..65535 bytes\n"
 		"  --no-delay-queues   bind only --rwnd-queue: clamp without delay "
 		"(the\n"
-		"                      --up-*/--down-* options must stay unset)\n",
+		"                      --up-*/--down-* options must stay unset)\n"
+		"  --up-rate-bps N     serialize up at N bit/s before the delay "
+		"(default: no line)\n"
+		"  --down-rate-bps N   the same down\n"
+		"  --up-queue-bytes N  the line's queue up, bytes at its rate "
+		"(default 12112)\n"
+		"  --down-queue-bytes N  the same down\n"
+		"  --v42bis N2         the line compresses by V.42bis, N2 codewords "
+		"(512..65535;\n"
+		"                      needs both rates)\n"
+		"  --v42bis-max-string N7  V.42bis's longest string, 6..250 "
+		"(default 32)\n",
 		MAX_DELAY_US);
 }
 
@@ -191,7 +217,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		O_UP_QUEUE = 256, O_DOWN_QUEUE, O_UP_DELAY, O_DOWN_DELAY,
 		O_UP_JITTER, O_DOWN_JITTER, O_UP_LOSS, O_DOWN_LOSS, O_SEED,
 		O_STATS, O_SPIN, O_RT, O_MAXLEN, O_CAPACITY, O_RWND_QUEUE,
-		O_RWND_BYTES, O_NO_DELAY_QUEUES,
+		O_RWND_BYTES, O_NO_DELAY_QUEUES, O_UP_RATE, O_DOWN_RATE,
+		O_UP_QBYTES, O_DOWN_QBYTES, O_V42, O_V42_N7,
 	};
 	static const struct option longopts[] = {
 		{"up-queue", required_argument, NULL, O_UP_QUEUE},
@@ -211,6 +238,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"rwnd-queue", required_argument, NULL, O_RWND_QUEUE},
 		{"rwnd-bytes", required_argument, NULL, O_RWND_BYTES},
 		{"no-delay-queues", no_argument, NULL, O_NO_DELAY_QUEUES},
+		{"up-rate-bps", required_argument, NULL, O_UP_RATE},
+		{"down-rate-bps", required_argument, NULL, O_DOWN_RATE},
+		{"up-queue-bytes", required_argument, NULL, O_UP_QBYTES},
+		{"down-queue-bytes", required_argument, NULL, O_DOWN_QBYTES},
+		{"v42bis", required_argument, NULL, O_V42},
+		{"v42bis-max-string", required_argument, NULL, O_V42_N7},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -222,6 +255,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		.queue_maxlen = 65536,
 		.capacity = DQ_DEFAULT_CAPACITY,
 		.delay_queues = true,
+		.queue_bytes = {8 * 1514, 8 * 1514},
+		.v42_n7 = 32,
 	};
 	const char *delay_opt = NULL; /* a delay-queue option given */
 	bool rwnd_queue_given = false;
@@ -232,7 +267,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		for (const struct option *lo = longopts; lo->name; lo++)
 			if (lo->val == c)
 				name = lo->name;
-		if (c >= O_UP_QUEUE && c <= O_DOWN_LOSS)
+		if ((c >= O_UP_QUEUE && c <= O_DOWN_LOSS) ||
+		    (c >= O_UP_RATE && c <= O_V42_N7))
 			delay_opt = name;
 		switch (c) {
 		case O_UP_QUEUE:
@@ -289,6 +325,24 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_NO_DELAY_QUEUES:
 			o->delay_queues = false;
 			break;
+		case O_UP_RATE:
+		case O_DOWN_RATE:
+			o->rate_bps[c - O_UP_RATE] =
+				parse_uint(name, optarg, 1, MAX_RATE_BPS);
+			break;
+		case O_UP_QBYTES:
+		case O_DOWN_QBYTES:
+			o->queue_bytes[c - O_UP_QBYTES] =
+				parse_uint(name, optarg, 1514, 1ULL << 30);
+			break;
+		case O_V42:
+			o->v42_n2 = parse_uint(name, optarg, V42_MIN_N2,
+					       V42_MAX_N2);
+			break;
+		case O_V42_N7:
+			o->v42_n7 = parse_uint(name, optarg, V42_MIN_N7,
+					       V42_MAX_N7);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -330,6 +384,11 @@ static void parse_args(int argc, char **argv, struct opts *o)
 	if (!o->delay_queues && delay_opt) {
 		fprintf(stderr, PROG ": --%s: not with --no-delay-queues\n",
 			delay_opt);
+		exit(2);
+	}
+	if (o->v42_n2 && !(o->rate_bps[0] && o->rate_bps[1])) {
+		fprintf(stderr, PROG ": --v42bis: needs --up-rate-bps and "
+			"--down-rate-bps (the modem's line)\n");
 		exit(2);
 	}
 	if (o->delay_queues && rwnd_queue_given &&
@@ -483,7 +542,19 @@ static int on_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 
 	d->st.received++;
 	d->st.bytes_received += len;
-	switch (dq_offer(&d->dq, id, len, arrival_ns(d, nfad), &deadline)) {
+	uint64_t arrival = arrival_ns(d, nfad);
+	if (d->line.rate_bps) {
+		uint64_t in, out;
+		if (!line_offer(&d->line, payload, copied > 0 ? (size_t)copied : 0,
+				len, arrival, &arrival, &in, &out)) {
+			d->st.line_dropped++; /* the line's queue is full */
+			set_verdict(d, id, NF_DROP);
+			return 0;
+		}
+		d->st.v42_in_bytes += in; /* the delay starts once sent */
+		d->st.v42_out_bits += out;
+	}
+	switch (dq_offer(&d->dq, id, len, arrival, &deadline)) {
 	case DQ_DROP_LOSS:
 		d->st.dropped_loss++;
 		set_verdict(d, id, NF_DROP);
@@ -642,7 +713,9 @@ static int bind_queue(struct app *a, int i, const struct opts *o)
 			names[i], strerror(errno));
 		return -1;
 	}
-	if (nfq_set_mode(d->qh, NFQNL_COPY_PACKET, COPY_BYTES) < 0 ||
+	/* V.42bis reads the payload: whole packets (as the window clamp) */
+	if (nfq_set_mode(d->qh, NFQNL_COPY_PACKET,
+			 d->line.v42_on ? RWND_COPY_BYTES : COPY_BYTES) < 0 ||
 	    nfq_set_queue_maxlen(d->qh, o->queue_maxlen) < 0) {
 		fprintf(stderr, PROG ": cannot configure NFQUEUE %u (%s): %s\n",
 			o->queue[i], names[i], strerror(errno));
@@ -829,6 +902,13 @@ int main(int argc, char **argv)
 				"FIFO: %s\n", strerror(errno));
 			return 1;
 		}
+		if (o.rate_bps[i] && line_init(&d->line, o.rate_bps[i],
+					       o.queue_bytes[i], o.v42_n2,
+					       o.v42_n7) < 0) {
+			fprintf(stderr, PROG ": cannot allocate the V.42bis "
+				"dictionary: %s\n", strerror(errno));
+			return 1;
+		}
 	}
 	if (setup_nfq(&a, &o) < 0) {
 		teardown_nfq(&a);
@@ -850,8 +930,10 @@ int main(int argc, char **argv)
 	flush(&a);
 	publish(&a, clock_ns(CLOCK_MONOTONIC));
 	teardown_nfq(&a);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		dq_free(&a.dir[i].dq);
+		line_free(&a.dir[i].line);
+	}
 	munmap(a.shm, sizeof(*a.shm));
 	close(ts_fd);
 	return rc;

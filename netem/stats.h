@@ -34,7 +34,13 @@ struct pb_dir_stats {
 	uint64_t verdict_errors;  /* nfq_set_verdict failures */
 	uint64_t lateness_max_ns; /* max (release time - deadline) */
 	uint64_t lateness_sum_ns; /* sum of it over released-when-due packets */
-	uint64_t reserved[4];
+	/* The line (--up/--down-rate-bps), 0 without it: packets dropped
+	   because its queue was full, and the payload bytes V.42bis took in
+	   and the bits it gave the line for them (--v42bis). */
+	uint64_t line_dropped;
+	uint64_t v42_in_bytes;
+	uint64_t v42_out_bits;
+	uint64_t reserved[1];
 };
 
 struct pb_stats {

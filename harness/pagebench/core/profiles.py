@@ -17,6 +17,7 @@ from pagebench.core.errors import PagebenchError
 from pagebench.core.messages import shown
 
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
+MODEM_COMPRESSIONS = ("v42bis",)
 #: Full-size Ethernet frame on the wire as htb counts it (MTU 1500 + 14 byte header).
 FRAME_BYTES = 1514
 #: Default queue when a profile names none: one bandwidth-delay product (what one
@@ -82,11 +83,28 @@ class Profile(BaseModel):
         f"The client's receive window, clamped at the router, window scaling stripped (one MSS to {MAX_RWND})"),
         json_schema_extra=knob("bytes"))
 
+    # A compressing modem's line (seed 001's V.42bis modems): the delay program serializes
+    # each packet at the rate by its payload's V.42bis output; userspace backend only.
+    modem_compression: str | None = Field(None, description=(
+        "The line compresses as a modem does: v42bis (ITU-T V.42bis; userspace backend, needs both rates)"))
+    v42bis_codewords: int = Field(2048, ge=512, le=65535, description=(
+        "V.42bis dictionary size N2 (2048: what modems negotiated by default, AT+DS=3,0,2048,32)"),
+        json_schema_extra=knob("codewords"))
+    v42bis_max_string: int = Field(32, ge=6, le=250, description="V.42bis longest string N7",
+                                   json_schema_extra=knob("bytes"))
+
     @field_validator("congctl")
     @classmethod
     def _known_congctl(cls, value: str) -> str:
         if value not in CONGESTION_CONTROLS:
             raise ValueError(f"must be one of {', '.join(CONGESTION_CONTROLS)}")
+        return value
+
+    @field_validator("modem_compression")
+    @classmethod
+    def _known_compression(cls, value: str | None) -> str | None:
+        if value is not None and value not in MODEM_COMPRESSIONS:
+            raise ValueError(f"must be one of {', '.join(MODEM_COMPRESSIONS)} (or left out: no compression)")
         return value
 
     @field_validator("tcp_rmem", "tcp_wmem")
@@ -114,6 +132,8 @@ class Profile(BaseModel):
             raise ValueError("queue_bytes and queue_ms are exclusive: give one")
         if self.jitter_ms > self.rtt_ms / 2:
             raise ValueError("jitter_ms must be <= rtt_ms / 2 (jitter applies per direction)")
+        if self.modem_compression is not None and (self.down_mbit is None or self.up_mbit is None):
+            raise ValueError("modem_compression needs down_mbit and up_mbit (the modem's line rate)")
         return self
 
     # Derived values the link backends use. Kept here so both backends agree.
@@ -156,6 +176,8 @@ class Profile(BaseModel):
                                                 ("timestamps", self.timestamps)) if not on]
         if self.rwnd_bytes is not None:
             parts.append(f"rwnd {self.rwnd_bytes} B")
+        if self.modem_compression is not None:
+            parts.append(f"V.42bis {self.v42bis_codewords}/{self.v42bis_max_string}")
         return ", ".join(parts)
 
     def fields(self) -> dict[str, Any]:

@@ -33,6 +33,10 @@ class LinkCounters:
     drops_nfqueue: int = 0  # packets the kernel could not hand to the delay program
     rwnd_clamped: int = 0  # client packets whose window field the clamp lowered (rwnd_bytes)
     rwnd_wscale_stripped: int = 0  # client SYNs whose window scaling the clamp removed
+    # a V.42bis modem's line (modem_compression): payload bytes its compressor took in and
+    # the bits it sent for them, server -> client (the ratio the load's bytes got)
+    v42_in_down: int = 0
+    v42_out_bits_down: int = 0
     lateness_hist: tuple[int, ...] = ()  # release-lateness histogram, both directions
 
     def __sub__(self, other: LinkCounters) -> LinkCounters:

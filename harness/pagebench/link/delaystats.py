@@ -20,6 +20,7 @@ DIR_WORDS = 16
 DIR_FIELDS = (
     "received", "accepted", "dropped_loss", "dropped_full", "bytes_received", "bytes_accepted",
     "held", "held_max", "no_timestamp", "verdict_errors", "lateness_max_ns", "lateness_sum_ns",
+    "line_dropped", "v42_in_bytes", "v42_out_bits",
 )
 RWND_AT = 9
 RWND_FIELDS = ("bytes", "received", "clamped", "wscale_stripped", "uncopied", "verdict_errors")
@@ -41,6 +42,11 @@ class DirStats:
     verdict_errors: int
     lateness_max_ns: int
     lateness_sum_ns: int
+    # the program's own line (a modem profile), 0 without one: its queue's drops, and what
+    # V.42bis took in (payload bytes) and sent (bits)
+    line_dropped: int
+    v42_in_bytes: int
+    v42_out_bits: int
 
 
 @dataclass(frozen=True)

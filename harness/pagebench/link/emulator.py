@@ -186,7 +186,7 @@ class Link:
         topo = self.bed.layout
         q_up, loss_up = queue_and_loss_drops(parse_qdisc_drops(qdiscs, topo.router_server_if))
         q_down, loss_down = queue_and_loss_drops(parse_qdisc_drops(qdiscs, topo.router_client_if))
-        nfq_drops, hist, rwnd = 0, EMPTY_HIST, None
+        nfq_drops, hist, rwnd, v42_in, v42_out = 0, EMPTY_HIST, None, 0, 0
         if self.delay is not None:
             self.check_alive()
             stats = delaystats.read(self.stats_path)
@@ -194,6 +194,8 @@ class Link:
             if self.backend == "userspace":  # with netem the program only clamps the window
                 loss_up, loss_down = stats.up.dropped_loss, stats.down.dropped_loss
                 hist = stats.hist
+                q_up, q_down = q_up + stats.up.line_dropped, q_down + stats.down.line_dropped  # a modem's line
+                v42_in, v42_out = stats.down.v42_in_bytes, stats.down.v42_out_bits
             # Socket overruns (stats.recv_enobufs) are in /proc's user_dropped already.
             nfq_drops = stats.up.dropped_full + stats.down.dropped_full
             try:
@@ -215,6 +217,8 @@ class Link:
             rwnd_clamped=rwnd.clamped if rwnd else 0,
             rwnd_wscale_stripped=rwnd.wscale_stripped if rwnd else 0,
             lateness_hist=hist,
+            v42_in_down=v42_in,
+            v42_out_bits_down=v42_out,
         )
 
     def wait_settled(self, timeout: float = 2.0) -> None:

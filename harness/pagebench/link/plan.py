@@ -9,6 +9,11 @@ where delay, jitter and loss happen:
 * `userspace`: `pagebench-delay` holds packets from NFQUEUE in the router's raw
   PREROUTING path (fail closed: no `--queue-bypass`), then the same htb bottleneck.
 
+A profile's `modem_compression` (a V.42bis modem's line) is the userspace backend's
+alone: there `pagebench-delay` is the line itself, serializing each packet at the rate by
+what V.42bis makes of its payload (its headers and framing as they are), in place of htb;
+netem refuses it (`check_backend_profile`).
+
 A profile's `rwnd_bytes` is the same in both: the client's TCP packets go to a third
 NFQUEUE at the end of mangle FORWARD, where `pagebench-delay` lowers their window field
 to the clamp and strips window scaling from SYNs (the kernel's own clamps do not hold:
@@ -44,6 +49,14 @@ def check_backend(requested: str | None) -> None:
     """A backend's name refused as bad input before anything is locked, probed or built."""
     if requested is not None and requested not in BACKENDS:
         raise ProfileError(f"--backend: unknown backend {requested!r}; allowed: {', '.join(BACKENDS)}")
+
+
+def check_backend_profile(backend: str, profile: Profile) -> None:
+    """A profile the backend cannot emulate, refused in one line before anything runs."""
+    if backend == "netem" and profile.modem_compression is not None:
+        raise ProfileError(f"profile {profile.name}: modem_compression: {profile.modem_compression} needs the "
+                           "userspace backend (--backend userspace, or `backend: userspace` in the spec); "
+                           "netem's line does not compress")
 
 
 @dataclass(frozen=True)
@@ -187,6 +200,25 @@ def rwnd_args(profile: Profile) -> tuple[str, ...]:
     return ("--rwnd-queue", str(RWND_QUEUE), "--rwnd-bytes", str(profile.rwnd_bytes))
 
 
+def modem_args(profile: Profile) -> tuple[str, ...]:
+    """`pagebench-delay`'s options for a compressing modem's line (none without one): the
+    rates and queues htb would have had, and V.42bis's N2 and N7."""
+    if profile.modem_compression is None or profile.up_mbit is None or profile.down_mbit is None:
+        return ()
+    args: tuple[str, ...] = ()
+    for name, mbit in (("up", profile.up_mbit), ("down", profile.down_mbit)):
+        args += (f"--{name}-rate-bps", str(rate_bits(mbit)),
+                 f"--{name}-queue-bytes", str(profile.queue_limit_bytes(mbit)))
+    return args + ("--v42bis", str(profile.v42bis_codewords), "--v42bis-max-string", str(profile.v42bis_max_string))
+
+
+def modem_notes(profile: Profile) -> list[str]:
+    if profile.modem_compression is None:
+        return []
+    return [f"the line compresses by V.42bis (N2 {profile.v42bis_codewords} codewords, N7 "
+            f"{profile.v42bis_max_string}): a packet holds it for its headers and its payload's compressed size"]
+
+
 def rwnd_notes(profile: Profile) -> list[str]:
     """What the clamp means for a run's reader: the rate it allows one connection."""
     if profile.rwnd_bytes is None:
@@ -200,6 +232,7 @@ def rwnd_notes(profile: Profile) -> list[str]:
 def netem_plan(topo: Layout, profile: Profile, program: Path | None = None, stats: Path | None = None) -> LinkPlan:
     """`program` and `stats` run `pagebench-delay` for the window clamp alone (only with
     `rwnd_bytes`; netem does the rest)."""
+    check_backend_profile("netem", profile)
     tc: list[Command] = []
     for _, dev, mbit in directions(topo, profile):
         netem: Command = ("tc", "-n", topo.router, "qdisc", "replace", "dev", dev, "root", "handle", "1:", "netem",
@@ -225,7 +258,7 @@ def netem_plan(topo: Layout, profile: Profile, program: Path | None = None, stat
 def userspace_plan(topo: Layout, profile: Profile, program: Path, stats: Path, seed: int) -> LinkPlan:
     tc: list[Command] = []
     for _, dev, mbit in directions(topo, profile):
-        if mbit is not None:
+        if mbit is not None and profile.modem_compression is None:  # a modem's line is the program's
             tc += htb_commands(topo.router, dev, "root", 1, mbit, profile.queue_limit_bytes(mbit))
     delay = str(profile.one_way_delay_us)
     jitter = str(profile.jitter_us)
@@ -237,6 +270,6 @@ def userspace_plan(topo: Layout, profile: Profile, program: Path, stats: Path, s
         "--up-jitter-us", jitter, "--down-jitter-us", jitter,
         "--up-loss", loss, "--down-loss", loss,
         "--seed", str(seed), "--stats", str(stats), "--spin-us", str(SPIN_US),
-    ) + rwnd_args(profile)
+    ) + modem_args(profile) + rwnd_args(profile)
     return LinkPlan("userspace", endpoint_commands(topo, profile), tc, firewall_rules(topo, profile, True),
-                    firewall_rules(topo, profile, True, ipv6=True), argv, rwnd_notes(profile))
+                    firewall_rules(topo, profile, True, ipv6=True), argv, modem_notes(profile) + rwnd_notes(profile))

@@ -37,7 +37,7 @@ from pagebench.lab.browser import Driver, Setup
 from pagebench.lab.build import Origins, Roles
 from pagebench.link.counters import LinkCounters
 from pagebench.link.emulator import LinkControl, choose_backend
-from pagebench.link.plan import SPIN_US
+from pagebench.link.plan import SPIN_US, check_backend_profile
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import Store
 from pagebench.runner.environment import environment
@@ -380,6 +380,8 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
     `repetitions: auto` (default: the generic one, `analysis.sequential`)."""
     run_id = new_run_id()
     backend = choose_backend(prepared.spec.backend)
+    for profile in prepared.profiles.values():
+        check_backend_profile(backend, profile)  # before the run is created
     link = {"backend": backend, "delay_spin_us": SPIN_US if backend == "userspace" else None}
     apps = any(isinstance(site, Site) and site.app is not None for site in prepared.sites.values())
     extra = ((meta_extra or {}) | ({"spec_dir": str(prepared.spec_dir)} if apps else {})

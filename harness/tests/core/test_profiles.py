@@ -32,6 +32,7 @@ def test_builtin_catalogue_has_the_issue_profiles_with_sources():
         "lan-1994-tcp": (0.5, 10, 10),
         "t1-1994-tcp": (70, 1.544, 1.544),
         "modem-28k8": (120, 0.0288, 0.0288),
+        "modem-28k8-v42bis": (120, 0.0288, 0.0288),
         "isdn-bri": (40, 0.128, 0.128),
         "t1-1994-mss536-tcp": (70, 1.544, 1.544),
         "us-nz-1999": (120, 34.368, 34.368),
@@ -52,6 +53,9 @@ def test_builtin_catalogue_has_the_issue_profiles_with_sources():
         assert (era.rtt_ms, era.down_mbit, era.up_mbit, era.mss) == (today.rtt_ms, today.down_mbit, today.up_mbit,
                                                                     today.mss)
     assert catalogue["t1-1994-tcp"].initcwnd == catalogue["t1-1994-mss536-tcp"].initcwnd == 1
+    modem = catalogue["modem-28k8-v42bis"]  # the seed 001 modem, compressing as its modems did
+    assert (modem.modem_compression, modem.v42bis_codewords, modem.v42bis_max_string) == ("v42bis", 2048, 32)
+    assert catalogue["modem-28k8"].modem_compression is None
 
 
 def test_derived_values():
@@ -83,6 +87,11 @@ def test_derived_values():
                                 "(16 bits: no window scaling) (got 65536)"),
         ({"rwnd_bytes": "lots"}, "rwnd_bytes"),
         ({"rttms": 3}, "rttms: unknown field; allowed:"),
+        ({"modem_compression": "mnp5", "down_mbit": 1, "up_mbit": 1},
+         "modem_compression: must be one of v42bis (or left out: no compression) (got 'mnp5')"),
+        ({"modem_compression": "v42bis", "down_mbit": 1}, "modem_compression needs down_mbit and up_mbit"),
+        ({"v42bis_codewords": 256}, "v42bis_codewords"),
+        ({"v42bis_max_string": 251}, "v42bis_max_string"),
     ],
 )
 def test_bad_fields_give_one_line_errors_naming_the_field(fields, needle):

@@ -159,10 +159,10 @@ def test_subtraction_is_per_field_and_per_bucket():
     assert delta == LinkCounters(
         tcp_conns=900, udp_flows=900, packets_up=900, bytes_up=900, packets_down=900, bytes_down=900,
         drops_queue_up=900, drops_queue_down=900, drops_loss_up=900, drops_loss_down=900,
-        drops_nfqueue=900, rwnd_clamped=900, rwnd_wscale_stripped=900,
+        drops_nfqueue=900, rwnd_clamped=900, rwnd_wscale_stripped=900, v42_in_down=900, v42_out_bits_down=900,
         lateness_hist=EMPTY_HIST[:5] + (3,) + EMPTY_HIST[6:1999] + (2,),
     )
-    assert len(fields(LinkCounters)) == 14  # a new field must be added to this test
+    assert len(fields(LinkCounters)) == 16  # a new field must be added to this test
 
 
 def test_subtraction_from_a_snapshot_without_histogram_keeps_the_new_one():
@@ -182,8 +182,8 @@ def test_lateness_and_drops_and_dict():
     assert counters.as_dict() == {
         "tcp_conns": 6, "udp_flows": 0, "packets_up": 0, "bytes_up": 0, "packets_down": 0, "bytes_down": 0,
         "drops_queue_up": 1, "drops_queue_down": 2, "drops_loss_up": 3, "drops_loss_down": 4,
-        "drops_nfqueue": 5, "rwnd_clamped": 0, "rwnd_wscale_stripped": 0,
-        "lateness_us": {"p50": 11.0, "p99": 51100.0, "max": 100900.0, "n": 100},
+        "drops_nfqueue": 5, "rwnd_clamped": 0, "rwnd_wscale_stripped": 0, "v42_in_down": 0,
+        "v42_out_bits_down": 0, "lateness_us": {"p50": 11.0, "p99": 51100.0, "max": 100900.0, "n": 100},
     }
 
 

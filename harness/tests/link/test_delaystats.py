@@ -21,8 +21,8 @@ from pagebench.link.delaystats import (
     read,
 )
 
-UP = tuple(range(101, 113))  # the 12 named fields of pb_dir_stats, each a distinct value
-DOWN = tuple(range(201, 213))
+UP = tuple(range(101, 116))  # the 15 named fields of pb_dir_stats, each a distinct value
+DOWN = tuple(range(201, 216))
 RWND = (32767, 301, 302, 303, 304, 305)  # the window clamp's 6 fields in the header
 JUNK = 0xDEADBEEF  # reserved words: must never be read
 
@@ -31,7 +31,7 @@ def image(seq=2, magic=MAGIC, version=2, ready=1, hist_up=None, hist_down=None) 
     """struct pb_stats, field by field, exactly as stats.h lays it out."""
     header = struct.pack("<9Q", magic, version, seq, 4242, 1_000_000, 2_000_000, ready, 17, 23)
     header += struct.pack("<6Q", *RWND) + struct.pack("<Q", JUNK)
-    dirs = b"".join(struct.pack("<12Q", *d) + struct.pack("<4Q", *[JUNK] * 4) for d in (UP, DOWN))
+    dirs = b"".join(struct.pack("<15Q", *d) + struct.pack("<Q", JUNK) for d in (UP, DOWN))
     hists = b"".join(
         struct.pack(f"<{HIST_BUCKETS}Q", *(h or [0] * HIST_BUCKETS)) for h in (hist_up, hist_down))
     raw = header + dirs + hists
@@ -55,13 +55,14 @@ def test_decode_maps_every_field():
     hist_up = sparse({0: 5, 999: 6, 1999: 7})
     hist_down = sparse({0: 1, 1000: 2})
     stats = decode(image(hist_up=hist_up, hist_down=hist_down))
-    assert len(DIR_FIELDS) == 12
+    assert len(DIR_FIELDS) == 15
     assert (stats.pid, stats.ready, stats.updated_ns, stats.recv_enobufs, stats.nl_errors) == (
         4242, True, 2_000_000, 17, 23)
     assert stats.up == DirStats(*UP) and stats.down == DirStats(*DOWN)
     assert len(RWND_FIELDS) == 6 and stats.rwnd == RwndStats(*RWND)
     assert (stats.rwnd.bytes, stats.rwnd.clamped, stats.rwnd.wscale_stripped) == (32767, 302, 303)
     assert stats.up.lateness_sum_ns == 112 and stats.down.received == 201
+    assert (stats.up.line_dropped, stats.up.v42_in_bytes, stats.down.v42_out_bits) == (113, 114, 215)
     assert stats.hist_up == tuple(hist_up) and stats.hist_down == tuple(hist_down)
     assert stats.hist[:2] == (6, 0) and (stats.hist[999], stats.hist[1000], stats.hist[1999]) == (6, 2, 7)
     assert decode(image(ready=0)).ready is False

@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 
 from pagebench.core.layout import Layout
-from pagebench.core.profiles import make_profile
+from pagebench.core.profiles import ProfileError, make_profile
 from pagebench.link.plan import (
     DEFAULT_RMEM,
     DEFAULT_WMEM,
+    check_backend_profile,
     endpoint_commands,
     firewall_rules,
     htb_commands,
@@ -342,3 +343,32 @@ def test_rwnd_note_gives_the_rate_one_connection_gets():
         "one TCP connection at most 5.24 Mbit/s"]
     assert rwnd_notes(profile(rwnd_bytes=8192)) == [
         "client receive window clamped to 8192 B at the router (window scaling off both ways)"]
+
+
+# a V.42bis modem's line -------------------------------------------------------
+
+MODEM = profile(rtt_ms=120, down_mbit=0.0288, up_mbit=0.0288, mss=1460, modem_compression="v42bis",
+                v42bis_codewords=4096, v42bis_max_string=64)
+
+
+def test_userspace_plan_makes_the_program_the_compressing_line():
+    """No htb: the program serializes at the rates, with the default queues (8 frames at
+    this rate), and compresses by V.42bis with the profile's N2 and N7."""
+    plan = userspace_plan(TOPO, MODEM, PROGRAM, STATS, seed=7)
+    plain = userspace_plan(TOPO, profile(rtt_ms=120, down_mbit=0.0288, up_mbit=0.0288, mss=1460), PROGRAM, STATS,
+                           seed=7)
+    assert plan.router_tc == [] and plain.router_tc != []
+    assert plan.delay_argv == plain.delay_argv + (
+        "--up-rate-bps", "28800", "--up-queue-bytes", "12112",
+        "--down-rate-bps", "28800", "--down-queue-bytes", "12112",
+        "--v42bis", "4096", "--v42bis-max-string", "64")
+    assert plan.notes == ["the line compresses by V.42bis (N2 4096 codewords, N7 64): a packet holds it for its "
+                          "headers and its payload's compressed size"]
+    assert plan.endpoint == plain.endpoint and plan.rules_v4 == plain.rules_v4
+
+
+def test_netem_refuses_a_compressing_line_in_one_line():
+    with pytest.raises(ProfileError, match=r"^profile t: modem_compression: v42bis needs the userspace backend"):
+        netem_plan(TOPO, MODEM, PROGRAM, STATS)
+    check_backend_profile("userspace", MODEM)
+    check_backend_profile("netem", SHAPED)

@@ -11,7 +11,7 @@ import numpy as np
 from pagebench.analysis.report import charts
 from pagebench.analysis.report.page import legend
 from pagebench.analysis.reproduce.figures import Figure, add, median_point
-from pagebench.analysis.reproduce.measures import Data, cut, values
+from pagebench.analysis.reproduce.measures import Data, cut, rate_mbit, values
 from pagebench.analysis.reproduce.scenarios import ERA, TODAY
 from pagebench.analysis.stats import RESAMPLES, SEED, Interval, bootstrap_ci, median_ci
 from pagebench.core import encodings
@@ -118,6 +118,21 @@ def modem_ratio(data: Data, variant: str) -> Interval | None:
     return bootstrap_ci(lambda c0, c1, d0, d1: (c1 / c0 + d1 / d0) / 2, groups)
 
 
+def modem_rate(data: Data, variant: str) -> Interval | None:
+    """File C as stored over the modem: its body's goodput over its fetch (request to last
+    byte, as an FTP transfer is timed), kbit/s: what the modem's compression made of the
+    28.8 kbit/s line."""
+    rates = []
+    for load in data.select(variant, site="seed001-c", profile="modem", encoding=IDENTITY):
+        page = next((r.resource for r in data.resources_of(load) if r.position == 0), None)
+        rate = rate_mbit(page) if page is not None else None
+        if rate is not None:
+            rates.append(rate * 1000)
+    if not rates:
+        return None
+    return bootstrap_ci(lambda r: r, [rates])
+
+
 def lan_tiny_cut(data: Data, variant: str) -> Interval | None:
     """gzip's cut of file B's (6 KB) load time on the LAN."""
     return cut(data, variant, {"site": "seed001-b", "profile": "local", "encoding": IDENTITY},
@@ -150,9 +165,9 @@ def _modem_figure(data: Data | None) -> list[Figure]:
     if not series:
         return []
     svg = charts.line_plot(series, "file size as stored (KB)", "load time (s)", {})
-    return [Figure("fig-001-6-3", svg, "Like the seed's table 6-3: files A-D over the 28.8 kbit/s modem, as stored "
-                   "and gzipped, medians with 95 % intervals; era dashed. The paper's modem compressed the stored "
-                   "files itself (V.42bis); this link does not.", legend(entries))]
+    return [Figure("fig-001-6-3", svg, "Like the seed's table 6-3: files A-D over the 28.8 kbit/s V.42bis modem, "
+                   "as stored and gzipped, medians with 95 % intervals; era dashed. In the era the modem compresses "
+                   "the stored files; today's TLS leaves it nothing to compress.", legend(entries))]
 
 
 def _savings_figure(data: Data | None) -> list[Figure]:
