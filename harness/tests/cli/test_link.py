@@ -47,7 +47,7 @@ def test_unknown_field_in_a_profile_file(tmp_path: Path):
     assert refused_profile_file(tmp_path, "    rtt: 20\n") == [
         "error: FILE: profiles[0].rtt: unknown field; allowed: base, name, source, rtt_ms, jitter_ms, "
         "loss_pct, down_mbit, up_mbit, queue_bytes, queue_ms, mss, initcwnd, congctl, tcp_rmem, tcp_wmem, "
-        "window_scaling, sack, timestamps, rwnd_bytes"]
+        "window_scaling, sack, timestamps, rwnd_bytes, modem_compression, v42bis_codewords, v42bis_max_string"]
 
 
 def test_a_window_clamp_below_one_segment_starts_nothing(tmp_path: Path):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pagebench.analysis.reproduce.claims import CLAIMS, Claim
+from pagebench.analysis.reproduce.claims import CLAIMS
+from pagebench.analysis.reproduce.rules import Claim
 from pagebench.analysis.reproduce.measures import Data
 from pagebench.analysis.reproduce.scenarios import SCENARIO_BY_NAME, Scenario
 from pagebench.analysis.reproduce.verdicts import RunMap, gather, verdict

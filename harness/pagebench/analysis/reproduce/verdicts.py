@@ -22,7 +22,7 @@ from rich.markup import escape as escape_markup
 from rich.table import Table
 
 from pagebench.analysis.report.page import document, figure, section
-from pagebench.analysis.reproduce.claims import Claim
+from pagebench.analysis.reproduce.rules import Claim
 from pagebench.analysis.reproduce import seed000, seed001, seed002, seed004
 from pagebench.analysis.reproduce.figures import Figure
 from pagebench.analysis.reproduce.measures import Data

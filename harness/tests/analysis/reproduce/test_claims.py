@@ -12,7 +12,7 @@ import pytest
 
 from pagebench.analysis.reproduce import claims, verdicts
 from pagebench.analysis.reproduce.measures import Data
-from pagebench.analysis.reproduce.claims import Rule
+from pagebench.analysis.reproduce.rules import Rule
 from pagebench.analysis.stats import Interval
 
 

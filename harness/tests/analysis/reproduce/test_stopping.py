@@ -3,7 +3,8 @@ measures at the look's level, decide; "can't tell" or no value keeps loading."""
 
 from pagebench.analysis.reproduce import stopping
 from pagebench.analysis.reproduce import verdicts as reproduce
-from pagebench.analysis.reproduce.claims import CLAIM_BY_KEY, Claim, Rule
+from pagebench.analysis.reproduce.claims import CLAIM_BY_KEY
+from pagebench.analysis.reproduce.rules import Claim, Rule
 from pagebench.analysis.reproduce.measures import Data, cut
 from pagebench.analysis.reproduce.scenarios import ERA, SCENARIO_BY_NAME, every_claim_decisive
 from pagebench.core.modes import H2, HTTP10
