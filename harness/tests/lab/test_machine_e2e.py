@@ -41,8 +41,10 @@ def test_every_measuring_command_refuses_a_busy_machine_and_readers_do_not_lock(
 
 
 def test_two_runs_one_machine_the_second_refuses_or_waits_and_both_complete(tmp_path):
-    spec = write_spec(tmp_path, name="two", sites=["seed000-small-n2"], modes=["h2"], repetitions=4, warmup=0,
-                      profiles=[{"name": "r20", "rtt_ms": 20}], timeouts={"link_check": False})
+    # The first run must outlast the refused run and the waiter's start (a few seconds of
+    # Python start-up on a busy 2-core machine): 10 loads at 50 ms, not 4 at 20 ms.
+    spec = write_spec(tmp_path, name="two", sites=["seed000-small-n2"], modes=["h2"], repetitions=10, warmup=0,
+                      profiles=[{"name": "r50", "rtt_ms": 50}], timeouts={"link_check": False})
     first_db, second_db = f"sqlite:///{tmp_path}/1.sqlite", f"sqlite:///{tmp_path}/2.sqlite"
     first = subprocess.Popen([sys.executable, "-m", "pagebench", "run", str(spec), "--db", first_db], cwd=HARNESS,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=tagged())
