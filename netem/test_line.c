@@ -7,30 +7,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "line.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);  \
-			fprintf(stderr, __VA_ARGS__);                         \
-			fprintf(stderr, "\n");                                \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
 
 #define MS 1000000ULL
 
-static uint64_t rng = 88172645463325252ULL;
-
 static unsigned char noise_byte(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (unsigned char)(rng >> 32);
+	return (unsigned char)(next() >> 32);
 }
 
 /* An IPv4 TCP packet (20 + 20 header bytes) with `payload` bytes of text

@@ -14,19 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "v42bis.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                      \
-	do {                                                                  \
-		if (!(cond)) {                                                \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);  \
-			fprintf(stderr, __VA_ARGS__);                         \
-			fprintf(stderr, "\n");                                \
-			failures++;                                           \
-		}                                                             \
-	} while (0)
 
 /* ---- a decoder --------------------------------------------------------- */
 
@@ -153,15 +143,6 @@ bad:
 
 /* ---- data -------------------------------------------------------------- */
 
-static uint64_t rng = 88172645463325252ULL;
-
-static uint64_t next(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
 
 /* HTML-like text from a small vocabulary: compresses as markup does. */
 static void text(uint8_t *p, size_t n)
