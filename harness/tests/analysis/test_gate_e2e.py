@@ -50,14 +50,21 @@ def test_seed000_cold_loads_at_70ms_sit_just_above_their_bound(runs):
             assert 1.0 <= ratio <= 1.5, (site, mode, ratio)  # 1.04-1.22 on a quiet VM
 
 
-def test_no_false_alarm_in_split_halves_or_a_rerun(runs, tmp_path):
+def test_random_halves_alarm_at_most_alpha_and_a_rerun_does_not(runs, tmp_path):
+    """Random halves of one run's loads are exchangeable, so the exact rank test's p (Holm
+    across the conditions) alarms on at most alpha of the splits. Not on none: a run's
+    loads can be bimodal (some take an extra round trip), and a split that happens to put
+    most slow loads on one side differs for real (CI saw 1 in 10 splits alarm so; 4 of
+    200 on those loads). Twice alpha over 200 splits leaves room only for chance."""
     db, base, same, _ = runs
     loads = Store(db).loads(base)
     shuffler = random.Random(5)
-    for _ in range(10):
+    splits, alarms = 200, 0
+    for _ in range(splits):
         shuffler.shuffle(loads)
         half = len(loads) // 2
-        assert compare(summarize("a", loads[:half]), summarize("b", loads[half:])).regressions == []
+        alarms += bool(compare(summarize("a", loads[:half]), summarize("b", loads[half:])).regressions)
+    assert alarms <= 2 * 0.05 * splits, alarms
     result = pagebench("compare", base, same, "--db", db, "--junit", str(tmp_path / "same.xml"))
     assert result.returncode == 0, result.stdout + result.stderr
     assert "no regression" in result.stdout
