@@ -65,6 +65,9 @@ class Claim:
     #: What result would have made the row "differs", in the physics' words; the rule's
     #: range is stated beside it (`falsifier`).
     falsifies: str = ""
+    #: What the measured interval resamples, so what more of would narrow a "can't tell":
+    #: the loads (a higher cap), or, for byte counts (exact per response), the responses.
+    over: str = "loads (a higher cap)"
 
     def falsifier(self) -> str:
         stated = self.rule.falsifier(self.unit)

@@ -223,7 +223,7 @@ def _reason(claim: Claim, variant: str, measured: Mapping[str, Interval | None],
     if verdict == "no data":
         return "no usable loads (failed or flagged): see pagebench report"
     if verdict == "can't tell":
-        return f"the interval straddles {claim.rule.reading or 'the range'}: more repetitions would tell"
+        return f"the interval straddles {claim.rule.reading or 'the range'}: more {claim.over} would tell"
     # every other variant's value: a controlled variant (one factor set back) shows the cause
     contrast = "".join(f"{other} {show(found, claim.unit)} ({verdicts[other]}); "
                        for other, found in measured.items() if other != variant and found is not None)

@@ -102,3 +102,15 @@ def test_the_same_runs_gather_the_same_data_whatever_their_order(tmp_path):
     assert list(planned.loads) == list(latest_first.loads) == [(ERA, "C=16"), (TODAY, "C=2"), (TODAY, "C=16"),
                                                                (TODAY, "C=32")]
     assert planned.profiles == latest_first.profiles and planned.profiles["3g"]["sack"] is True
+
+
+def test_cant_tell_says_what_more_of_would_narrow_it():
+    """Load times narrow with more loads; the byte rows' exact counts only with more responses."""
+    for key, more in (("000-6-small-cut", "more loads (a higher cap) would tell"),
+                      ("001-6-delta", "more responses (a longer page history) would tell")):
+        claim = CLAIM_BY_KEY[key]
+        edge = claim.rule.low if claim.rule.low is not None else claim.rule.high
+        straddling = Interval(edge, edge - 0.01, edge + 0.01)
+        assert reproduce.verdict(claim, straddling) == "can't tell"
+        reason = reproduce._reason(claim, TODAY, {TODAY: straddling}, {TODAY: "can't tell"})
+        assert reason.endswith(more), reason
