@@ -289,6 +289,26 @@ def _load004(variant: str, quick: bool) -> list[tuple[str, Spec]]:
     return found
 
 
+#: The control of the conclusions' rows: a router queue that holds every window of the
+#: largest pool at once (50 x 32767 B), so nothing is lost, as the report's simulated
+#: routers lost nothing (its Fig. 6); everything else as the heaviest offered load's.
+DEEP_QUEUE = LOAD_POOL * 32767
+
+
+def _deep004(variant: str, quick: bool) -> list[tuple[str, Spec]]:
+    """The heaviest offered load through pools of 20 and 50 with a queue that cannot
+    overflow: the one factor the 50-connection conclusion's difference is put down to."""
+    clients = (LOAD_CLIENTS_QUICK if quick else LOAD_CLIENTS)[-1]
+    found = []
+    for size in (LOAD_SMALL_POOLS[-1], LOAD_POOL):
+        spec = _base(f"004-deep-n{clients}-c{size}", variant, quick, sites=[LOAD_SITE], modes=["keepalive"],
+                     topology="proxy", clients=clients, proxy={"connections": size, "depth": 1, "pool": "warm"},
+                     profiles=[{**_us_nz(variant), "queue_bytes": DEEP_QUEUE}], repetitions=auto(3, quick, 1))
+        spec["warmup"] = 1  # opens the warm pool
+        found.append((pool_label(size, clients), spec))
+    return found
+
+
 #: Seed 001's files A-D (its table 6-3).
 FILES001 = ("a", "b", "c", "d")
 TCP_1994 = {"congctl": "reno", "window_scaling": False, "sack": False, "timestamps": False}
@@ -353,5 +373,7 @@ SCENARIOS = (
              "request and one multiplexed h2 connection against a warm pool of C persistent connections", _pool004),
     Scenario("004-load", "004", "offered load: 1-8 clients at once on the large-image page over the US/NZ "
              "link, per request, pooled (C = 50, and 8 and 20 at 8 clients) and multiplexed", _load004, (ERA,)),
+    Scenario("004-deep", "004", "the control of the 20- and 50-connection rows: the heaviest offered load through "
+             "pools of 20 and 50 with a router queue that loses nothing", _deep004, (ERA,)),
 )
 SCENARIO_BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}

@@ -32,7 +32,7 @@ def test_unknown_seeds_are_one_line_errors():
 def test_every_claim_names_a_scenario_of_its_seed():
     assert all(claims.scenarios_of([c.seed]) and c.scenario in {s.name for s in claims.scenarios_of([c.seed])}
                for c in claims.CLAIMS)
-    assert [s.name for s in claims.scenarios_of(["004"])] == ["004-window", "004-pool", "004-load"]
+    assert [s.name for s in claims.scenarios_of(["004"])] == ["004-window", "004-pool", "004-load", "004-deep"]
 
 
 def test_a_rule_states_its_falsifier():

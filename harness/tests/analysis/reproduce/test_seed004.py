@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pagebench.analysis.reproduce import verdicts
+from pagebench.analysis.reproduce import scenarios, verdicts
 from pagebench.analysis.reproduce.claims import CLAIM_BY_KEY
 from pagebench.analysis.reproduce.measures import Data, cut
 from pagebench.analysis.reproduce.scenarios import (ERA, LOAD_CLIENTS, LOAD_POOL, LOAD_SMALL_POOLS, POOL_SIZES,
@@ -81,14 +81,26 @@ def heaviest(twenty: tuple[float, float], fifty: tuple[float, float]) -> Data:
     return data(runs)
 
 
+@pytest.mark.parametrize("key", ["004-twenty", "004-twenty-deep"])
 @pytest.mark.parametrize("twenty, expected", [(30.0, "reproduced"), (20.0, "differs")])
-def test_twenty_connections_must_carry_what_fifty_carry(twenty, expected):
-    assert verdict("004-twenty", heaviest((twenty, 2000), (31.0, 1900))) == expected
+def test_twenty_connections_must_carry_what_fifty_carry(key, twenty, expected):
+    assert verdict(key, heaviest((twenty, 2000), (31.0, 1900))) == expected
 
 
+@pytest.mark.parametrize("key", ["004-fifty", "004-fifty-deep"])
 @pytest.mark.parametrize("twenty_ms, expected", [(2600, "reproduced"), (1950, "differs")])
-def test_fifty_connections_must_be_faster_than_twenty(twenty_ms, expected):
-    assert verdict("004-fifty", heaviest((30.0, twenty_ms), (31.0, 2000))) == expected
+def test_fifty_connections_must_be_faster_than_twenty(key, twenty_ms, expected):
+    assert verdict(key, heaviest((30.0, twenty_ms), (31.0, 2000))) == expected
+
+
+def test_the_control_runs_the_heaviest_load_with_a_queue_that_loses_nothing():
+    """Only the queue differs from the conclusions' runs: same clients, pools, page, TCP."""
+    load = dict(scenarios._load004(ERA, False))
+    for label, spec in scenarios._deep004(ERA, False):
+        [profile] = spec["profiles"]
+        assert profile.pop("queue_bytes") >= LOAD_POOL * 32767
+        assert {**spec, "name": "", "modes": []} == {**load[label], "name": "", "modes": []}
+        assert spec["modes"] == ["keepalive"]
 
 
 def bulk(ms: float) -> Page:
