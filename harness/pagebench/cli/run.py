@@ -172,8 +172,10 @@ def reproduce(
     export_file: Annotated[Optional[Path], typer.Option("--export", help=(
         "Also write what the answer needs (each scenario's loads, the profiles, the runs' facts) as one "
         "xz-compressed file, e.g. docs/reproductions-export.json.xz: `--from` answers from it."))] = None,
-    source: Annotated[Optional[Path], typer.Option("--from", help=(
-        "Answer from an export (`--export`) instead of running or reading a store: no lab, no store."))] = None,
+    sources: Annotated[Optional[list[Path]], typer.Option("--from", help=(
+        "Answer from an export (`--export`) instead of running or reading a store: no lab, no store. "
+        "Repeated: each later export's scenarios replace the earlier's (a seed run again); with --export, "
+        "the merged export is written."))] = None,
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help=(
         "With --from or --export: write this doc (e.g. docs/reproductions.md) from its template DOC.in and "
         "the export, and its figures into DOC's name without .md (docs/reproductions/)."))] = None,
@@ -190,12 +192,15 @@ def reproduce(
     from pagebench.analysis.reproduce import export as exported
     from pagebench.analysis.reproduce import verdicts as answer
 
+    source = sources[-1] if sources else None
     if source is not None:
         given = [name for name, on in (("seeds", bool(seeds)), ("--quick", quick), ("--db", db is not None),
-                                        ("--reuse", reuse), ("--export", export_file is not None),
-                                        ("--resume", resume is not None)) if on]
+                                        ("--reuse", reuse), ("--resume", resume is not None)) if on]
         if given:
             raise fail(f"--from: not with {given[0]} (the export says which seeds and runs it holds)")
+        if len(sources or ()) > 1 and markdown is not None and export_file is None:
+            raise fail("--markdown: from several --from exports, needs --export FILE (the doc is generated from "
+                       "one export: the merged one)")
     if markdown is not None and source is None and export_file is None:
         raise fail("--markdown: needs --from EXPORT or --export FILE (the doc is generated from an export)")
     for path, option in ((html_file, "--html"), (export_file, "--export"), (markdown, "--markdown")):
@@ -205,17 +210,20 @@ def reproduce(
         raise fail(f"--figures {figures_dir}: not a directory")
     if markdown is not None and not page.paths(markdown)[0].is_file():
         raise fail(f"--markdown {markdown}: no template {page.paths(markdown)[0]}")
-    if source is not None:
+    if sources:
         with reported(about="--from"):
-            found = exported.read(source)
+            found = exported.read(sources[0])
+            for later in sources[1:]:
+                found = exported.merge(found, exported.read(later))
     else:
         found = _reproduced(seeds, quick, db, reuse, resume, wait)
     if export_file is not None:  # the answer is the export's, as the doc from it will be
         try:
             size = exported.write(export_file, found)
         except OSError as error:
-            raise fail(f"--export {export_file}: {error.strerror or error}; the runs are kept: "
-                       "pagebench reproduce --reuse --export FILE") from None
+            kept = ("the exports are unchanged" if sources
+                    else "the runs are kept: pagebench reproduce --reuse --export FILE")
+            raise fail(f"--export {export_file}: {error.strerror or error}; {kept}") from None
         out.print(f"wrote {export_file} ({size / 1024:.0f} KiB)")
         source, found = export_file, exported.read(export_file)
     rows = answer.evaluate(catalogue.claims_of(found.seeds), found.data, found.levels)

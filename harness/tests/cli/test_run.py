@@ -126,8 +126,19 @@ def test_reproduce_from_an_export_writes_the_page_its_template_gives_with_no_sto
     assert not list(tmp_path.glob("*.sqlite")) and nothing_left()
 
 
+def test_reproduce_merges_exports_into_one_that_answers_alike(tmp_path):
+    fixture = FIXTURE / "quick-004-export.json.xz"
+    merged = tmp_path / "merged.json.xz"
+    result = pagebench("reproduce", "--from", str(fixture), "--from", str(fixture), "--export", str(merged))
+    assert result.returncode == 0, result.stderr
+    assert merged.read_bytes() == fixture.read_bytes()  # the same seed again, measured alike: the same export
+    assert "seeds 004 (quick): paper against measured" in result.stdout and nothing_left()
+
+
 @pytest.mark.parametrize(("args", "needle"), [
     (["--from", "{tmp}/none.json.xz"], "error: --from: {tmp}/none.json.xz: No such file or directory"),
+    (["--from", "{tmp}/bad.json.xz", "--from", "{tmp}/bad.json.xz", "--markdown", "{tmp}/page.md"],
+     "error: --markdown: from several --from exports, needs --export FILE"),
     (["--from", "{tmp}/bad.json.xz"], "error: --from: {tmp}/bad.json.xz: not an xz-compressed export"),
     (["004", "--from", "{tmp}/bad.json.xz"], "error: --from: not with seeds (the export says which seeds"),
     (["--from", "{tmp}/bad.json.xz", "--reuse"], "error: --from: not with --reuse"),

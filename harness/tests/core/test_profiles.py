@@ -36,8 +36,8 @@ def test_builtin_catalogue_has_the_issue_profiles_with_sources():
         "isdn-bri": (40, 0.128, 0.128),
         "t1-1994-mss536-tcp": (70, 1.544, 1.544),
         "us-nz-1999": (120, 34.368, 34.368),
-        "ec2-2013": (100, 16.8, 16.8),
-        "vlab-2013": (145, 16.8, 16.8),
+        "ec2-2013": (140, 16.8, 16.8),
+        "vlab-2013": (200, 25, 25),
     }
     assert set(catalogue) == set(expected)
     for name, (rtt, down, up) in expected.items():

@@ -127,6 +127,21 @@ def from_json(document: Any) -> Export:
                   {str(name): float(level) for name, level in document.get("levels", {}).items()})
 
 
+def merge(older: Export, newer: Export) -> Export:
+    """`older` with `newer`'s scenarios in place of its own: seeds run again and the rest
+    kept, so a doc made from a whole reproduction follows one seed's new runs. Each fact
+    the two tell differently reads "older; then for <newer's seeds>: newer"."""
+    if older.quick != newer.quick:
+        raise ExportError("exports of a --quick and a full reproduction do not merge: their caps differ")
+    again = f"then for {', '.join(newer.seeds)}"
+    facts = {key: value if newer.facts.get(key, value) == value else f"{value}; {again}: {newer.facts[key]}"
+             for key, value in older.facts.items()}
+    facts |= {key: f"{again}: {value}" for key, value in newer.facts.items() if key not in older.facts}
+    return Export(tuple(dict.fromkeys(older.seeds + newer.seeds)), older.quick, older.data | newer.data,
+                  {key: run for key, run in older.runs.items() if key[0] not in newer.data} | newer.runs,
+                  facts, older.variants | newer.variants, older.levels | newer.levels)
+
+
 def encode(export: Export) -> bytes:
     """The export's bytes: sorted, compact JSON, xz-compressed (a fifth smaller than gzip
     -9 on loads and resources)."""

@@ -124,3 +124,28 @@ def test_what_the_store_gives_is_what_the_export_gives_back(tmp_path):
     path = tmp_path / "x.json.xz"
     exported.write(path, written)
     assert exported.read(path) == written
+
+
+def test_a_later_export_replaces_its_scenarios_and_keeps_the_rest():
+    older = _export()
+    other = data({(ERA, ""): [load(H2, 900.0, site="seed002")]}, {"ec2-2013": {"name": "ec2-2013"}})
+    older = Export(("000", "002"), True, older.data | {"002-page": other},
+                   older.runs | {("002-page", ERA, ""): "r3"}, older.facts, older.variants,
+                   {"000-transfer": 0.95, "002-page": 0.975})
+    again = data({(ERA, ""): [load(H2, 700.0, site="seed002")], (TODAY, ""): [load(H2, 650.0, site="seed002")]},
+                 {"ec2-2013": {"name": "ec2-2013", "rtt_ms": 90.0}})
+    newer = Export(("002",), True, {"002-page": again}, {("002-page", ERA, ""): "r4", ("002-page", TODAY, ""): "r5"},
+                   {"measured": "2026-11-27 01:00-01:14 UTC", "command": "pagebench reproduce 002 --quick",
+                    "commit": "abc"}, {("002", ERA): "TLS 1.2"}, {"002-page": 0.95})
+    merged = exported.merge(older, newer)
+    assert merged.seeds == ("000", "002") and merged.data == {"000-transfer": older.data["000-transfer"],
+                                                             "002-page": again}
+    assert merged.runs == {("000-transfer", ERA, ""): "r1", ("000-transfer", TODAY, "C=2"): "r2",
+                           ("002-page", ERA, ""): "r4", ("002-page", TODAY, ""): "r5"}  # r3's loads are gone: so is it
+    assert merged.levels == {"000-transfer": 0.95, "002-page": 0.95}
+    assert merged.facts == {"measured": "2026-11-26 16:21-16:25 UTC; then for 002: 2026-11-27 01:00-01:14 UTC",
+                            "command": "pagebench reproduce 000 --quick; then for 002: pagebench reproduce 002 --quick",
+                            "commit": "then for 002: abc"}
+    assert merged.variants[("002", ERA)] == "TLS 1.2" and merged.variants[("000", TODAY)] == "TLS 1.3"
+    with pytest.raises(ExportError, match="--quick and a full reproduction do not merge"):
+        exported.merge(older, Export(("002",), False, {"002-page": again}, {}))

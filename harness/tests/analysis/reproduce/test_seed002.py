@@ -23,21 +23,20 @@ def test_the_appendix_tables_give_the_reports_averages():
     assert round(cut.estimate, 2) == 0.21 and cut.low < 0.21 < cut.high
 
 
-def test_the_fit_meets_http_s_line_and_reads_h2_s_line_there():
-    http = {40: [5.0, 6.0], 120: [7.0, 9.0], 200: [9.0, 10.0, 11.0]}  # means 5.5, 8, 10: 0.028125 s/ms
-    spdy = {40: [5.0], 120: [5.6], 200: [6.2]}  # exactly 4.7 + 0.0075 s/ms
+def test_the_fit_is_the_swept_link_nearest_both_of_the_appendix_s_means():
+    b = (APPENDIX_B.http_mean, APPENDIX_B.spdy_mean)
+    http = {(100, 16.8): [b[0] * 0.8, b[0] * 1.3], (140, 16.8): [b[0] * 1.04], (140, 22): [b[0]],
+            (180, 12): [b[0]]}
+    spdy = {(100, 16.8): [b[1]], (140, 16.8): [b[1] * 0.97], (140, 22): [b[1] * 0.9], (180, 12): [b[1]]}
     found = seed002.fit(http, spdy, APPENDIX_B)
-    assert found is not None
-    slope, intercept = seed002._line(http)
-    assert found.rtt_ms == pytest.approx((APPENDIX_B.http_mean - intercept) / slope)
-    assert 40 < found.rtt_ms < 200 and found.http_residual == pytest.approx(0)
-    assert found.spdy_s == pytest.approx(4.7 + 0.0075 * found.rtt_ms)
-    assert found.spdy_residual == pytest.approx(found.spdy_s / APPENDIX_B.spdy_mean - 1)
-    moved = seed002.fit(http, {rtt: [t + 1] for rtt, [t] in spdy.items()}, APPENDIX_B)
-    assert moved is not None and moved.rtt_ms == found.rtt_ms  # h2's times do not move the RTT
-    assert moved.spdy_s == pytest.approx(found.spdy_s + 1)
-    assert seed002.fit({40: [5.4], 120: [6.2]}, {40: [5.0], 120: [5.6]}, APPENDIX_B) is None  # past the sweep
-    assert seed002.fit({40: [9.0], 120: [6.0]}, {40: [5.0], 120: [5.6]}, APPENDIX_B) is None  # not rising
+    assert found is not None and (found.rtt_ms, found.mbit) == (140, 16.8)  # 4 % off, where 140/22 is 10 % off
+    assert found.http_residual == pytest.approx(0.04) and found.spdy_residual == pytest.approx(-0.03)
+    assert found.worst == pytest.approx(0.04)
+    assert seed002.fits(http, spdy, APPENDIX_B)[0].http_s == pytest.approx(b[0] * 1.05)  # a link's mean, both loads
+    assert (180, 12) not in {(f.rtt_ms, f.mbit) for f in seed002.fits(http, spdy, APPENDIX_B)}  # below the floor
+    far = seed002.fit(http, {link: [t * 2 for t in times] for link, times in spdy.items()}, APPENDIX_B)
+    assert far is not None and far.worst > 0.5  # no link near: the fit says how far, it does not hide it
+    assert seed002.fit({(180, 12): [b[0]]}, {(180, 12): [b[1]]}, APPENDIX_B) is None
 
 
 def pages(site: str, profile: str, cache: str, h1: tuple[float, int], h2: tuple[float, int]) -> list:
