@@ -185,7 +185,7 @@ def _times_figure(data: Data | None, site: str) -> list[Figure]:
     svg = charts.grouped_bars(groups, names, colours, "cold load time (s)")
     swatches = legend((f'<span class="chip" style="background:{c}"></span>', escape(s)) for s, c in zip(names, colours))
     return [Figure("times-002", svg, "Like seed 002's Appendix B: the report's mean cold load time on its EC2 "
-                   "server beside ours on the fitted link (medians), HTTP/1.1 and h2.", swatches)]
+                   "server beside ours on the fitted link (means, as the report's), HTTP/1.1 and h2.", swatches)]
 
 
 def figures(data: Mapping[str, Data]) -> list[Figure]:
