@@ -27,7 +27,7 @@ import yaml
 
 from pagebench.analysis.reproduce.measures import values
 from pagebench.analysis.reproduce.scenarios import EC2_2013, VLAB_2013
-from pagebench.analysis.reproduce.seed002 import APPENDIX_B, APPENDIX_C, FLOOR_MBIT, Fit, Trials, fit, fits
+from pagebench.analysis.reproduce.seed002 import APPENDIX_B, APPENDIX_C, FLOOR_MBIT, Fit, Sweep, Trials, fit, fits
 from pagebench.core.modes import H2, KEEPALIVE
 from pagebench.results.store import Store
 
@@ -97,11 +97,9 @@ def show_fit(title: str, target: Trials, found: Fit | None) -> None:
     print(f"| SPDY / h2 | {target.spdy_mean:.2f} s | {found.spdy_s:.2f} s | {found.spdy_residual * 100:+.1f} % |\n")
 
 
-def show_sweep(links: dict[tuple[float, float], dict[object, list[float]]]) -> None:
+def show_sweep(links: dict[tuple[float, float], dict[object, list[float]]], http: Sweep, spdy: Sweep) -> None:
     """Each link's loads and means, and how far each appendix is from them (the larger of
     its two residuals): where in the grid the report's times are met."""
-    http = {link: by_mode[KEEPALIVE] for link, by_mode in links.items()}
-    spdy = {link: by_mode[H2] for link, by_mode in links.items()}
     worst = {(title, (found.rtt_ms, found.mbit)): found.worst
              for title, target, _ in FITS for found in fits(http, spdy, target)}
     print("### The sweep: seed002, TLS 1.2, cold (s: each load, and the mean)\n")
@@ -134,11 +132,12 @@ def main() -> None:
               file=sys.stderr)
     store = Store(args.db)
     links = sweep(store)
-    show_sweep(links)
+    http: Sweep = {link: by_mode[KEEPALIVE] for link, by_mode in links.items()}
+    spdy: Sweep = {link: by_mode[H2] for link, by_mode in links.items()}
+    show_sweep(links, http, spdy)
     print("\n### The fits\n")
     for title, target, _ in FITS:
-        show_fit(title, target, fit({link: t[KEEPALIVE] for link, t in links.items()},
-                                    {link: t[H2] for link, t in links.items()}, target))
+        show_fit(title, target, fit(http, spdy, target))
     confirmed = times(store, CONFIRM)
     if not confirmed:
         return

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pagebench.link.check import PROBE_PORT
 from pagebench.system.places import TAG_ENV
 
-FIELDS = ("cwnd", "ssthresh", "bytes_acked", "bytes_retrans", "rtt")
+FIELDS = ("cwnd", "ssthresh", "bytes_acked", "rtt")
 
 
 @dataclass
@@ -47,6 +47,8 @@ def _parse(line: str) -> tuple[str, dict[str, float]] | None:
         found = re.search(rf"\b{name}:([\d.]+)", line)
         if found:
             values[name] = float(found.group(1))
+    retransmitted = re.search(r"\bretrans:\d+/(\d+)", line)  # in flight now / in all
+    values["retransmitted"] = float(retransmitted.group(1)) if retransmitted else 0.0
     return f"{parts[3]} -> {parts[4]}", values
 
 
@@ -82,7 +84,7 @@ def report(traces: dict[str, Trace], min_bytes: float) -> None:
                 cwnds.append(f"{values.get('cwnd', 0):.0f}")
                 steps += 0.5
         print(f"| {name.split(' ', 1)[1]} | {acked / 1e6:.2f} | {seconds:.1f} | {acked * 8 / seconds / 1e6:.1f} "
-              f"| {last.get('bytes_retrans', 0) / 1448:.0f} segs | {last.get('ssthresh', 0):.0f} "
+              f"| {last['retransmitted']:.0f} segs | {last.get('ssthresh', 0):.0f} "
               f"| {last.get('rtt', 0):.0f} | {' '.join(cwnds)} |")
 
 
