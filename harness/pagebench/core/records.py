@@ -14,9 +14,15 @@ CACHE_STATES = ("cold", "warm")
 CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version")
 #: The metrics of a load the report summarizes per condition (median, p90, min, max) and
 #: budgets and `compare --metric` may name: fields of `LoadMeasurement` and `LoadResult`.
-METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "lcp_ms", "connections_browser", "connections_link",
+METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "lcp_ms", "first_visual_change_ms", "speed_index_ms",
+           "visual_complete_85_ms", "visual_complete_95_ms", "visual_complete_99_ms", "last_visual_change_ms",
+           "cls", "tbt_ms", "long_tasks", "inp_ms", "connections_browser", "connections_link",
            "connections_server", "connections_proxy", "connections_proxy_reused", "cache_hits", "requests",
            "bytes")
+#: What a person sees (`core.measure.visual`): the frames' metrics, layout shift, main-thread
+#: blocking; None where a load has no frames (failed, or stored before them).
+VISUAL_METRICS = ("first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms", "visual_complete_95_ms",
+                  "visual_complete_99_ms", "last_visual_change_ms", "cls", "tbt_ms", "long_tasks", "inp_ms")
 
 
 @dataclass(frozen=True)
@@ -114,6 +120,19 @@ class LoadMeasurement:
     flags: tuple[str, ...]
     errors: tuple[str, ...]
     link: dict[str, Any]  # LinkCounters.as_dict() for the load's interval
+    #: VISUAL_METRICS (`core.measure.visual`): from the load's frames (times in ms from
+    #: navigation start; SpeedIndex the area above its visual progress curve) and its page
+    #: (CLS, total blocking time and the long tasks that make it; INP of a scripted interaction).
+    first_visual_change_ms: float | None = field(default=None, kw_only=True)
+    speed_index_ms: float | None = field(default=None, kw_only=True)
+    visual_complete_85_ms: float | None = field(default=None, kw_only=True)
+    visual_complete_95_ms: float | None = field(default=None, kw_only=True)
+    visual_complete_99_ms: float | None = field(default=None, kw_only=True)
+    last_visual_change_ms: float | None = field(default=None, kw_only=True)
+    cls: float | None = field(default=None, kw_only=True)
+    tbt_ms: float | None = field(default=None, kw_only=True)
+    long_tasks: int | None = field(default=None, kw_only=True)
+    inp_ms: float | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)

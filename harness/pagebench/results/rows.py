@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from pagebench.core import encodings, modes
 from pagebench.core.modes import Mode
-from pagebench.core.records import Condition, LoadMeasurement, LoadResult, Resource
+from pagebench.core.records import VISUAL_METRICS, Condition, LoadMeasurement, LoadResult, Resource
 from pagebench.results.database import StoreError
 from pagebench.results.schema import META_COLUMNS
 
@@ -90,6 +90,7 @@ class LoadRow(LoadMeasurement):
     #: Its evidence, relative to the store's artifact directory (`Store.artifacts`); None: none kept.
     har: str | None = None
     trace: str | None = None
+    frames: str | None = None
 
     def metric(self, name: str) -> float | None:
         """A metric by its name (`analysis.summary.METRICS`, a compare's `--metric`); counts
@@ -217,7 +218,7 @@ def load_columns(result: LoadResult) -> dict[str, Any]:
         "link": result.link, "bound_ms": result.bound_ms, "connections_proxy": result.connections_proxy,
         "connections_proxy_reused": result.connections_proxy_reused,
         "unrecorded": None if result.unrecorded is None else len(result.unrecorded),
-    }
+    } | {name: getattr(result, name) for name in VISUAL_METRICS}
 
 
 def resource_columns(resource: Resource) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pagebench.core import encodings
+from pagebench.core.records import VISUAL_METRICS
 
 #: A run is running, or ended complete, interrupted (a signal) or failed (an error); the
 #: last two carry the reason and resume.
@@ -126,6 +127,9 @@ loads = sa.Table(
     # The load's evidence, relative to the store's artifact directory (results.artifacts); null: none kept
     sa.Column("har", sa.Text),
     sa.Column("trace", sa.Text),
+    # What a person sees (core.measure.visual); null: no frames (failed, or stored before them)
+    *[sa.Column(name, sa.Integer if name == "long_tasks" else sa.Float) for name in VISUAL_METRICS],
+    sa.Column("frames", sa.Text),  # the load's frames, like har and trace
     sa.UniqueConstraint("experiment_id", "seq", "client", name="uq_loads_experiment_seq_client"),
     sa.ForeignKeyConstraint(["experiment_id", "seq"], ["planned_loads.experiment_id", "planned_loads.seq"],
                             name="fk_loads_planned", ondelete="CASCADE"),

@@ -24,7 +24,7 @@ def test_a_load_read_back_is_the_load_recorded():
     result = dataclasses.replace(fake_load(PlannedLoad(4, CONDITION, 0, False), flagged=True),
                                  unrecorded=("https://demo.test/x.js",))
     columns = {"id": 7, "experiment_id": 1, "seq": 4, "client": 1, "condition_id": 3, "repetition": 0,
-               "warmup": 0, "started_at": 1.5, "recorded_at": 2.5, "har": "r1/4-1.har.gz", "trace": None,
+               "warmup": 0, "started_at": 1.5, "recorded_at": 2.5, "har": "r1/4-1.har.gz", "trace": None, "frames": None,
                **load_columns(result), **JOINED}
     assert set(columns) - set(JOINED) == {c.name for c in loads.c}  # every stored column, and no other
     row = rows.load_of(columns)
