@@ -149,6 +149,9 @@ class LoadResult(LoadMeasurement):
     #: A replayed site's requests its recording did not have (answered 404 with
     #: `recording.UNRECORDED_HEADER`), their URLs in request order; None: not a replayed site.
     unrecorded: tuple[str, ...] | None = None
+    #: Its visual progress curve (`core.measure.visual`): (ms since navigation start,
+    #: completeness 0..1) per distinct frame; () when it has no frames.
+    visual_progress: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass

@@ -163,6 +163,17 @@ resources = sa.Table(
     sa.UniqueConstraint("load_id", "position", name="uq_resources_load_position"),
 )
 
+visual_progress = sa.Table(
+    "visual_progress", metadata,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("load_id", sa.Integer,
+              sa.ForeignKey("loads.id", name="fk_visual_progress_load", ondelete="CASCADE"), nullable=False),
+    sa.Column("position", sa.Integer, nullable=False),  # the frame's index within the load, 0-based
+    sa.Column("ms", sa.Float, nullable=False),  # since navigation start
+    sa.Column("progress", sa.Float, nullable=False),  # visual completeness, 0..1 (core.measure.visual)
+    sa.UniqueConstraint("load_id", "position", name="uq_visual_progress_load_position"),
+)
+
 proxy_overheads = sa.Table(
     "proxy_overheads", metadata,
     sa.Column("id", sa.Integer, primary_key=True),

@@ -24,7 +24,8 @@ from pagebench.results.database import Database, StoreError, dumps
 from pagebench.results.rows import (ConditionRow, LinkCheckRow, LoadRow, ProxyOverheadRow, ResourceRow, RunRow,
                                     load_columns, resource_columns)
 from pagebench.results.schema import (META_COLUMNS, STATUSES, conditions, experiments, link_checks, loads,
-                                      planned_loads, proxy_overheads, resources, run_status)
+                                      planned_loads, proxy_overheads, resources, run_status,
+                                      visual_progress)
 from pagebench.system import places
 from pagebench.system.owner import Owner
 
@@ -192,6 +193,11 @@ class Store:
                             {"load_id": load_id, "position": position, **resource_columns(resource)}
                             for position, resource in enumerate(result.resources)
                         ])
+                    if result.visual_progress:
+                        conn.execute(sa.insert(visual_progress), [
+                            {"load_id": load_id, "position": position, "ms": ms, "progress": progress}
+                            for position, (ms, progress) in enumerate(result.visual_progress)
+                        ])
         except IntegrityError:
             if planned.seq in self.done_seqs(run_id):
                 raise StoreError(
@@ -273,6 +279,17 @@ class Store:
         query = sa.select(resources).where(resources.c.load_id == load_id).order_by(resources.c.position)
         with self._db.read() as conn:
             return [rows.resource_of(row) for row in conn.execute(query).mappings()]
+
+    def run_visual_progress(self, run_id: str) -> dict[int, tuple[tuple[float, float], ...]]:
+        """Each load's visual progress curve (load id -> (ms, completeness) in frame
+        order); loads without frames are absent."""
+        query = (sa.select(visual_progress.c.load_id, visual_progress.c.ms, visual_progress.c.progress)
+                 .join(loads, loads.c.id == visual_progress.c.load_id)
+                 .order_by(visual_progress.c.load_id, visual_progress.c.position))
+        curves: dict[int, list[tuple[float, float]]] = {}
+        for row in self._run_rows(run_id, query, loads.c.experiment_id, dict):
+            curves.setdefault(row["load_id"], []).append((row["ms"], row["progress"]))
+        return {load_id: tuple(curve) for load_id, curve in curves.items()}
 
     def run_resources(self, run_id: str) -> list[ResourceRow]:
         """Every resource of every load of a run (warm-ups too) in one query, in the

@@ -54,7 +54,7 @@ def test_migration_to_head_matches_the_table_definitions(empty_database):
             command.upgrade(alembic_config(conn), "head")
         metadata.create_all(created)
         assert set(_schema(migrated)) == {"experiments", "run_status", "conditions", "planned_loads", "loads",
-                                          "resources", "link_checks", "proxy_overheads"}
+                                          "resources", "link_checks", "proxy_overheads", "visual_progress"}
         assert _schema(migrated) == _schema(created)
         with migrated.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []

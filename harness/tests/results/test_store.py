@@ -341,3 +341,12 @@ def test_a_store_before_stopped_marks_keeps_every_load_and_stops_none(url):
         run = store.experiment("old")
         assert (run.recorded, run.stopped) == (1, 0) and store.stopped_seqs("old") == set()
         assert [load.seq for load in store.loads("old")] == [4]
+
+
+def test_a_load_s_visual_progress_curve_is_stored_in_frame_order(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    curve = ((120.0, 0.0), (480.5, 0.4), (1210.0, 1.0))
+    [with_frames] = store.record_loads("r1", plan[0], [replace(fake_load(plan[0]), visual_progress=curve)], 1.0)
+    store.record_loads("r1", plan[1], [fake_load(plan[1])], 2.0)  # no frames: no curve
+    assert store.run_visual_progress("r1") == {with_frames: curve}
