@@ -272,7 +272,7 @@ def load_row(condition: Condition, load_ms: float | None = 1000.0, **fields: Any
 def stored_load(planned: PlannedLoad, result: LoadResult, **fields: Any) -> LoadRow:
     """What the store gives back for `result` recorded as `planned` (the unrecorded URLs as a count)."""
     recorded = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)
-                if f.name not in ("resources", "unrecorded")}  # what a LoadRow keeps of it
+                if f.name not in ("resources", "unrecorded", "visual_progress")}  # what a LoadRow keeps of it
     return load_row(planned.condition, **recorded | {
         "seq": planned.seq, "repetition": planned.repetition, "warmup": planned.warmup,
         "unrecorded": None if result.unrecorded is None else len(result.unrecorded)} | fields)

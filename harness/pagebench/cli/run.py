@@ -55,6 +55,9 @@ def run(
     wait: WaitOpt = False,
     har: Annotated[bool, typer.Option("--har/--no-har", help=(
         "Keep each measured load's HAR in the store's artifact directory (SQLite X.sqlite: X.artifacts/)."))] = True,
+    frames: Annotated[bool, typer.Option("--frames/--no-frames", help=(
+        "Capture each measured load's frames (screenshots) for its visual metrics (SpeedIndex, visual "
+        "completeness) and keep those that changed the screen there (the filmstrip)."))] = True,
     trace: Annotated[bool, typer.Option("--trace", help=(
         "Also keep each measured load's Chrome trace there (tracing costs the browser CPU: the loads are slower)."
     ))] = False,
@@ -119,11 +122,11 @@ def run(
                 created.append(new_id)
                 lock.note_run(new_id)
 
-            run_id = runner.start(store, prepared, progress, roles, created=named, keep=runner.Keep(har, trace))
+            run_id = runner.start(store, prepared, progress, roles, created=named, keep=runner.Keep(har, trace, frames))
         else:
             assert run_id is not None
             lock.note_run(run_id)
-            runner.resume(store, run_id, progress, roles, runner.Keep(har, trace))
+            runner.resume(store, run_id, progress, roles, runner.Keep(har, trace, frames))
     breached = _gate(store, run_id, budgets, junit, markdown)
     then = f"pagebench compare {run_id}" if store.experiment(run_id).meta.get("baseline") else f"pagebench report {run_id}"
     out.print(f"run [bold]{run_id}[/] complete: {then}")

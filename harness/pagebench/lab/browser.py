@@ -22,6 +22,7 @@ from playwright.sync_api import Browser as PWBrowser
 from playwright.sync_api import BrowserContext, CDPSession, Page, Playwright
 from playwright.sync_api import Error as PlaywrightError
 
+from pagebench.core.measure import visual
 from pagebench.core.records import RawLoad
 
 #: Debian's headless shell: the same Chromium (net stack, Blink, V8, same version) without
@@ -48,13 +49,33 @@ SETTLE_S = 0.1
 #: without a request once every announced one is in.
 DICTIONARY_QUIET_S = 1.0
 
-#: What a `--trace` load records: DevTools' timeline (tasks, layout, paint, frames),
-#: script execution, loading and user timing.
+#: What every measured load's trace records: the compositor's screenshots and navigation
+#: start, the frames `core.measure.visual` reads (what a person sees).
+FRAME_CATEGORIES = (visual.SCREENSHOT_CATEGORY, visual.NAVIGATION_CATEGORY)
+#: What a `--trace` load records besides: DevTools' timeline (tasks, layout, paint,
+#: frames), script execution, loading and user timing.
 TRACE_CATEGORIES = ("devtools.timeline", "disabled-by-default-devtools.timeline",
                     "disabled-by-default-devtools.timeline.frame", "toplevel", "v8.execute", "blink.user_timing",
-                    "loading", "latencyInfo")
+                    "loading", "latencyInfo", visual.SCREENSHOT_CATEGORY)
 
-#: Collected in the page after `load`: navigation timing, paints, LCP, resource timing.
+#: Runs in every document before its own scripts: keeps the layout shifts and long tasks
+#: from the start (the Long Tasks API buffers none for a late observer).
+OBSERVE_JS = """
+(() => {
+  const seen = {shifts: [], longtasks: []};
+  Object.defineProperty(window, "__pagebench_seen", {value: seen, enumerable: false});
+  const watch = (type, keep) => {
+    try {
+      new PerformanceObserver(list => list.getEntries().forEach(e => keep(e))).observe({type, buffered: true});
+    } catch (error) { delete seen[type === "layout-shift" ? "shifts" : "longtasks"]; }
+  };
+  watch("layout-shift", e => seen.shifts.push({start: e.startTime, value: e.value, input: e.hadRecentInput}));
+  watch("longtask", e => seen.longtasks.push({start: e.startTime, duration: e.duration}));
+})();
+"""
+
+#: Collected in the page after `load`: navigation timing, paints, LCP, resource timing, and
+#: the layout shifts and long tasks OBSERVE_JS kept.
 PAGE_METRICS_JS = """
 async () => {
   const lcp = await new Promise(resolve => {
@@ -68,7 +89,8 @@ async () => {
   const nav = performance.getEntriesByType('navigation')[0].toJSON();
   const paints = Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]));
   const resources = performance.getEntriesByType('resource').map(r => r.toJSON());
-  return {nav, paints, lcp, resources};
+  const seen = window.__pagebench_seen || {};
+  return {nav, paints, lcp, resources, ...seen};
 }
 """
 
@@ -308,17 +330,19 @@ class _Recorder:
 
 class _Tracer:
     """A Chrome trace of one page's load over its CDP session (`RawLoad.trace`: the events
-    as DevTools' Performance panel reads them). Events arrive only inside Playwright calls,
-    so the end is waited for in the page's own small pauses."""
+    as DevTools' Performance panel reads them): its frames, and with `full` what `--trace`
+    keeps. Events arrive only inside Playwright calls, so the end is waited for in the
+    page's own small pauses."""
 
-    def __init__(self, session: CDPSession, raw: RawLoad, page: Page) -> None:
+    def __init__(self, session: CDPSession, raw: RawLoad, page: Page, full: bool) -> None:
         self.session, self.page = session, page
         self.done = False
         raw.trace = {"traceEvents": []}
         session.on("Tracing.dataCollected", lambda e: raw.trace["traceEvents"].extend(e.get("value") or []))
         session.on("Tracing.tracingComplete", self._complete)
+        categories = TRACE_CATEGORIES if full else FRAME_CATEGORIES
         session.send("Tracing.start", {"transferMode": "ReportEvents",
-                                       "traceConfig": {"includedCategories": list(TRACE_CATEGORIES)}})
+                                       "traceConfig": {"includedCategories": list(categories)}})
 
     def _complete(self, _e: dict[str, Any]) -> None:
         self.done = True
@@ -331,12 +355,13 @@ class _Tracer:
 
 
 def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeout_s: float,
-             dictionaries: bool = False, trace: bool = False) -> list[RawLoad]:
+             dictionaries: bool = False, trace: bool = False, frames: bool = True) -> list[RawLoad]:
     """Each page loads `url`, all at the same moment (several clients: aggregation).
     Sync Playwright's `goto` returns only at `load`, so with several pages each
     navigation is started from the page itself, then awaited. With `dictionaries`, it
-    then waits for the dictionaries the page announced (an error if they did not come);
-    with `trace`, each page's load is traced (`_Tracer`)."""
+    then waits for the dictionaries the page announced (an error if they did not come).
+    Each page's load is traced (`_Tracer`): its frames (unless not `frames`), and
+    everything with `trace`."""
     for page in pages:
         page.evaluate("1")  # the renderer is up and answering before navigation starts
     time.sleep(SETTLE_S)
@@ -347,8 +372,8 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
         for page, session, raw in zip(pages, sessions, raws):
             session.send("Network.enable")
             recorders.append(_Recorder(session, raw, page))
-            if trace:
-                tracers.append(_Tracer(session, raw, page))
+            if frames or trace:
+                tracers.append(_Tracer(session, raw, page, full=trace))
             page.on("console", lambda m, raw=raw: raw.console_errors.append(m.text) if m.type == "error" else None)
         together = len(pages) > 1
         if together:
@@ -399,21 +424,23 @@ class Driver:
     relaunched persistent profiles for warm ones."""
 
     def __init__(self, playwright: Playwright, workdir: Path, namespace: str | None,
-                 deterministic: int | None = None, trace: bool = False) -> None:
+                 deterministic: int | None = None, trace: bool = False, frames: bool = True) -> None:
         """`deterministic`: the seed of a deterministic run (`deterministic_script`): every
         context its loads use, cold, warm or priming, runs that script in every page.
-        `trace`: every measured load records a Chrome trace (`RawLoad.trace`)."""
+        `trace`: every measured load records a full Chrome trace (`RawLoad.trace`), else
+        its frames only (`frames`: none, then no trace at all)."""
         self.pw = playwright
-        self.trace = trace
+        self.trace, self.frames = trace, frames
         self.workdir = workdir
         self.wrapper = write_wrapper(workdir / "chromium-in-netns", namespace, workdir / "home")
         self._browsers: dict[Setup, PWBrowser] = {}
         self.init_script = deterministic_script(deterministic) if deterministic is not None else None
 
     def _prepared(self, context: BrowserContext) -> BrowserContext:
-        """A new context as this run's loads need it: with the deterministic script, when
-        asked for, ahead of every script of its pages (those open now on their next
-        navigation, and every later one)."""
+        """A new context as this run's loads need it: observing layout shifts and long
+        tasks, and with the deterministic script when asked for, ahead of every script of
+        its pages (those open now on their next navigation, and every later one)."""
+        context.add_init_script(OBSERVE_JS)
         if self.init_script is not None:
             context.add_init_script(self.init_script)
         return context
@@ -442,7 +469,7 @@ class Driver:
                 contexts.append(browser.new_context(**setup.context_options(k)))
                 self._prepared(contexts[-1])
             return _measure([context.new_page() for context in contexts], contexts, url, timeout_s,
-                            trace=self.trace)
+                            trace=self.trace, frames=self.frames)
         except PlaywrightError as error:
             self._browsers.pop(setup, None)
             _quietly(browser.close)
@@ -471,7 +498,8 @@ class Driver:
         try:
             self._prepared(context)
             page = context.pages[0] if context.pages else context.new_page()
-            return _measure([page], [context], url, timeout_s, dictionaries, trace=self.trace and measured)[0]
+            return _measure([page], [context], url, timeout_s, dictionaries, trace=self.trace and measured,
+                            frames=self.frames and measured)[0]
         except PlaywrightError as error:
             return _lost(url, started, error)
         finally:

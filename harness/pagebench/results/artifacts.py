@@ -1,6 +1,6 @@
 """A store's artifact directory: the files each load leaves as evidence (its HAR, its
-Chrome trace; later its frames), gzip-compressed, one directory per run, named by the
-store's `loads.har`/`loads.trace` relative to the directory so the two move together.
+frames, its Chrome trace), gzip-compressed, one directory per run, named by the store's
+`loads.har`/`loads.frames`/`loads.trace` relative to the directory so they move together.
 
 Where it is, one rule per kind of store: SQLite `X.sqlite` keeps `X.artifacts/` beside the
 file; PostgreSQL keeps `$PAGEBENCH_ARTIFACTS`, else `<data dir>/artifacts/<host>-<port>-
@@ -26,6 +26,7 @@ ARTIFACTS_ENV = "PAGEBENCH_ARTIFACTS"
 SUFFIX = ".artifacts"
 HAR = ".har.gz"
 TRACE = ".trace.json.gz"
+FRAMES = ".frames.json.gz"
 #: Fast and small enough: a 20-request HAR is a few kB at level 6, written in about a millisecond.
 LEVEL = 6
 
@@ -54,10 +55,12 @@ def load_name(run_id: str, seq: int, client: int, suffix: str) -> str:
 
 @dataclass(frozen=True)
 class Evidence:
-    """What one load leaves to keep: its HAR (`core.measure.har`), its Chrome trace."""
+    """What one load leaves to keep: its HAR (`core.measure.har`), its Chrome trace, its
+    frames (`core.measure.visual.kept`)."""
 
     har: dict[str, Any] | None = None
     trace: Any = None
+    frames: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +97,8 @@ class Artifacts:
     def keep(self, run_id: str, seq: int, client: int, evidence: Evidence) -> dict[str, str | None]:
         """A load's evidence written; the `loads` columns that name it."""
         return {column: None if document is None else self.write(load_name(run_id, seq, client, suffix), document)
-                for column, document, suffix in (("har", evidence.har, HAR), ("trace", evidence.trace, TRACE))}
+                for column, document, suffix in (("har", evidence.har, HAR), ("trace", evidence.trace, TRACE),
+                                                 ("frames", evidence.frames, FRAMES))}
 
     def path(self, name: str | None) -> Path | None:
         """Where a row's file is, if it is there (None: never kept, or since deleted)."""

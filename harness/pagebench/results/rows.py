@@ -101,7 +101,8 @@ class LoadRow(LoadMeasurement):
     def result(self, resources: Sequence[Resource]) -> LoadResult:
         """The LoadResult recorded, with its resources (the unrecorded URLs are stored as
         a count only: None)."""
-        kept = {f.name: getattr(self, f.name) for f in fields(LoadResult) if f.name not in ("resources", "unrecorded", "visual_progress")}
+        kept = {f.name: getattr(self, f.name) for f in fields(LoadResult)
+                if f.name not in ("resources", "unrecorded", "visual_progress")}
         return LoadResult(**kept, resources=tuple(resources))
 
 

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from pagebench.analysis.reproduce import stopping
 from pagebench.analysis.sequential import run_settled
+from pagebench.core.measure import visual
 from pagebench.core.measure.bound import fetches_of, lower_bound_ms
 from pagebench.core.measure.har import har
 from pagebench.core.measure.metrics import LinkView, ProxyView, ServerView, evaluate
@@ -64,12 +65,14 @@ SPLIT_BY_PAGE = ("a corpus runs page by page, a lab per page, which the compose 
 @dataclass(frozen=True)
 class Keep:
     """What evidence each measured load leaves in the store's artifact directory: its HAR
-    (built from what the load collected anyway: milliseconds between loads), its Chrome
-    trace (recorded during the load: it costs the browser CPU, so a traced run's timings
-    are its own)."""
+    (built from what the load collected anyway: milliseconds between loads), its frames
+    (the screenshots its visual metrics come from: captured in every load unless off,
+    docs/benchmarks.md measures what that costs), its Chrome trace (recorded during the
+    load: it costs the browser CPU, so a traced run's timings are its own)."""
 
     har: bool = True
     trace: bool = False
+    frames: bool = True
 
 
 class Runner:
@@ -81,7 +84,7 @@ class Runner:
                  roles: Roles | None = None, keep: Keep = Keep(), decide: Decide | None = None) -> None:
         self.store = store
         self.decide = decide or (lambda run, _rounds: run_settled(store, run))
-        self.keep = keep if store.artifacts is not None else Keep(har=False, trace=False)  # nowhere to keep it
+        self.keep = keep if store.artifacts is not None else replace(keep, har=False, trace=False)  # nowhere to keep it
         self.roles = roles
         self.run_id = run_id
         self.p = prepared
@@ -175,7 +178,8 @@ class Runner:
             with lab as parts, sync_playwright() as pw:
                 bed, link, origins = parts.bed, parts.link, parts.origins
                 driver = Driver(pw, bed.state_dir / "browser", parts.client_namespace,
-                                deterministic=spec.seed if spec.deterministic else None, trace=self.keep.trace)
+                                deterministic=spec.seed if spec.deterministic else None, trace=self.keep.trace,
+                                frames=self.keep.frames)
                 try:
                     if first:
                         self._link_checks(link, parts.measure)
@@ -283,8 +287,9 @@ class Runner:
         return results, started, raws
 
     def _evidence(self, planned: PlannedLoad, raws: list[RawLoad], results: list[LoadResult]) -> list[Evidence]:
-        """Each client's HAR (and trace) of a measured load, as `keep` asks."""
-        if not self.keep.har and not self.keep.trace:
+        """Each client's HAR, frames (those that changed the screen) and trace of a measured
+        load, as `keep` asks (frames are kept where frames were captured)."""
+        if not self.keep.har and not self.keep.trace and not self.keep.frames:
             return []
         run = self.store.experiment(self.run_id) if self._versions is None else None
         if run is not None:
@@ -292,7 +297,8 @@ class Runner:
         creator, browser = self._versions or ("", None)
         title = f"{planned.condition.key} seq {planned.seq}"
         return [Evidence(har=har(raw, result, title + (f" client {k}" if len(raws) > 1 else ""), creator, browser)
-                         if self.keep.har else None, trace=raw.trace)
+                         if self.keep.har else None, trace=raw.trace if self.keep.trace else None,
+                         frames=visual.kept(raw.trace, result.visual_progress) if self.keep.frames else None)
                 for k, (raw, result) in enumerate(zip(raws, results))]
 
     def _loads(self, steps: tuple[planner.Step, ...], link: LinkControl, origins: Origins, driver: Driver,

@@ -19,6 +19,8 @@ LOADS = ["run", "seq", "condition_id", "repetition", "warmup", "started_at", "re
          "ttfb_ms", "dcl_ms", "load_ms", "fcp_ms", "lcp_ms", "requests", "bytes", "cache_hits",
          "connections_browser", "connections_link", "connections_server", "flags", "errors", "notes", "link",
          "bound_ms", "client", "connections_proxy", "connections_proxy_reused", "unrecorded", "har", "trace",
+         "first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms", "visual_complete_95_ms",
+         "visual_complete_99_ms", "last_visual_change_ms", "cls", "tbt_ms", "long_tasks", "inp_ms", "frames",
          "condition", "site",
          "mode", "topology", "profile", "cache", "tls", "encoding", "version"]
 RESOURCES = ["run", "seq", "client", "position", "url", "origin", "protocol", "connection_id", "from_cache",

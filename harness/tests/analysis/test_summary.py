@@ -63,7 +63,10 @@ def test_json_contract_keys_exactly():
                               "n", "flagged", "failed", "metrics", "load_over_bound"}
     assert (condition["encoding"], condition["version"]) == ("identity", 1)
     assert condition["load_over_bound"] == NONE  # no bounds
-    assert set(condition["metrics"]) == {"load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "lcp_ms", "connections_browser",
+    assert set(condition["metrics"]) == {"load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "lcp_ms", "first_visual_change_ms",
+                                         "speed_index_ms", "visual_complete_85_ms", "visual_complete_95_ms",
+                                         "visual_complete_99_ms", "last_visual_change_ms", "cls", "tbt_ms",
+                                         "long_tasks", "inp_ms", "connections_browser",
                                          "connections_link", "connections_server", "connections_proxy",
                                          "connections_proxy_reused", "cache_hits", "requests",
                                          "bytes"} == set(METRICS)

@@ -29,14 +29,15 @@ FORMAT = "pagebench-reproduce-export"
 VERSION = 1
 #: A load's columns: LoadRow's fields (its condition as the store's names), evidence left out.
 CONDITION_COLUMNS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version")
-LOAD_COLUMNS = tuple(f.name for f in fields(LoadRow) if f.name not in ("condition", "har", "trace")) + CONDITION_COLUMNS
+LOAD_COLUMNS = (tuple(f.name for f in fields(LoadRow) if f.name not in ("condition", "har", "trace", "frames"))
+               + CONDITION_COLUMNS)
 #: A resource's columns: its load's id, its position, the Resource's fields.
 RESOURCE_COLUMNS = ("load_id", "position", *(f.name for f in fields(Resource)))
 #: Columns an older export may lack, read as None (as the store reads a column an older
 #: store lacks as its migration's default): the fields that may be None.
 NULLABLE = frozenset(f.name for cls in (LoadRow, Resource) for f in fields(cls) if "None" in str(f.type))
 
-NO_EVIDENCE = {"har": None, "trace": None}
+NO_EVIDENCE = {"har": None, "trace": None, "frames": None}
 
 
 class ExportError(PagebenchError):

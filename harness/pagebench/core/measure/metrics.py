@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from pagebench.core import encodings
 from pagebench.core.har.mime import extension
+from pagebench.core.measure import visual
 from pagebench.core.modes import Mode
 from pagebench.core.sites.recording import UNRECORDED_HEADER, UNRECORDED_VALUE, Recording
 from pagebench.core.records import Condition, LoadResult, RawLoad, Resource
@@ -277,14 +278,18 @@ def evaluate(
         # one whose connection the browser did not report (a cross-origin frame's) is not counted
         flags.append(f"{mode.name} load used {connections_browser} connection(s) for {len(answered)} request(s)")
 
+    fcp_ms = paints.get("first-contentful-paint")
+    seen = visual.visual(visual.frames_of(raw.trace["traceEvents"]) if raw.trace else [], raw.page, fcp_ms)
     return LoadResult(
         ok=not errors,
         url=raw.url,
         ttfb_ms=nav.get("responseStart"),
         dcl_ms=nav.get("domContentLoadedEventStart"),
         load_ms=nav.get("loadEventStart"),
-        fcp_ms=paints.get("first-contentful-paint"),
+        fcp_ms=fcp_ms,
         lcp_ms=raw.page.get("lcp"),
+        **seen.metrics(),
+        visual_progress=seen.progress,
         requests=len(res),
         bytes=sum(r.transfer_bytes for r in res),
         cache_hits=cache_hits,
