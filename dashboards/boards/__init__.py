@@ -11,7 +11,7 @@ from collections.abc import Callable
 from grafana_foundation_sdk.builders.dashboard import Dashboard
 from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
-from boards import connections, links, overview, protocols, trend, waterfall
+from boards import connections, links, overview, protocols, trend, visual, waterfall
 
 #: The JSON schema the panels' options are written for (the SDK's models default to 36).
 SCHEMA_VERSION = 39
@@ -24,6 +24,7 @@ BOARDS: dict[str, Callable[[], Dashboard]] = {
     "waterfall": waterfall.board,
     "links": links.board,
     "trend": trend.board,
+    "visual": visual.board,
 }
 
 

@@ -1,6 +1,6 @@
 """The condition fields (`conditions` columns) as every dashboard uses them, in one table:
 what a table lists, how rows are ordered, how a chart names a condition, how a condition's
-twin with another encoding is found, what the trend dashboard lets you choose.
+twin with another encoding is found, what the trend and visual dashboards let you choose.
 A new field (a device, migration 0012) is one more row of `FIELDS`: every query, name and
 variable that goes over the conditions picks it up."""
 
