@@ -1,15 +1,21 @@
-"""Grafana (dashboards/): the provisioning and the dashboard JSON are well formed and name
-one datasource, and the SQL expansion (`grafana.py`) does what Grafana's PostgreSQL plugin
-does. Every panel's SQL on a PostgreSQL store that holds real runs: `test_dashboards_e2e.py`."""
+"""Grafana (dashboards/): the dashboard JSON is what the dashboards' code makes, well formed,
+naming one datasource and every condition field and visual metric of the store; the
+provisioning finds it; and the SQL expansion (`grafana.py`) does what Grafana's PostgreSQL
+plugin does. Every panel's SQL on a PostgreSQL store that holds real runs:
+`test_dashboards_e2e.py`."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from datetime import datetime, timezone
 
 import pytest
 import yaml
 
+from pagebench.core.records import VISUAL_METRICS
+from pagebench.results.schema import conditions
 from tests.helpers import REPO
 from tests.results.grafana import BOARDS, DASHBOARDS, DATASOURCE, FORMATS, Unexpanded, Value, expand, load, panels, \
     variable_sql, walk
@@ -48,6 +54,46 @@ def test_variables_are_quoted_as_the_postgresql_plugin_quotes_them():
 def test_anything_unknown_is_refused(sql):
     with pytest.raises(Unexpanded):
         expand(f"SELECT {sql}", {"run": Value("r")}, START, END)
+
+
+# -- the files are the code's -------------------------------------------------------------------
+
+def test_the_provisioned_files_are_the_generated_ones(tmp_path):
+    """json/ holds exactly what `dashboards/generate.py` writes, byte for byte: a dashboard
+    is changed in its code (dashboards/boards/), never in its file."""
+    made = subprocess.run([sys.executable, str(DASHBOARDS / "generate.py"), str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    generated = {path.name: path.read_bytes() for path in sorted(tmp_path.glob("*.json"))}
+    provisioned = {path.name: path.read_bytes() for path in BOARDS}
+    assert list(generated) == list(provisioned)
+    differ = [name for name in generated if generated[name] != provisioned[name]]
+    assert not differ, f"{', '.join(differ)}: not what the code makes: run `python dashboards/generate.py`"
+
+
+def test_every_condition_field_is_listed_and_chosen():
+    """Each column of `conditions` (a new one: a row of FIELDS in dashboards/boards/conditions.py)
+    is a column of the condition tables and, but the mode, a variable of the visual curves."""
+    fields = [c.name for c in conditions.columns if c.name not in ("id", "experiment_id", "key", "profile_fields")]
+    tables = {(path.stem, panel["title"]): panel["targets"][0]["rawSql"] for path in BOARDS
+              for panel in panels(load(path)) if panel["title"] in (
+                  "Load time and TTFB by condition: median and 95 % interval", "Connections and requests by condition",
+                  "Encodings against identity", "Visual metrics by condition: medians")}
+    assert len(tables) == 4
+    for where, sql in tables.items():
+        listed = re.search(r"^SELECT (c\.\w+(?:, c\.\w+)*),$", sql, re.MULTILINE)
+        assert listed and sorted(listed.group(1).replace("c.", "").split(", ")) == sorted(fields), where
+    chosen = [v["name"] for v in load(DASHBOARDS / "json" / "visual.json")["templating"]["list"]]
+    assert sorted(chosen) == sorted(["run", *(f for f in fields if f != "mode")])
+
+
+def test_the_visual_dashboard_has_every_visual_metric_and_the_curves():
+    board = load(DASHBOARDS / "json" / "visual.json")
+    sql = {panel["title"]: panel["targets"][0]["rawSql"] for panel in panels(board)}
+    for name in (*VISUAL_METRICS, "lcp_ms"):
+        assert f"l.{name}" in sql["Visual metrics by condition: medians"], name
+    [curves] = [p for p in panels(board) if p["type"] == "trend"]
+    assert "JOIN visual_progress" in curves["targets"][0]["rawSql"] and curves["options"]["xField"] == "ms"
 
 
 # -- structure ---------------------------------------------------------------------------------

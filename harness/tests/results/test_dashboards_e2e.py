@@ -1,7 +1,8 @@
 """Grafana's dashboards on real data: every panel's SQL, expanded as Grafana expands it
 (`grafana.py`), runs on a PostgreSQL store that holds real runs and returns rows; the
-load variable, the protocol medians and the encodings table agree with the store and its
-summary. Their JSON and provisioning: `test_dashboards.py`."""
+load variable, the protocol and visual medians, the visual progress curves and the
+encodings table agree with the store and its summary. Their JSON and provisioning:
+`test_dashboards.py`."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from pagebench.analysis.summary import of_run
 from pagebench.core import encodings, modes
 from pagebench.core.encodings import DCZ, GZIP, IDENTITY
 from pagebench.core.modes import H2
-from pagebench.core.records import Condition
+from pagebench.core.records import VISUAL_METRICS, Condition
+from pagebench.results.schema import experiments, loads, visual_progress
 from pagebench.results.store import Store
 
 from tests.helpers import drop_database, fresh_database, needs_root, nothing_left, pagebench, run_id_of, write_spec
@@ -36,16 +38,58 @@ class Filled:
     runs: list[str]  # oldest first
 
 
+Curve = tuple[tuple[float, float], ...]
+
+
+def frames(fcp_ms: float, lcp_ms: float) -> tuple[Curve, dict[str, float | int]]:
+    """A load's visual progress curve as its frames would show a small static page (blank
+    until the first paint, complete a little after the largest), and the metrics
+    `core.measure.visual` takes from such a curve (SpeedIndex: the area above it), with
+    no layout shift or long task."""
+    last = max(lcp_ms, fcp_ms + 100.0)
+    curve = ((0.0, 0.0), (fcp_ms, 0.42), ((fcp_ms + last) / 2, 0.88), (last - 16.7, 0.96), (last, 1.0))
+    speed_index = sum((later - ms) * (1 - progress) for (ms, progress), (later, _) in zip(curve, curve[1:]))
+    return curve, {"first_visual_change_ms": fcp_ms, "speed_index_ms": speed_index,
+                   "visual_complete_85_ms": curve[2][0], "visual_complete_95_ms": curve[3][0],
+                   "visual_complete_99_ms": last, "last_visual_change_ms": last, "cls": 0.0, "tbt_ms": 0.0,
+                   "long_tasks": 0}
+
+
+def give_frames(url: str, run_id: str) -> None:
+    """The run's loads as visual capture records them, where the run has no curves (a run
+    made before capture existed): each ok load's frames from its own paint times, so the
+    visual panels read the real runs' conditions and loads. Written with the store's
+    tables, as the store writes them (its API only records new loads)."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            ok = conn.execute(sa.select(loads.c.id, loads.c.fcp_ms, loads.c.lcp_ms)
+                              .join(experiments, experiments.c.id == loads.c.experiment_id)
+                              .where(experiments.c.run_id == run_id, loads.c.ok)).all()
+            if conn.execute(sa.select(sa.func.count()).select_from(visual_progress)
+                            .where(visual_progress.c.load_id.in_([row.id for row in ok]))).scalar_one():
+                return
+            for row in ok:
+                curve, metrics = frames(row.fcp_ms, row.lcp_ms or row.fcp_ms)
+                conn.execute(sa.update(loads).where(loads.c.id == row.id).values(**metrics))
+                conn.execute(sa.insert(visual_progress), [
+                    {"load_id": row.id, "position": position, "ms": ms, "progress": progress}
+                    for position, (ms, progress) in enumerate(curve)])
+    finally:
+        engine.dispose()
+
+
 @pytest.fixture(scope="module")
 def filled(postgres_url, tmp_path_factory) -> Iterator[Filled]:
     """Two real runs through the CLI into a fresh PostgreSQL database: two modes, cold and
-    warm, a link check each (about a minute)."""
+    warm, a link check each (about a minute); the newer one's loads with frames."""
     url = fresh_database(postgres_url, "dashboards")
     spec = write_spec(tmp_path_factory.mktemp("dashboards"), name="dashboards", sites=["seed000-small-n5"],
                       modes=["http1.0", "h2"], profiles=[{"name": "r20", "rtt_ms": 20}], cache=["cold", "warm"],
                       repetitions=3, warmup=1, seed=1, timeouts={"link_check": True})
     runs = [run_id_of(pagebench("run", str(spec), "--db", url)) for _ in range(2)]
     assert nothing_left()
+    give_frames(url, runs[-1])
     yield Filled(url, runs)
     drop_database(postgres_url, "dashboards")
 
@@ -174,15 +218,69 @@ def test_protocol_medians_are_the_summarys(filled, engine):
         assert got["load / bound"] == pytest.approx(condition.load_over_bound.median, abs=1e-9)
 
 
+def test_visual_medians_are_the_summarys(filled, engine):
+    """The visual metrics' medians are the run's summary's, condition by condition and in
+    its order, SpeedIndex's interval holds its median, and n counts the loads with frames."""
+    board = load(DASHBOARDS / "json" / "visual.json")
+    start, end = time_range(board, datetime.now(timezone.utc))
+    [table] = [p for p in panels(board) if p["title"] == "Visual metrics by condition: medians"]
+    with engine.connect() as conn:
+        values = resolve(board, conn, start, end)
+        columns, rows = query(conn, expand(table["targets"][0]["rawSql"], values, start, end))
+    with Store(filled.url) as store:
+        summary = of_run(store, filled.runs[-1])
+    assert len(rows) == len(summary.conditions) == 4
+    metrics = {"first visual change": "first_visual_change_ms", "SpeedIndex": "speed_index_ms",
+               "visually complete 85 %": "visual_complete_85_ms", "visually complete 95 %": "visual_complete_95_ms",
+               "visually complete 99 %": "visual_complete_99_ms", "last visual change": "last_visual_change_ms",
+               "LCP": "lcp_ms", "CLS": "cls", "TBT": "tbt_ms", "long tasks": "long_tasks", "INP": "inp_ms"}
+    assert sorted(metrics.values()) == sorted([*VISUAL_METRICS, "lcp_ms"])
+    for row, condition in zip(rows, summary.conditions):
+        got = dict(zip(columns, row))
+        assert Condition(got["site"], modes.parse(got["mode"]), got["topology"], got["profile"], got["cache"],
+                         got["tls"], encodings.parse(got["encoding"]), got["version"]) == condition.condition
+        assert got["n"] == len(condition.values("speed_index_ms")) == condition.n > 0
+        for name, metric in metrics.items():
+            expected = condition.metrics[metric].median
+            assert got[name] == (None if expected is None else pytest.approx(expected, abs=1e-9)), name
+        assert got["SpeedIndex CI low"] <= got["SpeedIndex"] <= got["SpeedIndex CI high"]
+
+
+def test_the_curves_are_each_mode_s_median_load(filled, engine):
+    """Each mode's column of the curves panel is the stored curve of its median load by
+    SpeedIndex in the condition the variables choose, point for point."""
+    board = load(DASHBOARDS / "json" / "visual.json")
+    start, end = time_range(board, datetime.now(timezone.utc))
+    [curves] = [p for p in panels(board) if p["type"] == "trend"]
+    with engine.connect() as conn:
+        values = resolve(board, conn, start, end)
+        columns, rows = query(conn, expand(curves["targets"][0]["rawSql"], values, start, end))
+    assert [row[0] for row in rows] == sorted(row[0] for row in rows), "the x values must ascend"
+    with Store(filled.url) as store:
+        summary = of_run(store, filled.runs[-1])
+        stored = store.run_visual_progress(filled.runs[-1])
+    chosen = {name: values[name].value for name in values if name != "run"}
+    drawn = 0
+    for condition in summary.conditions:
+        if any(str(getattr(condition.condition, name)) != value for name, value in chosen.items()):
+            continue
+        by_speed = sorted(condition.used, key=lambda row: (row.speed_index_ms, row.seq, row.client))
+        median = by_speed[(len(by_speed) + 1) // 2 - 1]
+        mode = columns.index(condition.condition.mode.name)
+        assert tuple((row[0], row[mode]) for row in rows if row[mode] is not None) == stored[median.id]
+        drawn += 1
+    assert drawn == 2  # http1.0 and h2 in the first condition the variables offer
+
+
 # -- encodings, against a store filled by hand (no browser: a second or two) -------------------
 
-ENCODED_BOARDS = ["protocols.json", "connections.json", "trend.json", "waterfall.json"]
+ENCODED_BOARDS = ["protocols.json", "connections.json", "trend.json", "waterfall.json", "visual.json"]
 
 
 @pytest.fixture(scope="module")
 def encoded(postgres_url) -> Iterator[str]:
-    """A PostgreSQL store with one run of identity, gzip and dcz loads of a site's version 2
-    (recorded by the store's own writes, as a run records them)."""
+    """A PostgreSQL store with one run of identity, gzip and dcz loads of a site's version 2,
+    each with its frames (recorded by the store's own writes, as a run records them)."""
     from dataclasses import replace
 
     from pagebench.core.records import PlannedLoad
@@ -205,7 +303,9 @@ def encoded(postgres_url) -> Iterator[str]:
                                       dictionary_offered=name == "dcz" and 0 < i < 3,
                                       dictionary_used=name == "dcz" and i == 1)
                               for i, r in enumerate(load.resources))
-            store.record_loads("enc1", planned, [replace(load, resources=resources)], started_at=time_now())
+            curve, metrics = frames(load.fcp_ms, load.lcp_ms)
+            store.record_loads("enc1", planned, [replace(load, resources=resources, visual_progress=curve, **metrics)],
+                               started_at=time_now())
         store.set_status("enc1", "complete")
     yield url.replace("postgresql+psycopg://", "postgresql://")
     drop_database(postgres_url, "dashboards_encodings")
