@@ -48,7 +48,7 @@ class Point:
 
 @dataclass(frozen=True)
 class Series:
-    """One line of a line plot: its points, colour, dash and marker."""
+    """One line of a line plot: its points, colour, dash and marker ("": none)."""
 
     label: str
     colour: str
@@ -278,7 +278,8 @@ def line_plot(series: Sequence[Series], x_label: str, y_label: str, x_marks: dic
             if p.low is not None and p.high is not None:
                 parts.append(_line(x, yscale(p.low), x, yscale(p.high), s.colour, 1.5))
                 parts += [_line(x - 4, yscale(v), x + 4, yscale(v), s.colour, 1.5) for v in (p.low, p.high)]
-            parts.append(_marker(s.marker, x, yscale(p.y), s.colour))
+            if s.marker:
+                parts.append(_marker(s.marker, x, yscale(p.y), s.colour))
     return _svg(width, bottom + 44, parts, y_label)
 
 

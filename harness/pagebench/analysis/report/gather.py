@@ -38,6 +38,8 @@ class ReportData:
     encodings: Sequence[encoding_mod.EncodingSaving] = ()
     #: Load id -> its evidence as links from the page (`evidence.kept`), for the loads it links.
     evidence: Mapping[int, Any] = field(default_factory=dict)
+    #: Load id -> its frames and progress curve (`filmstrip.gather`), for each median-SpeedIndex load.
+    strips: Mapping[int, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

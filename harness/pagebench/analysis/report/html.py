@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pagebench.analysis import pages as pages_mod
-from pagebench.analysis.report import evidence, figures, sections
+from pagebench.analysis.report import evidence, figures, filmstrip, sections
 from pagebench.analysis.report.gather import ReportData, gather, views
 from pagebench.analysis.report.page import document, section
 from pagebench.results.store import Store
@@ -24,7 +24,8 @@ def write_html_report(store: Store, run_id: str, path: Path) -> None:
     UnknownRun for an unknown run."""
     data = gather(store, run_id)
     shown = evidence.shown_loads(views(data.summary, data.profiles, ["mode"]))
-    data = replace(data, evidence=evidence.kept(store, shown, path.parent))
+    data = replace(data, evidence=evidence.kept(store, shown, path.parent),
+                   strips=filmstrip.gather(store, run_id, views(data.summary, data.profiles, ["mode"])))
     path.write_text(render(data), encoding="utf-8")
 
 
@@ -46,6 +47,8 @@ def render(data: ReportData) -> str:
         section("Link checks", sections.link_checks(data.link_checks), "link-checks"),
         *([section("Edge-proxy overhead", sections.proxy_overheads(overheads), "proxy-overhead")]
           if overheads else []),
+        section("What a person sees", filmstrip.table(conditions, fields)
+                + filmstrip.filmstrips(conditions, data.strips), "visual"),
         section("Load time", figures.distribution(conditions), "distributions"),
         section("Load time against round-trip time", figures.against_rtt(conditions, fields, profiles), "rtt"),
         section("Connections", figures.connections(conditions), "connections"),

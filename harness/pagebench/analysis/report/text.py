@@ -182,7 +182,7 @@ def report_table(store: Store, run_id: str) -> RenderableType:
     for field in varying:
         table.add_column(field, no_wrap=True)
     table.add_column("n", justify="right")
-    for column in ("load median", "load p90", "TTFB median", "TTFB p90", "LCP median"):
+    for column in ("load median", "load p90", "TTFB median", "TTFB p90", "LCP median", "SpeedIndex median"):
         table.add_column(f"{column} (ms)", justify="right")
     table.add_column("load /\nbound", justify="right")
     proxied = any(c.condition.topology == "proxy" for c in summary.conditions)
@@ -203,7 +203,7 @@ def report_table(store: Store, run_id: str) -> RenderableType:
         table.add_row(
             *(summary_mod.shown(field, getattr(condition.condition, field)) for field in varying), n,
             ms(m["load_ms"].median), ms(m["load_ms"].p90),
-            ms(m["ttfb_ms"].median), ms(m["ttfb_ms"].p90), ms(m["lcp_ms"].median),
+            ms(m["ttfb_ms"].median), ms(m["ttfb_ms"].p90), ms(m["lcp_ms"].median), ms(m["speed_index_ms"].median),
             _ratio(condition.load_over_bound.median), connections, _count(m["cache_hits"].median),
             _count(m["requests"].median), human_bytes(m["bytes"].median),
         )

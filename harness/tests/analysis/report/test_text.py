@@ -128,7 +128,7 @@ def test_the_reports_say_which_edge_proxy_pool_the_run_used(store):
     report = report_json(store, "w1")
     assert report["proxy"] == settings
     assert report["conditions"][0]["metrics"]["connections_proxy_reused"]["median"] == 2
-    console = Console(record=True, width=200)
+    console = Console(record=True, width=230)
     console.print(report_table(store, "w1"))
     text = console.export_text()
     line = "edge proxy: pool warm (upstream connections kept open across each condition's loads), up to 2"
