@@ -21,8 +21,8 @@ the trace's LayoutShift events (session windows: 1 s gap, 5 s cap); TBT from the
 renderer main thread's RunTask events (the thread that emitted navigationStart), beyond
 50 ms after the trace's first contentful paint. Then, to tell which definitional
 difference accounts for a SpeedIndex difference, pagebench's own code again with each of
-speedline's choices in turn (white from 250 as WebPageTest, from 249 as speedline, no
-colour slop, every changed frame a visual change, whole percents: `STEPS`).
+speedline's choices in turn (white from 249, no colour slop, every changed frame a visual
+change: `STEPS`).
 
 Both count from the same instant: the main frame's navigationStart (pagebench's frames
 start there; speedline is given it as `timeOrigin`, as Lighthouse does; by default it would
@@ -327,15 +327,13 @@ def speedline(jobs: Sequence[tuple[Path, float]]) -> list[dict[str, Any]]:
 
 # From pagebench's definition to speedline's ---------------------------------------------
 
-#: pagebench's own visual code, one difference from speedline's definition removed at a time
-#: (cumulative): which of them accounts for how much of a SpeedIndex difference. Each is
-#: (label, visual's constants, progress floored to whole percents).
-STEPS: tuple[tuple[str, dict[str, float], bool], ...] = (
-    ("white from 250 (WebPageTest's)", {"WHITE": 249}, False),
-    ("white from 249 (speedline's)", {"WHITE": 248}, False),
-    ("no colour slop", {"WHITE": 248, "SLOP": 0}, False),
-    ("every changed frame counts", {"WHITE": 248, "SLOP": 0, "CHANGED": 0.0}, False),
-    ("whole percents", {"WHITE": 248, "SLOP": 0, "CHANGED": 0.0}, True),
+#: pagebench's own visual code (WebPageTest's definition), one difference from speedline's
+#: removed at a time (cumulative): which of them accounts for how much of a SpeedIndex
+#: difference. Each is (label, visual's constants).
+STEPS: tuple[tuple[str, dict[str, float]], ...] = (
+    ("white from 249 (speedline's)", {"WHITE": 249}),
+    ("no colour slop", {"WHITE": 249, "SLOP_BELOW": 0, "SLOP_ABOVE": 0}),
+    ("every changed frame counts", {"WHITE": 249, "SLOP_BELOW": 0, "SLOP_ABOVE": 0, "CHANGED": 0}),
 )
 
 
@@ -355,11 +353,9 @@ def _constants(changed: dict[str, float]) -> Iterator[None]:
 def steps(frames: Sequence[visual.Frame]) -> tuple[float | None, ...]:
     """SpeedIndex after each of STEPS."""
     found = []
-    for _, changed, whole in STEPS:
+    for _, changed in STEPS:
         with _constants(changed):
             curve = visual.progress(frames)
-        if whole:
-            curve = [(ms, int(complete * 100 + 1e-9) / 100) for ms, complete in curve]
         found.append(visual.speed_index(curve) if curve else None)
     return tuple(found)
 
@@ -469,7 +465,7 @@ def table(chosen: Sequence[Page], rows: Sequence[Row]) -> None:
               f"| {_f(r.long_tasks)} / {r.long_trace} | {_f(r.fcp)} / {_f(r.fcp_trace)} ms |")
     print("\nFrom pagebench's definition to speedline's, one difference at a time (cumulative; "
           "SpeedIndex ms, Δ against speedline):\n")
-    print("| page | load | pagebench | " + " | ".join(f"+ {label}" for label, _, _ in STEPS) + " | speedline |")
+    print("| page | load | pagebench | " + " | ".join(f"+ {label}" for label, _ in STEPS) + " | speedline |")
     print("|---|---|---|" + "---|" * len(STEPS) + "---|")
     for r in rows:
         cells = [f"{_f(v)} ({_pct(v, r.speedline['si'])})" for v in (r.si, *r.steps)]

@@ -20,15 +20,17 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-#: A colour level matches one within this many levels (JPEG's noise), as in WebPageTest.
-SLOP = 5
-#: A pixel whose three channels all exceed this is background: the blank page is white.
+#: A colour level matches the SLOP_BELOW levels below it and the SLOP_ABOVE above it
+#: (JPEG's noise), as in WebPageTest's visualmetrics.py.
+SLOP_BELOW, SLOP_ABOVE = 5, 4
+#: A pixel whose three channels are all at least this is background (the blank page is
+#: white), as in WebPageTest and browsertime.
 WHITE = 250
 #: The completeness thresholds reported (`visual_complete_85_ms`, ...).
 THRESHOLDS = (85, 95, 99)
-#: A frame differs from the one before when its pixels differ by more than this mean
-#: level (a re-encoded identical frame does not count as a visual change).
-CHANGED = 0.5
+#: A frame differs from the one before when some pixel differs by more than this many
+#: levels (JPEG's noise): one moved edge is a visual change.
+CHANGED = 16
 #: Long tasks block the main thread beyond this (the Long Tasks API's and Lighthouse's 50 ms).
 BLOCKING_MS = 50.0
 #: Layout shifts within this of each other belong to one session window, which lasts
@@ -107,26 +109,26 @@ def _pixels(frame: Frame) -> np.ndarray:
 
 def _histograms(pixels: np.ndarray) -> np.ndarray:
     """Per channel, how many non-white pixels have each level: shape (3, 256)."""
-    kept = pixels[~np.all(pixels > WHITE, axis=2)]
+    kept = pixels[~np.all(pixels >= WHITE, axis=2)]
     return np.stack([np.bincount(kept[:, c], minlength=256)[:256] for c in range(3)])
 
 
 def completeness(histograms: np.ndarray, final: np.ndarray) -> np.ndarray:
     """Each frame's completeness (0..1) against the final frame, from the blank start:
     the final histogram's counts are matched greedily, level by level, by the frame's
-    counts within SLOP levels. `histograms`: (frames, 3, 256); `final`: (3, 256)."""
+    counts within the slop. `histograms`: (frames, 3, 256); `final`: (3, 256)."""
     available = histograms.astype(np.int64).copy()
     matched = np.zeros(len(histograms), dtype=np.int64)
     total = max(1, int(final.sum()))
     for channel in range(3):
         for level in np.flatnonzero(final[channel]):
             wanted = np.full(len(histograms), int(final[channel, level]), dtype=np.int64)
-            for near in range(max(0, level - SLOP), min(256, level + SLOP + 1)):
+            for near in range(max(0, level - SLOP_BELOW), min(256, level + SLOP_ABOVE + 1)):
                 take = np.minimum(wanted, available[:, channel, near])
                 available[:, channel, near] -= take
                 wanted -= take
                 matched += take
-    return np.asarray(matched / total)
+    return np.floor(matched * 100 / total) / 100  # whole percents, as WebPageTest and speedline
 
 
 def progress(frames: Sequence[Frame]) -> list[tuple[float, float]]:
@@ -137,7 +139,7 @@ def progress(frames: Sequence[Frame]) -> list[tuple[float, float]]:
     pixels = [_pixels(frame) for frame in frames]
     changed = [0] + [k for k in range(1, len(frames))
                      if pixels[k].shape != pixels[k - 1].shape
-                     or float(np.abs(pixels[k] - pixels[k - 1]).mean()) > CHANGED]
+                     or bool((np.abs(pixels[k] - pixels[k - 1]) > CHANGED).any())]
     histograms = np.stack([_histograms(pixels[k]) for k in changed])
     if not histograms[-1].any():
         return []  # nothing but background: no visual change
@@ -173,10 +175,11 @@ def cumulative_layout_shift(shifts: Iterable[dict[str, Any]]) -> float:
     return worst
 
 
-def blocking(tasks: Iterable[dict[str, Any]], after_ms: float | None) -> tuple[float, int]:
+def blocking(tasks: Iterable[dict[str, Any]], after_ms: float | None) -> tuple[float | None, int]:
     """Total blocking time and the number of long tasks (`{"start": ms, "duration": ms}`):
     each long task's time beyond BLOCKING_MS, only the part after first contentful paint
-    (as Lighthouse counts; its window ends at TTI, ours where the capture ends)."""
+    (as Lighthouse counts; its window ends at TTI, ours where the capture ends). Without a
+    first contentful paint there is no blocking time (None), as in Lighthouse."""
     total, count = 0.0, 0
     for task in tasks:
         start, duration = float(task["start"]), float(task["duration"])
@@ -187,7 +190,7 @@ def blocking(tasks: Iterable[dict[str, Any]], after_ms: float | None) -> tuple[f
         begin = max(start, after_ms or 0.0)
         if end - begin > BLOCKING_MS:
             total += end - begin - BLOCKING_MS
-    return total, count
+    return (None if after_ms is None else total), count
 
 
 def visual(frames: Sequence[Frame], page: dict[str, Any], fcp_ms: float | None) -> Visual:

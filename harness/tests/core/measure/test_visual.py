@@ -13,7 +13,7 @@ from PIL import Image
 from pagebench.core.measure import visual
 from pagebench.core.measure.visual import Frame
 
-W, H = 100, 60
+W, H = 320, 240  # bands of 4k rows: JPEG blurs only their edges
 RED, BLUE, WHITE = (200, 30, 30), (30, 30, 200), (255, 255, 255)
 
 
@@ -22,8 +22,8 @@ def frame(ms: float, *blocks: tuple[tuple[int, int, int], int]) -> Frame:
     pixels = np.full((H, W, 3), 255, dtype=np.uint8)
     top = 0
     for colour, rows in blocks:
-        pixels[top:top + rows] = colour
-        top += rows
+        pixels[top:top + 4 * rows] = colour
+        top += 4 * rows
     out = io.BytesIO()
     Image.fromarray(pixels).save(out, "JPEG", quality=90)
     return Frame(ms, base64.b64encode(out.getvalue()).decode())
@@ -51,16 +51,23 @@ def test_near_colours_match_within_the_slop_and_white_is_background():
     histograms = np.zeros((1, 3, 256), dtype=np.int64)
     final = np.zeros((3, 256), dtype=np.int64)
     final[:, 100] = 10
-    histograms[0, :, 100 + visual.SLOP] = 10
+    histograms[0, :, 100 - visual.SLOP_BELOW] = 10  # the final's level matches these below it
     assert visual.completeness(histograms, final)[0] == 1.0
-    histograms[0, :, 100 + visual.SLOP] = 0
-    histograms[0, :, 100 + visual.SLOP + 1] = 10
+    histograms[0, :, 100 - visual.SLOP_BELOW] = 0
+    histograms[0, :, 100 + visual.SLOP_ABOVE] = 10  # and above
+    assert visual.completeness(histograms, final)[0] == 1.0
+    histograms[0, :, 100 + visual.SLOP_ABOVE] = 0
+    histograms[0, :, 100 + visual.SLOP_ABOVE + 1] = 10
     assert visual.completeness(histograms, final)[0] == 0.0
+    off_white = np.full((4, 4, 3), visual.WHITE, dtype=np.int16)  # #fafafa: background, as WebPageTest has it
+    assert not visual._histograms(off_white).any()
+    off_white[0, 0] = visual.WHITE - 1
+    assert visual._histograms(off_white).sum() == 3
     assert visual.progress([frame(0.0), frame(50.0)]) == []  # nothing but white: nothing shown
 
 
 def test_no_frames_and_frames_before_navigation_start():
-    assert visual.visual([], {"shifts": [], "longtasks": []}, None) == visual.Visual(cls=0.0, tbt_ms=0.0,
+    assert visual.visual([], {"shifts": [], "longtasks": []}, 10.0) == visual.Visual(cls=0.0, tbt_ms=0.0,
                                                                                      long_tasks=0)
     shot = frame(0.0, (RED, 10)).jpeg
     events = [{"name": "Screenshot", "ph": "O", "ts": 900, "args": {"snapshot": shot}},
@@ -85,6 +92,7 @@ def test_cls_is_the_worst_session_window_without_input():
 
 def test_blocking_time_counts_long_tasks_after_first_contentful_paint():
     tasks = [{"start": 0, "duration": 300}, {"start": 500, "duration": 49}, {"start": 1000, "duration": 120}]
-    assert visual.blocking(tasks, None) == (250 + 70, 2)
+    assert visual.blocking(tasks, 0.0) == (250 + 70, 2)
+    assert visual.blocking(tasks, None) == (None, 2)  # no FCP, no blocking time (as Lighthouse)
     assert visual.blocking(tasks, 200.0) == (50 + 70, 2)  # only the part after FCP counts
     assert visual.blocking(tasks, 290.0) == (70, 2)
