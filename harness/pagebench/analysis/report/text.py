@@ -13,6 +13,7 @@ from pagebench.analysis import encoding as encoding_mod
 from pagebench.analysis import pages as pages_mod
 from pagebench.analysis import summary as summary_mod
 from pagebench.analysis.stats import Interval
+from pagebench.core import devices
 from pagebench.core.records import Condition
 from pagebench.core.spec.model import ProxySettings
 from pagebench.results.rows import LinkCheckRow, ProxyOverheadRow, RunRow
@@ -74,6 +75,9 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
         # interleaved baseline's twins (twin -> the spec's site; null without one)
         "sites": dict((experiment.meta or {}).get("sites") or {}),
         "baseline": (experiment.meta or {}).get("baseline"),
+        # each device: its preset's fields and, when throttled, its `calibration` on this
+        # run's host (rate, times, the factor achieved); {} before devices were kept
+        "devices": dict((experiment.meta or {}).get("devices") or {}),
         "conditions": report.summary.as_json()["conditions"],
         "encodings": [encoding_mod.as_json(row) for row in report.savings],
         # a corpus run: each mode against the base mode page by page, and across the pages
@@ -120,6 +124,12 @@ def site_lines(experiment: RunRow) -> list[str]:
              if info.get("kind") == "corpus" else f"site {name}: {info.get('kind')} ({info.get('summary')})"
              + (f", from {info['path']}" if info.get("path") else ""))
             for name, info in ((experiment.meta or {}).get("sites") or {}).items()]
+
+
+def device_lines(experiment: RunRow) -> list[str]:
+    """What each device of the run was and, when throttled, the CPU slowdown it achieved
+    (its meta `devices`): none for a run of the default device alone, or stored before devices."""
+    return devices.device_lines((experiment.meta or {}).get("devices") or {})
 
 
 def ms(value: float | None) -> str:
@@ -176,7 +186,8 @@ def report_table(store: Store, run_id: str) -> RenderableType:
                         + (f" ({versions})" if versions else "")
                         + (f"\n{', '.join(constant)}" if constant else "")
                         + (f"\n{proxy_line(proxy)}" if proxy else ""),
-                  caption="\n".join(site_lines(experiment) + [f"warning: {line}" for line in summary.warnings()]
+                  caption="\n".join(site_lines(experiment) + device_lines(experiment)
+                                    + [f"warning: {line}" for line in summary.warnings()]
                                     + [overhead_line(row) for row in report.proxy_overheads]) or None,
                   caption_justify="left")
     for field in varying:
