@@ -63,13 +63,14 @@ MODE = Field("mode", "protocol mode", Trend.MANY, known=modes.NAMES)
 PROFILE = Field("profile", "network profile", Trend.ONE)
 CACHE = Field("cache", "cache state", Trend.MANY, known=CACHE_STATES, always_named=True)
 ENCODING = Field("encoding", "content encoding", Trend.MANY, known=encodings.NAMES, default=encodings.IDENTITY.name)
-#: In the report's order (site, mode, profile, cache, tls, topology, version, encoding).
+#: In the report's order (site, mode, profile, cache, tls, topology, version, encoding, device).
 FIELDS: tuple[Field, ...] = (
     SITE, MODE, PROFILE, CACHE,
     Field("tls", "TLS version", default="1.3", prefix="TLS "),
     Field("topology", "topology", default="direct"),
     Field("version", "site version", default="1", prefix="v"),
     ENCODING,
+    Field("device", "device", Trend.MANY, known=("desktop",), default="desktop"),
 )
 #: What a chart sets side by side within each group of the other fields.
 COMPARED = MODE

@@ -1,6 +1,6 @@
 """Reading the YAML files pagebench is given: experiment specs, network profiles (the
-built-in catalogue, package data beside the link emulation, and users' own) and
-budgets (`run --budget`, `compare --budget`). The one place that opens them; parsing and
+built-in catalogue, package data beside the link emulation, and users' own), the device
+table beside them and budgets (`run --budget`, `compare --budget`). The one place that opens them; parsing and
 validation are `core`'s, and every error is one line naming the file (and the field)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pagebench.core.devices import DeviceError, DeviceTable, parse_devices
 from pagebench.core.measure.budgets import Budget, BudgetError, parse_budgets, parse_expression
 from pagebench.core.profiles import Profile, ProfileError, parse_profiles, yaml_document
 from pagebench.core.spec.model import SpecError
@@ -16,6 +17,8 @@ from pagebench.core.spec.model import SpecError
 #: The built-in profiles: package data kept with the link emulation, found wherever
 #: pagebench is installed (a checkout or a wheel).
 CATALOGUE = resources.files("pagebench.link") / "profiles.yaml"
+#: The built-in devices (`core.devices`), one table beside the profiles.
+DEVICES = resources.files("pagebench.link") / "devices.yaml"
 
 
 def read_yaml_file(path: Path, error: type[ValueError]) -> Any:
@@ -42,6 +45,12 @@ def builtin_profiles() -> dict[str, Profile]:
     origin = "pagebench/link/profiles.yaml"
     document = yaml_document(CATALOGUE.read_text(), origin, ProfileError)
     return {profile.name: profile for profile in parse_profiles(document, origin)}
+
+
+def builtin_devices() -> DeviceTable:
+    """The device table: the devices by name and the reference their CPU slowdowns are stated against."""
+    origin = "pagebench/link/devices.yaml"
+    return parse_devices(yaml_document(DEVICES.read_text(), origin, DeviceError), origin)
 
 
 def load_budgets(path: Path) -> list[Budget]:

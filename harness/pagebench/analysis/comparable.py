@@ -2,7 +2,7 @@
 
 A regression gate says "the candidate is slower"; that means something only if both runs
 were measured alike: the same browser build, kernel, link backend, and the same
-conditions (modes, the profiles' link fields, cache, TLS, encodings, topology...), on a
+conditions (modes, the profiles' link fields, cache, TLS, encodings, devices, topology...), on a
 link that passed its check. What a team changes between runs is not compared: the spec's
 name, its budgets, its sites' contents or an app's code, the host, the git commit.
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pagebench.analysis.compare import CompareError
+from pagebench.core.devices import Device
 from pagebench.core.profiles import PROFILE_FIELDS, Profile
 from pagebench.core.spec.model import Experiment
 from pagebench.results.rows import ConditionRow, LinkCheckRow, RunRow
@@ -26,6 +27,8 @@ from pagebench.results.rows import ConditionRow, LinkCheckRow, RunRow
 if TYPE_CHECKING:
     from pagebench.results.store import Store
 
+#: A device's fields compared: what it does to the browser (`core.devices`).
+DEVICE_FIELDS = tuple(name for name in Device.model_fields if name not in ("name", "source"))
 #: The kinds of fact, the words `--allow-different` takes.
 KINDS = ("chromium", "kernel", "backend", "link-check", "conditions")
 #: A fact the store does not hold (a run stored before it was recorded).
@@ -121,6 +124,18 @@ def _profile_fields(record: Record) -> Mapping[str, str]:
     return values
 
 
+def _device_fields(record: Record) -> Mapping[str, str]:
+    """Each device's preset as the run used it (viewport, scale, mobile, touch, user agent,
+    CPU slowdown; not its source, nor a calibration, which is the host's): none for a run
+    stored before devices were kept (it ran as desktop)."""
+    values = {}
+    for name, preset in (record.run.meta.get("devices") or {}).items():
+        for field in DEVICE_FIELDS:
+            values[f"device {name} {field}"] = _text(preset.get(field, Device.model_fields[field].default),
+                                                     none="the browser's")
+    return values
+
+
 def _clients(record: Record) -> Mapping[str, str]:
     return {"clients": _text(record.run.spec.get("clients", Experiment.model_fields["clients"].default))}
 
@@ -143,6 +158,9 @@ FACTS: tuple[Fact, ...] = (
     Fact("cache", "conditions", "conditions.cache", _distinct("cache", "cache")),
     Fact("tls", "conditions", "conditions.tls", _distinct("tls", "tls")),
     Fact("encodings", "conditions", "conditions.encoding", _distinct("encodings", "encoding")),
+    Fact("devices", "conditions", "conditions.device", _distinct("devices", "device")),
+    Fact("device NAME FIELD", "conditions", "experiments.meta devices (all but source and calibration)",
+         _device_fields),
     Fact("clients", "conditions", "experiments.spec clients", _clients),
     Fact("proxy", "conditions", "experiments.meta proxy", _proxy),
     Fact("deterministic", "conditions", "experiments.meta deterministic", _meta("deterministic", "deterministic")),

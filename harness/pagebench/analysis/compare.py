@@ -204,8 +204,8 @@ def compare(base_run: Summary, candidate_run: Summary, metric: str = "load_ms", 
         raise CompareError(f"--threshold: must not be negative, got {threshold:.0%}")
     base, candidate = _side(base_run, metric), _side(candidate_run, metric)
     if not set(base) & set(candidate):
-        raise CompareError("no condition of the candidate run matches one of the base run "
-                           "(site, mode, topology, profile, cache, TLS, encoding and version must all be equal)")
+        raise CompareError("no condition of the candidate run matches one of the base run (site, mode, topology, "
+                           "profile, cache, TLS, encoding, version and device must all be equal)")
     verdicts = []
     for condition in sorted(set(base) | set(candidate), key=order):
         (base_values, base_median), (candidate_values, candidate_median) = (

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from pagebench.core import encodings, modes
+from pagebench.core.devices import DEFAULT_DEVICE
 from pagebench.core.quantiles import percentile
 from pagebench.core.records import CACHE_STATES, CONDITION_FIELDS, METRICS, Condition, PlannedLoad
 from pagebench.results.rows import LoadRow
@@ -22,8 +23,8 @@ from pagebench.results.rows import LoadRow
 if TYPE_CHECKING:
     from pagebench.results.store import Store
 
-#: The values every run stored before encodings has: shown nowhere, so its reports stay.
-DEFAULTS: dict[str, str] = {"encoding": encodings.IDENTITY.name, "version": "1"}
+#: The values every run stored before encodings and devices has: shown nowhere, so its reports stay.
+DEFAULTS: dict[str, str] = {"encoding": encodings.IDENTITY.name, "version": "1", "device": DEFAULT_DEVICE}
 #: Below this many usable loads a condition's numbers say little: the report says so.
 MIN_N = 5
 
@@ -73,7 +74,7 @@ class ConditionSummary:
 
     def as_json(self) -> dict[str, Any]:
         """The contract's condition: {site, mode, topology, profile, cache, tls, encoding,
-        version, planned, n, flagged, failed, metrics: {metric: {median, p90, min, max}},
+        version, device, planned, n, flagged, failed, metrics: {metric: {median, p90, min, max}},
         load_over_bound} (version an int, flagged and failed counts)."""
         return {**self.condition.as_names(), "planned": self.planned, "n": self.n, "flagged": len(self.flagged),
                 "failed": len(self.failed), "metrics": {name: asdict(stats) for name, stats in self.metrics.items()},
@@ -169,7 +170,7 @@ def without_twins(summary: Summary, pairs: Mapping[str, str]) -> Summary:
 
 
 def is_default(name: str, value: Any) -> bool:
-    """Is this the value every run before encodings had (shown nowhere, so old reports stay)?"""
+    """Is this the value every run before encodings and devices had (shown nowhere, so old reports stay)?"""
     return name in DEFAULTS and str(value) == DEFAULTS[name]
 
 
@@ -184,16 +185,17 @@ def _rank(value: str, known: Sequence[str]) -> tuple[int, str]:
 
 def order(condition: Condition) -> tuple[Any, ...]:
     """Stable report order: site, mode (as the modes table lists them), profile, cache, tls, topology,
-    version, encoding (as the encodings table lists them)."""
+    version, encoding (as the encodings table lists them), device (desktop first)."""
     return (condition.site, modes.rank(condition.mode), condition.profile,
             _rank(condition.cache, CACHE_STATES), condition.tls, condition.topology, condition.version,
-            encodings.ENCODINGS.index(condition.encoding))
+            encodings.ENCODINGS.index(condition.encoding), _rank(condition.device, (DEFAULT_DEVICE,)))
 
 
 def label(condition: Condition) -> str:
-    """One-line name of a condition, e.g. 'demo h2 direct 3g cold tls1.3', then its encoding
-    and version when not identity and 1 ('demo h2 direct 3g warm tls1.3 dcz v2')."""
-    extra = [shown(name, getattr(condition, name)) for name in ("encoding", "version")
+    """One-line name of a condition, e.g. 'demo h2 direct 3g cold tls1.3', then its encoding,
+    version and device when not identity, 1 and desktop ('demo h2 direct 3g warm tls1.3 dcz v2
+    moto-g-power')."""
+    extra = [shown(name, getattr(condition, name)) for name in ("encoding", "version", "device")
              if not is_default(name, getattr(condition, name))]
     return " ".join([*(str(getattr(condition, name)) for name in CONDITION_FIELDS[:5]),
                      modes.tls_label(condition.tls), *extra])

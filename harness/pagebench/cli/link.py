@@ -1,4 +1,5 @@
-"""`pagebench link ...`: the emulated link measured in a throwaway lab, and its profiles."""
+"""`pagebench link ...`: the emulated link measured in a throwaway lab, its profiles, and the
+devices beside them (what the browser is, as a profile is what the link is)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pagebench.cli.linkoptions import BackendOpt, ProfileOpt, ProfilesFileOpt, l
 from pagebench.core.profiles import Profile
 from pagebench.link.plan import check_backend
 
-link_app = typer.Typer(no_args_is_help=True, help="The emulated link: check it, list its profiles.")
+link_app = typer.Typer(no_args_is_help=True, help="The emulated link: check it, list its profiles and devices.")
 
 
 @command(link_app, "check")
@@ -81,4 +82,19 @@ def link_profiles_cmd(
         table.add_column(column)
     for profile in list(catalogue.values()) + extra:
         table.add_row(profile.name, profile.describe(), profile.source or "")
+    out.print(table)
+
+
+@command(link_app, "devices")
+def link_devices_cmd() -> None:
+    """List the built-in devices a spec's `devices:` may name, and what their CPU slowdowns
+    are stated against."""
+    found = yamlfiles.builtin_devices()
+    reference = found.reference
+    table = Table(title="devices", caption=f"CPU slowdowns against {reference.machine}: the benchmark page in "
+                                           f"{reference.script_ms:g} ms unthrottled", caption_justify="left")
+    for column in ("name", "device", "source"):
+        table.add_column(column)
+    for device in found.devices.values():
+        table.add_row(device.name, device.describe(), device.source or "")
     out.print(table)

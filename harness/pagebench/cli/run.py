@@ -117,16 +117,20 @@ def run(
                 f"  [{result.load_ms:.0f} ms]" if result.load_ms else "")
             bar.update(task, completed=done, total=total, description=label)
 
+        def say(line: str) -> None:  # kept above the bar: a throttled device's achieved CPU slowdown
+            err.print(line, highlight=False, soft_wrap=True)
+
         if prepared is not None:
             def named(new_id: str) -> None:
                 created.append(new_id)
                 lock.note_run(new_id)
 
-            run_id = runner.start(store, prepared, progress, roles, created=named, keep=runner.Keep(har, trace, frames))
+            run_id = runner.start(store, prepared, progress, roles, created=named,
+                                  keep=runner.Keep(har, trace, frames), say=say)
         else:
             assert run_id is not None
             lock.note_run(run_id)
-            runner.resume(store, run_id, progress, roles, runner.Keep(har, trace, frames))
+            runner.resume(store, run_id, progress, roles, runner.Keep(har, trace, frames), say=say)
     breached = _gate(store, run_id, budgets, junit, markdown)
     then = f"pagebench compare {run_id}" if store.experiment(run_id).meta.get("baseline") else f"pagebench report {run_id}"
     out.print(f"run [bold]{run_id}[/] complete: {then}")

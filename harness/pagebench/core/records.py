@@ -6,12 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from pagebench.core.devices import DEFAULT_DEVICE
 from pagebench.core.encodings import IDENTITY, Encoding
 from pagebench.core.modes import Mode
 
 CACHE_STATES = ("cold", "warm")
 #: A condition's fields, in the order reports name them (`Condition` below).
-CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version")
+CONDITION_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version", "device")
 #: The metrics of a load the report summarizes per condition (median, p90, min, max) and
 #: budgets and `compare --metric` may name: fields of `LoadMeasurement` and `LoadResult`.
 METRICS = ("load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "lcp_ms", "first_visual_change_ms", "speed_index_ms",
@@ -38,24 +39,29 @@ class Condition:
     encoding: Encoding = IDENTITY
     #: The site's version this load sees (a warm load primes with version 1 first).
     version: int = 1
+    #: The device the browser emulates (a name in the device table, `core.devices`).
+    device: str = DEFAULT_DEVICE
 
     @property
     def key(self) -> str:
         key = f"{self.site}|{self.mode.name}|{self.topology}|{self.profile}|{self.cache}|tls{self.tls}"
-        # Only what differs from the defaults: keys of runs stored before encodings stay.
+        # Only what differs from the defaults: keys of runs stored before encodings and devices stay.
         return key + (f"|{self.encoding.name}" if self.encoding is not IDENTITY else "") + (
-            f"|v{self.version}" if self.version != 1 else "")
+            f"|v{self.version}" if self.version != 1 else "") + (
+            f"|{self.device}" if self.device != DEFAULT_DEVICE else "")
 
     def as_names(self) -> dict[str, str | int]:
         """Its fields as the store, the report's JSON and the exports write them: names."""
         return {"site": self.site, "mode": self.mode.name, "topology": self.topology, "profile": self.profile,
-                "cache": self.cache, "tls": self.tls, "encoding": self.encoding.name, "version": self.version}
+                "cache": self.cache, "tls": self.tls, "encoding": self.encoding.name, "version": self.version,
+                "device": self.device}
 
     @property
     def label(self) -> str:
-        """Short, for progress lines: what varies in most runs, and encoding/version when set."""
+        """Short, for progress lines: what varies in most runs, and encoding/version/device when set."""
         extra = (f" {self.encoding.name}" if self.encoding is not IDENTITY else "") + (
-            f" v{self.version}" if self.version != 1 else "")
+            f" v{self.version}" if self.version != 1 else "") + (
+            f" {self.device}" if self.device != DEFAULT_DEVICE else "")
         return f"{self.site} {self.mode.name} {self.profile} {self.cache}{extra}"
 
 

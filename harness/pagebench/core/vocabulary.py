@@ -1,6 +1,6 @@
-"""What a row of every vocabulary table (the modes, the encodings; site kinds and device
-presets next) is: the one object its name becomes, shown wherever it goes by that name.
-Pure."""
+"""What a row of every vocabulary table (the modes, the encodings; site kinds next) is: the
+one object its name becomes, shown wherever it goes by that name. (Device presets are a
+data table, as the link profiles are: `core.devices`.) Pure."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import time
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from pagebench.core.measure import visual
 from pagebench.core.records import RawLoad
+from pagebench.lab.emulation import CpuBenchmark, Emulation, benchmarking
 
 #: Debian's headless shell: the same Chromium (net stack, Blink, V8, same version) without
 #: the desktop browser layer, and what Playwright itself runs for headless. The full
@@ -456,20 +458,23 @@ class Driver:
             browser = self._browsers[setup] = self.pw.chromium.launch(**self._launch_options(setup))
         return browser
 
-    def cold(self, setup: Setup, url: str, timeout_s: float, clients: int = 1) -> list[RawLoad]:
-        """One load per client, each in a fresh context; several clients load together. A
-        browser lost during the load (killed, crashed: Playwright tells it from any other
-        failure only later) makes it a failed load, recorded and counted as such; the next
-        load launches a new browser."""
+    def cold(self, setup: Setup, url: str, timeout_s: float, clients: int = 1,
+             emulation: Emulation = Emulation()) -> list[RawLoad]:
+        """One load per client, each in a fresh context of the `emulation`'s device; several
+        clients load together. A browser lost during the load (killed, crashed: Playwright
+        tells it from any other failure only later) makes it a failed load, recorded and
+        counted as such; the next load launches a new browser."""
         browser = self._browsers_for(setup)
         started = time.time()
         contexts: list[BrowserContext] = []
         try:
             for k in range(clients):
-                contexts.append(browser.new_context(**setup.context_options(k)))
+                contexts.append(browser.new_context(**setup.context_options(k), **emulation.context_options()))
                 self._prepared(contexts[-1])
-            return _measure([context.new_page() for context in contexts], contexts, url, timeout_s,
-                            trace=self.trace, frames=self.frames)
+            pages = [context.new_page() for context in contexts]
+            for context, page in zip(contexts, pages):
+                emulation.throttle(context, page)  # its session lasts as long as the context
+            return _measure(pages, contexts, url, timeout_s, trace=self.trace, frames=self.frames)
         except PlaywrightError as error:
             self._browsers.pop(setup, None)
             _quietly(browser.close)
@@ -481,29 +486,39 @@ class Driver:
     def _profile(self, name: str) -> Path:
         return self.workdir / "profiles" / name
 
-    def prime(self, setup: Setup, profile: str, url: str, timeout_s: float, dictionaries: bool = False) -> RawLoad:
-        """A fresh persistent profile, loaded once so its disk cache holds the page; with
-        `dictionaries`, also the compression dictionaries the page announces (fetched after
-        `load`: the load's `error` says if they did not all come)."""
+    def prime(self, setup: Setup, profile: str, url: str, timeout_s: float, dictionaries: bool = False,
+              emulation: Emulation = Emulation()) -> RawLoad:
+        """A fresh persistent profile, loaded once (as the `emulation`'s device, as its
+        warm loads will be) so its disk cache holds the page; with `dictionaries`, also the
+        compression dictionaries the page announces (fetched after `load`: the load's
+        `error` says if they did not all come)."""
         path = self._profile(profile)
         shutil.rmtree(path, ignore_errors=True)
         path.mkdir(parents=True)
-        return self.warm(setup, profile, url, timeout_s, dictionaries=dictionaries, measured=False)
+        return self.warm(setup, profile, url, timeout_s, dictionaries=dictionaries, measured=False,
+                         emulation=emulation)
 
     def warm(self, setup: Setup, profile: str, url: str, timeout_s: float, dictionaries: bool = False,
-             measured: bool = True) -> RawLoad:
+             measured: bool = True, emulation: Emulation = Emulation()) -> RawLoad:
         context = self.pw.chromium.launch_persistent_context(str(self._profile(profile)),
-                                                            **self._launch_options(setup))
+                                                            **self._launch_options(setup),
+                                                            **emulation.context_options())
         started = time.time()
         try:
             self._prepared(context)
             page = context.pages[0] if context.pages else context.new_page()
+            emulation.throttle(context, page)  # its session lasts as long as the context
             return _measure([page], [context], url, timeout_s, dictionaries, trace=self.trace and measured,
                             frames=self.frames and measured)[0]
         except PlaywrightError as error:
             return _lost(url, started, error)
         finally:
             _quietly(context.close)
+
+    def cpu_benchmark(self, setup: Setup) -> AbstractContextManager[CpuBenchmark]:
+        """The CPU benchmark (`lab.emulation`) in a browser of its own, launched as the
+        loads' are (`setup`'s namespace, user and flags), closed when done."""
+        return benchmarking(self.pw.chromium.launch(**self._launch_options(setup)))
 
     def close(self) -> None:
         for browser in self._browsers.values():

@@ -153,7 +153,7 @@ def condition_of(row: Row) -> Condition:
     """The Condition of a row joined with `conditions`: the stored names become the
     vocabulary's rows here, once."""
     return Condition(row["site"], _known(modes.parse, row["mode"]), row["topology"], row["profile"], row["cache"],
-                     row["tls"], _known(encodings.parse, row["encoding"]), row["version"])
+                     row["tls"], _known(encodings.parse, row["encoding"]), row["version"], row["device"])
 
 
 def _known(parse: Callable[[str], T], name: str) -> T:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 
 from pagebench.core import encodings
+from pagebench.core.devices import DEFAULT_DEVICE
 from pagebench.core.records import VISUAL_METRICS
 
 #: A run is running, or ended complete, interrupted (a signal) or failed (an error); the
@@ -73,6 +74,7 @@ conditions = sa.Table(
     sa.Column("tls", sa.Text, nullable=False),
     sa.Column("encoding", sa.Text, nullable=False, server_default=encodings.IDENTITY.name),
     sa.Column("version", sa.Integer, nullable=False, server_default="1"),  # the site's version loaded
+    sa.Column("device", sa.Text, nullable=False, server_default=DEFAULT_DEVICE),  # what the browser emulated
     sa.UniqueConstraint("experiment_id", "key", name="uq_conditions_experiment_key"),
 )
 

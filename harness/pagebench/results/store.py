@@ -391,7 +391,7 @@ def _check_plan(run_id: str, plan: list[PlannedLoad], profiles: dict[str, dict[s
 
 def _condition_columns() -> list[sa.ColumnElement[Any]]:
     return [conditions.c.site, conditions.c.mode, conditions.c.topology, conditions.c.profile, conditions.c.cache,
-            conditions.c.tls, conditions.c.encoding, conditions.c.version]
+            conditions.c.tls, conditions.c.encoding, conditions.c.version, conditions.c.device]
 
 
 def _status_row(status: str, reason: str | None) -> dict[str, Any]:

@@ -1,5 +1,5 @@
 """Gathering a run's inputs, the I/O around the pure planner (`core/spec/plan.py`): the
-spec's sites read from disk and the profile catalogue (`prepare`, before anything runs:
+spec's sites read from disk, the profile catalogue and the device table (`prepare`, before anything runs:
 nothing written, so a spec is checked without the machine), then the sites written for
 the servers (`plan_run`, once the run holds the machine and has loads left)."""
 
@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pagebench.core.devices import DESKTOP, Device, Reference
 from pagebench.core.profiles import Profile
 from pagebench.core.records import PlannedLoad
 from pagebench.core.servers.replay import think_note
@@ -22,7 +23,7 @@ from pagebench.core.spec import plan as planner
 from pagebench.core.spec.baseline import twinned
 from pagebench.lab import corpus
 from pagebench.lab import sites as sitefiles
-from pagebench.yamlfiles import builtin_profiles
+from pagebench.yamlfiles import builtin_devices, builtin_profiles
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,10 @@ class Prepared:
     spec_dir: Path = Path(".")
     #: An interleaved baseline's twins: twin site -> the spec's site (`core.spec.baseline`).
     pairs: dict[str, str] = field(default_factory=dict)
+    #: The spec's devices by name, in spec order (`core.devices`).
+    devices: dict[str, Device] = field(default_factory=lambda: {DESKTOP.name: DESKTOP})
+    #: What their CPU slowdowns are stated against (the device table's).
+    reference: Reference | None = None
 
 
 @dataclass(frozen=True)
@@ -95,8 +100,11 @@ def prepare(document: dict[str, Any], origin: str, spec_dir: Path | None = None,
             if isinstance(site, Site) and (think := think_note(site, spec.resolved_modes)) is not None:
                 notes.append(think)
     profiles = spec_mod.resolve_profiles(spec, builtin_profiles(), origin)
+    table = builtin_devices()
+    devices = spec_mod.resolve_devices(spec, table, origin)
     loads = planner.loads(spec, planner.conditions(spec, list(found), profiles))
-    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, notes, site_kinds, where, pairs)
+    return Prepared(spec, document, found, {p.name: p for p in profiles}, loads, notes, site_kinds, where, pairs,
+                    {d.name: d for d in devices}, table.reference)
 
 
 def _found(entry: str | dict[str, Any], where: Path, status: Callable[[str], None],
@@ -140,7 +148,7 @@ def plan_run(prepared: Prepared, done: Iterable[int]) -> planner.RunPlan:
     written once; a site directory gets its missing precompressed sidecars)."""
     on_disk = [sitefiles.materialize(site) for site in prepared.sites.values()]
     return planner.run_plan(prepared.spec, prepared.sites, on_disk, list(prepared.profiles.values()),
-                            builtin_profiles()["none"], frozenset(done))
+                            builtin_profiles()["none"], frozenset(done), tuple(prepared.devices.values()))
 
 
 def encoding_costs(sites: Iterable[Site]) -> dict[str, dict[str, dict[str, float]]]:

@@ -2,9 +2,10 @@
 
 A run's plan (`core/spec/plan.py`) says what to do; this module does it, in order, against
 the lab (namespaces, link, origin servers, edge proxy), Chromium and the store: the link
-checks, the edge proxy's overhead, then per planned load: apply the profile, prime a warm
-profile, load the page, read the link and server counters, evaluate, commit. Interrupted
-runs resume from the store.
+checks, the edge proxy's overhead, the CPU calibration of throttled devices, then per
+planned load: apply the profile, prime a warm profile, load the page as its device,
+read the link and server counters, evaluate, commit. Interrupted runs resume from the
+store.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 
 from pagebench.analysis.reproduce import stopping
 from pagebench.analysis.sequential import run_settled
+from pagebench.core import devices as devices_mod
 from pagebench.core.measure import visual
 from pagebench.core.measure.bound import fetches_of, lower_bound_ms
 from pagebench.core.measure.har import har
@@ -36,6 +38,7 @@ from pagebench.edge.strategy import Strategy
 from pagebench.lab import build, tls
 from pagebench.lab.browser import Driver, Setup
 from pagebench.lab.build import Origins, Roles
+from pagebench.lab.emulation import Emulation
 from pagebench.link.counters import LinkCounters
 from pagebench.link.emulator import LinkControl, choose_backend
 from pagebench.link.plan import SPIN_US, check_backend_profile
@@ -53,6 +56,16 @@ def new_run_id() -> str:
 
 
 Progress = Callable[[int, int, PlannedLoad, LoadResult | None, str], None]
+#: A line the run says that the user keeps (printed, not a progress status): a throttled
+#: device's achieved CPU slowdown.
+Say = Callable[[str], None]
+#: The CPU benchmark's runs per calibration: unthrottled (their median is the host's
+#: time), then throttled at the rate chosen from them.
+HOST_RUNS = 5
+THROTTLED_RUNS = 3
+#: The calibration's browser: it resolves no name and trusts no certificate beyond the
+#: system's (the benchmark is one page of script, `set_content`: it fetches nothing).
+CALIBRATION_SETUP = Setup("MAP * ~NOTFOUND", "")
 #: A run's stopping rule (`repetitions: auto`), asked at each look of its schedule: (run
 #: id, rounds complete) -> whether its verdicts are decisive (stop). Plain runs use
 #: `analysis.sequential.run_settled`; reproductions their scenario's (`reproduce`).
@@ -81,8 +94,10 @@ class Runner:
     plan: planner.RunPlan  # once the run has loads left and its sites are on disk
 
     def __init__(self, store: Store, run_id: str, prepared: Prepared, progress: Progress,
-                 roles: Roles | None = None, keep: Keep = Keep(), decide: Decide | None = None) -> None:
+                 roles: Roles | None = None, keep: Keep = Keep(), decide: Decide | None = None,
+                 say: Say = lambda _: None) -> None:
         self.store = store
+        self.say = say
         self.decide = decide or (lambda run, _rounds: run_settled(store, run))
         self.keep = keep if store.artifacts is not None else replace(keep, har=False, trace=False)  # nowhere to keep it
         self.roles = roles
@@ -94,6 +109,8 @@ class Runner:
         self._versions: tuple[str, str | None] | None = None  # pagebench's and Chromium's, for the HARs
         self._done = 0  # loads recorded, for the progress
         self._page = ""  # page by page: which page the loads are of ("page 3/25"), for the progress
+        #: The DevTools CPU rate of each throttled device, once calibrated (at the run's first lab).
+        self._rates: dict[str, float] = {}
 
     def run(self) -> None:
         """The remaining loads; the run ends in a stated state whatever happens: complete,
@@ -183,6 +200,7 @@ class Runner:
                 try:
                     if first:
                         self._link_checks(link, parts.measure)
+                        self._calibrate(driver)
                     with self._edge_proxy(bed, origins) as proxy, \
                             Watchdog(local_checks(link, origins, proxy)) as self._watchdog:
                         if first and plan.overhead is not None and not self.store.proxy_overheads(self.run_id):
@@ -208,6 +226,35 @@ class Runner:
             self._note_scheduling(link)
             self._status(f"link check: {profile.name}")
             self.store.add_link_check(self.run_id, profile.name, measure(profile))
+
+    def _calibrate(self, driver: Driver) -> None:
+        """Each throttled device's DevTools CPU rate for this host (`core.devices`): the
+        benchmark timed unthrottled, the rate that makes it slowdown x the reference, then
+        timed at that rate; the factor achieved is said and kept in the run's meta."""
+        if not self.plan.throttled:
+            return
+        reference = self.p.reference
+        assert reference is not None, "a throttled device comes with its table's reference"
+        calibrated = {}
+        with driver.cpu_benchmark(CALIBRATION_SETUP) as benchmark:
+            for device in self.plan.throttled:
+                self._status(f"{device.name}: timing the CPU benchmark")
+                host = benchmark.times(Emulation(device), HOST_RUNS)
+                rate = devices_mod.cpu_rate(device.cpu_slowdown, reference.script_ms, statistics.median(host))
+                throttled = benchmark.times(Emulation(device, rate), THROTTLED_RUNS)
+                calibration = devices_mod.calibration(device, reference, host, rate, throttled)
+                self._rates[device.name] = calibration.rate
+                calibrated[device.name] = calibration
+                self.say(calibration.line())
+        meta = dict(self.store.experiment(self.run_id).meta.get("devices") or {})
+        for name, calibration in calibrated.items():  # a resumed run's: this host's, now
+            meta[name] = {**meta.get(name, {}), "calibration": calibration.as_meta()}
+        self.store.note(self.run_id, devices=meta)
+
+    def _emulation(self, step: planner.Step) -> Emulation:
+        """How the browser is the step's device: its context, at its calibrated CPU rate
+        (every throttled device of the loads left was calibrated in the run's first lab)."""
+        return Emulation(step.device, self._rates[step.device.name] if step.device.throttled else 1.0)
 
     def _note_scheduling(self, link: LinkControl) -> None:
         """The delay program's scheduling into the run's record, when it is new (a refused
@@ -251,9 +298,10 @@ class Runner:
                         dict(upstream.addresses), upstream.pool, key=upstream.key)
 
     def _load(self, visit: planner.Visit, link: LinkControl, origins: Origins, driver: Driver,
-              proxy: EdgeProxy | None, warm_profile: str, clients: int
+              proxy: EdgeProxy | None, warm_profile: str, clients: int, emulation: Emulation = Emulation()
               ) -> tuple[list[LoadResult], float, list[RawLoad]]:
-        """One planned load: every client loads the page at once; counters read around it."""
+        """One planned load: every client loads the page at once, as the `emulation`'s
+        device; counters read around it."""
         spec, c = self.plan.spec, visit.condition
         setup = self._setup(visit, proxy)
         self._configure(visit, proxy)
@@ -262,8 +310,9 @@ class Runner:
         started = time.time()
         self._watchdog.raise_if_fired()
         with self._watchdog.deadline(spec.timeouts.load_s + LOAD_GRACE_S):
-            raws = (driver.cold(setup, visit.url, spec.timeouts.load_s, clients) if c.cache == "cold"
-                    else [driver.warm(setup, warm_profile, visit.url, spec.timeouts.load_s)])
+            raws = (driver.cold(setup, visit.url, spec.timeouts.load_s, clients, emulation=emulation)
+                    if c.cache == "cold" else [driver.warm(setup, warm_profile, visit.url, spec.timeouts.load_s,
+                                                           emulation=emulation)])
         self._watchdog.raise_if_fired()  # a part died under the load: its error, not the load
         link.wait_settled()
         delta = link.counters() - before  # raises if the delay program died: the link is down
@@ -317,10 +366,10 @@ class Runner:
                 first = step.prime.visit
                 self._configure(first, proxy)
                 raw = driver.prime(self._setup(first, proxy), step.warm_profile, first.url, plan.spec.timeouts.load_s,
-                                   dictionaries=step.prime.dictionaries)
+                                   dictionaries=step.prime.dictionaries, emulation=self._emulation(step))
                 prime_errors[c.key] = raw.error
             results, started, raws = self._load(step.visit, link, origins, driver, proxy, step.warm_profile,
-                                                plan.spec.clients)
+                                                plan.spec.clients, self._emulation(step))
             results = [replace(r, bound_ms=self._bound(step, r)) for r in results]
             if prime_errors.get(c.key):  # not warm as its condition says
                 results = [replace(r, flagged=True, flags=(*r.flags, f"its warm profile's priming load failed: "
@@ -380,10 +429,11 @@ def _proxy_view(stats: ProxyStats, client: int) -> ProxyView:
 
 def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None,
           created: Callable[[str], None] = lambda _: None, meta_extra: dict[str, Any] | None = None,
-          keep: Keep = Keep(), decide: Decide | None = None) -> str:
+          keep: Keep = Keep(), decide: Decide | None = None, say: Say = lambda _: None) -> str:
     """Create the run in the store (`created` hears its id), then run it (in a split lab's
     `roles`, else natively). Returns the run id. `decide`: its stopping rule when
-    `repetitions: auto` (default: the generic one, `analysis.sequential`)."""
+    `repetitions: auto` (default: the generic one, `analysis.sequential`); `say`: hears
+    the lines to keep (a throttled device's calibration)."""
     run_id = new_run_id()
     backend = choose_backend(prepared.spec.backend)
     for profile in prepared.profiles.values():
@@ -392,18 +442,20 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
     apps = any(isinstance(site, Site) and site.app is not None for site in prepared.sites.values())
     extra = ((meta_extra or {}) | ({"spec_dir": str(prepared.spec_dir)} if apps else {})
              | ({"baseline": prepared.pairs} if prepared.pairs else {}))
-    meta = environment() | planner.run_meta(prepared.spec, link, extra) | {"sites": prepared.site_kinds}
+    meta = environment() | planner.run_meta(prepared.spec, link, extra) | {"sites": prepared.site_kinds} | {
+        "devices": {name: device.fields() for name, device in prepared.devices.items()}}
     store.create_experiment(run_id, prepared.document, meta, prepared.loads,
                             {name: p.fields() for name, p in prepared.profiles.items()})
     created(run_id)
-    Runner(store, run_id, prepared, progress, roles, keep, decide).run()
+    Runner(store, run_id, prepared, progress, roles, keep, decide, say).run()
     return run_id
 
 
 def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = None, keep: Keep = Keep(),
-           decide: Decide | None = None, prepared: Prepared | None = None) -> None:
+           decide: Decide | None = None, prepared: Prepared | None = None, say: Say = lambda _: None) -> None:
     """Finish a stored run: exactly the planned loads that are not yet recorded (nor
-    stopped early). `prepared`: its spec as the caller prepared it (a reproduction's)."""
+    stopped early). `prepared`: its spec as the caller prepared it (a reproduction's).
+    Its throttled devices are calibrated again: the host may not be the one it started on."""
     experiment = store.experiment(run_id)
     if prepared is None:
         prepared = prepare(experiment.spec, f"run {run_id}", Path(experiment.meta.get("spec_dir", ".")))
@@ -412,7 +464,7 @@ def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = 
         (p.seq, p.condition.key, p.repetition) for p in prepared.loads
     ]:
         raise SpecError(f"run {run_id}: its stored plan no longer matches its spec; cannot resume")
-    Runner(store, run_id, prepared, progress, roles, keep, decide).run()
+    Runner(store, run_id, prepared, progress, roles, keep, decide, say).run()
 
 
 #: (scenario, variant, run label) of a reproduction, and its run's prepared spec.

@@ -108,6 +108,25 @@ def test_a_field_an_older_run_did_not_store_reads_as_its_default(store):
     assert differences(store, "old", "new") == []
 
 
+def test_devices_are_compared_by_what_they_do_not_by_their_calibration(store):
+    """A preset's fields both runs stored are compared (the achieved CPU factor is the
+    host's: never); a run stored before devices ran as desktop and has no fields to compare."""
+    from pagebench.core.devices import DESKTOP
+    from pagebench.yamlfiles import builtin_devices
+
+    phone = builtin_devices().devices["moto-g-power"].fields()
+    devices = {"desktop": DESKTOP.fields(), "moto-g-power": phone}
+    stored(store, "old")
+    stored(store, "new", meta={"devices": {"desktop": DESKTOP.fields()}})
+    assert differences(store, "old", "new") == []
+    stored(store, "a", meta={"devices": devices | {"moto-g-power": phone | {"calibration": {"achieved": 4.1}}}})
+    stored(store, "b", meta={"devices": devices | {"moto-g-power": phone | {"calibration": {"achieved": 3.6}}}})
+    assert differences(store, "a", "b") == []
+    stored(store, "c", meta={"devices": devices | {"moto-g-power": phone | {"cpu_slowdown": 6.0, "width": 360}}})
+    assert differences(store, "a", "c") == ["device moto-g-power width: base 412, candidate 360",
+                                            "device moto-g-power cpu_slowdown: base 4, candidate 6"]
+
+
 def test_allow_different_vocabulary():
     assert comparable.parse_allowed("kernel, chromium") == {"kernel", "chromium"}
     assert comparable.parse_allowed(None) == frozenset()

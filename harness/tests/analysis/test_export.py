@@ -22,7 +22,7 @@ LOADS = ["run", "seq", "condition_id", "repetition", "warmup", "started_at", "re
          "first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms", "visual_complete_95_ms",
          "visual_complete_99_ms", "last_visual_change_ms", "cls", "tbt_ms", "long_tasks", "inp_ms", "frames",
          "condition", "site",
-         "mode", "topology", "profile", "cache", "tls", "encoding", "version"]
+         "mode", "topology", "profile", "cache", "tls", "encoding", "version", "device"]
 RESOURCES = ["run", "seq", "client", "position", "url", "origin", "protocol", "connection_id", "from_cache",
              "revalidated", "status", "resource_type", "start_ms", "response_start_ms", "end_ms", "transfer_bytes",
              "body_bytes", "timing", "encoded_bytes", "content_encoding", "dictionary_offered", "dictionary_used"]
@@ -82,9 +82,9 @@ def test_the_conditions_table_is_the_runs_summary(tmp_path):
         assert row["load_over_bound_median"] is None  # fill() records no bound
     assert pagebench("export", "r1", "--csv", str(tmp_path / "csv"), "--db", url).returncode == 0
     header = list(_csv(tmp_path / "csv" / "conditions.csv")[0])
-    assert header[:13] == ["run", "site", "mode", "topology", "profile", "cache", "tls", "encoding", "version",
-                           "planned", "n", "flagged", "failed"]
-    assert header[13:17] == ["load_ms_median", "load_ms_p90", "load_ms_min", "load_ms_max"]
+    assert header[:14] == ["run", "site", "mode", "topology", "profile", "cache", "tls", "encoding", "version",
+                           "device", "planned", "n", "flagged", "failed"]
+    assert header[14:18] == ["load_ms_median", "load_ms_p90", "load_ms_min", "load_ms_max"]
 
 
 def test_bad_export_arguments_are_one_line_errors(tmp_path):

@@ -59,9 +59,9 @@ def test_json_contract_keys_exactly():
     result = summarize("r1", loads, plan_for((H2, 1, 5))).as_json()
     assert set(result) == {"run", "conditions"} and result["run"] == "r1"
     [condition] = result["conditions"]
-    assert set(condition) == {"site", "mode", "topology", "profile", "cache", "tls", "encoding", "version", "planned",
-                              "n", "flagged", "failed", "metrics", "load_over_bound"}
-    assert (condition["encoding"], condition["version"]) == ("identity", 1)
+    assert set(condition) == {"site", "mode", "topology", "profile", "cache", "tls", "encoding", "version", "device",
+                              "planned", "n", "flagged", "failed", "metrics", "load_over_bound"}
+    assert (condition["encoding"], condition["version"], condition["device"]) == ("identity", 1, "desktop")
     assert condition["load_over_bound"] == NONE  # no bounds
     assert set(condition["metrics"]) == {"load_ms", "ttfb_ms", "dcl_ms", "fcp_ms", "lcp_ms", "first_visual_change_ms",
                                          "speed_index_ms", "visual_complete_85_ms", "visual_complete_95_ms",
@@ -156,6 +156,18 @@ def test_encodings_and_versions_are_conditions_of_their_own():
                                              ("warm", "gzip", 2, 800.0)]
     assert [label(c.condition) for c in result.conditions] == [
         "demo h2 direct 3g cold tls1.3", "demo h2 direct 3g warm tls1.3 v2", "demo h2 direct 3g warm tls1.3 gzip v2"]
+
+
+def test_devices_are_conditions_of_their_own_desktop_first_and_named_when_not_desktop():
+    phone = replace(H2, device="moto-g-power")
+    result = summarize("r1", [load_row(phone, 2400.0), load_row(H2, 1200.0)], plan_for((phone, 0, 1), (H2, 0, 1)))
+    assert [(c.condition.device, c.metrics["load_ms"].median) for c in result.conditions] == [
+        ("desktop", 1200.0), ("moto-g-power", 2400.0)]
+    assert [label(c.condition) for c in result.conditions] == [
+        "demo h2 direct 3g cold tls1.3", "demo h2 direct 3g cold tls1.3 moto-g-power"]
+    assert result.varying() == ["device"] and "device desktop" not in result.constant()
+    only = summarize("r1", [load_row(phone, 2400.0)])
+    assert only.constant()[-1] == "device moto-g-power"  # the one device, not the default: said once
 
 
 def test_a_run_with_an_interleaved_baseline_halves_into_its_baseline_and_its_own_sites():

@@ -55,3 +55,12 @@ def test_a_window_clamp_below_one_segment_starts_nothing(tmp_path: Path):
         "error: FILE: profiles[0].rwnd_bytes: must be at least one MSS (1460, the default MSS) and at most "
         "65535 (16 bits: no window scaling) (got 1000)"]
     assert nothing_left()
+
+
+def test_link_devices_lists_the_table_and_its_reference():
+    result = pagebench("link", "devices")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "desktop │ 1280x720, no CPU throttling" in text
+    assert "moto-g-power │ 412x823 @1.75x, mobile, touch, own user agent, CPU 4x" in text
+    assert "CPU slowdowns against the reference desktop: a 2-core Debian 12 VM" in text

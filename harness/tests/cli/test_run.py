@@ -103,7 +103,7 @@ def test_a_budget_file_of_the_spec_s_kind(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"error: {budgets}: budgets.1.mod: unknown field; allowed: metric, max, site, mode, topology, profile, "
-        "cache, tls, encoding, version"]
+        "cache, tls, encoding, version, device"]
 
 
 FIXTURE = Path(__file__).parents[1] / "analysis" / "reproduce" / "fixtures"

@@ -34,6 +34,7 @@ def test_an_old_store_reads_back_as_rows(tmp_path):
     assert len(loads) == 36 and all(load.ok for load in loads)
     assert {c.mode for c in conditions} == {modes.HTTP10, modes.KEEPALIVE, modes.H2}
     assert {c.encoding for c in conditions} == {encodings.IDENTITY, encodings.BR}
+    assert {c.device for c in conditions} == {"desktop"}  # stored before devices: the browser as it ran
     assert len(conditions) == 12
 
 

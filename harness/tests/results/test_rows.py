@@ -15,9 +15,9 @@ from pagebench.results.rows import LoadRow, load_columns, resource_columns
 from pagebench.results.schema import META_COLUMNS, loads, resources
 from tests.helpers import META, SPEC, fake_load
 
-CONDITION = Condition("demo", H2, "direct", "3g", "warm", "1.2", DCZ, 2)
+CONDITION = Condition("demo", H2, "direct", "3g", "warm", "1.2", DCZ, 2, "moto-g-power")
 JOINED = {"site": "demo", "mode": "h2", "topology": "direct", "profile": "3g", "cache": "warm", "tls": "1.2",
-          "encoding": "dcz", "version": 2}
+          "encoding": "dcz", "version": 2, "device": "moto-g-power"}
 
 
 def test_a_load_read_back_is_the_load_recorded():

@@ -203,6 +203,40 @@ def test_loads_stored_before_unrecorded_counts_read_back_null(url):
         assert store.loads("rep")[-1].unrecorded == 0
 
 
+def _device_run(store: Store) -> list[PlannedLoad]:
+    """A run of one condition as desktop and as moto-g-power, a load of each recorded."""
+    desktop = Condition("demo", H2, "direct", "cable", "cold")
+    phone = replace(desktop, device="moto-g-power")
+    plan = [PlannedLoad(0, desktop, 0, False), PlannedLoad(1, phone, 0, False)]
+    store.create_experiment("dev", SPEC, META, plan, PROFILES)
+    for planned in plan:
+        store.record_loads("dev", planned, [fake_load(planned)], started_at=1.0)
+    return plan
+
+
+def test_devices_round_trip(store):
+    plan = _device_run(store)
+    assert store.plan("dev") == plan
+    assert [(c.condition.key, c.condition.device) for c in store.conditions("dev")] == [
+        ("demo|h2|direct|cable|cold|tls1.3", "desktop"), ("demo|h2|direct|cable|cold|tls1.3|moto-g-power", "moto-g-power")]
+    assert [row.condition.device for row in store.loads("dev")] == ["desktop", "moto-g-power"]
+
+
+def test_conditions_stored_before_devices_read_back_as_desktop(url):
+    """A store at revision 0011 opened by this code: upgraded in place, its conditions
+    desktop (their keys never named a device), and a device's condition stored after."""
+    with Store(url) as store:
+        plan = _device_run(store)
+    assert "device" not in _downgraded(url, "0011", "conditions")
+    with Store(url) as store:  # the downgrade forgot devices: both conditions read as desktop
+        rows = store.loads("dev")
+        assert [row.condition.device for row in rows] == ["desktop", "desktop"]
+        assert rows[0].condition == plan[0].condition
+        later = [PlannedLoad(0, replace(plan[0].condition, site="later", device="moto-g-power"), 0, False)]
+        store.create_experiment("dev2", SPEC, META, later, PROFILES)
+        assert [c.condition.device for c in store.conditions("dev2")] == ["moto-g-power"]
+
+
 def test_a_seq_is_recorded_once(store):
     plan = make_plan()
     store.create_experiment("r1", SPEC, META, plan, PROFILES)

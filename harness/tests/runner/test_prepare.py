@@ -114,3 +114,16 @@ def test_a_recorded_site_s_think_time_is_said_with_the_modes_that_cannot_apply_i
     assert len(think) == 1 and think[0].startswith("site rec: server think time (HAR wait less one RTT) of 2 ")
     assert think[0].endswith("; on: each response is delayed by it; except in h3: Caddy has no handler that waits, "
                              "so its responses go at once")
+
+
+def test_a_spec_s_devices_become_the_table_s_rows_before_anything_runs(tmp_path: Path):
+    document, specs = _spec(tmp_path, "modern")
+    prepared = prepare({**document, "devices": ["desktop", "moto-g-power"], "repetitions": 2, "warmup": 0},
+                       "specs/t.yaml", specs)
+    assert list(prepared.devices) == ["desktop", "moto-g-power"]
+    assert prepared.devices["moto-g-power"].cpu_slowdown == 4 and prepared.reference is not None
+    assert {load.condition.device for load in prepared.loads} == {"desktop", "moto-g-power"} and len(prepared.loads) == 4
+    assert list(prepare(document, "specs/t.yaml", specs).devices) == ["desktop"]  # none named: desktop
+    with pytest.raises(SpecError) as caught:
+        prepare({**document, "devices": ["moto-g-powr"]}, "specs/t.yaml", specs)
+    assert str(caught.value) == "specs/t.yaml: devices[0]: unknown device 'moto-g-powr'; allowed: desktop, moto-g-power"

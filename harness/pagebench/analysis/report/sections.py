@@ -18,7 +18,7 @@ from pagebench.analysis import stats
 from pagebench.analysis.report import charts
 from pagebench.analysis.report.gather import MIN_FOR_INTERVAL, ConditionView
 from pagebench.analysis.report.page import DASH, cell, chip, figure, legend, number, utc
-from pagebench.analysis.report.text import human_bytes, ms, proxy_line, proxy_settings, site_lines
+from pagebench.analysis.report.text import device_lines, human_bytes, ms, proxy_line, proxy_settings, site_lines
 from pagebench.analysis.summary import CONDITION_FIELDS, MIN_N, Summary, is_default, shown
 from pagebench.core import encodings, modes
 from pagebench.results.rows import LinkCheckRow, ProxyOverheadRow, RunRow
@@ -28,18 +28,18 @@ from pagebench.results.schema import META_COLUMNS
 COUNTS = (("browser", "#332288"), ("link", "#44AA99"), ("server", "#DDAA33"))
 TABLE_FIELDS = ("site", "mode", "topology", "profile", "cache", "tls")
 #: Shown beside the TLS and cache only when a run has a value other than the default.
-OPTIONAL_FIELDS = ("encoding", "version")
+OPTIONAL_FIELDS = ("encoding", "version", "device")
 
 
 def _words(fields: Sequence[str], values: Sequence[Any], present: Iterable[str] = ()) -> str:
-    """Values as a label: versions as `v2`; an identity encoding and version 1 left out
-    unless the field is `present` (has another value somewhere in the run)."""
+    """Values as a label: versions as `v2`; an identity encoding, version 1 and desktop left
+    out unless the field is `present` (has another value somewhere in the run)."""
     keep = set(present)
     return " ".join(shown(f, v) for f, v in zip(fields, values) if f in keep or not is_default(f, v))
 
 
 def _present(conditions: Sequence[ConditionView]) -> list[str]:
-    """The optional fields (encoding, version) some condition of the run has a non-default value of."""
+    """The optional fields (encoding, version, device) some condition of the run has a non-default value of."""
     return [f for f in OPTIONAL_FIELDS if any(not is_default(f, getattr(c.condition, f)) for c in conditions)]
 
 
@@ -59,10 +59,11 @@ def header(experiment: RunRow, summary: Summary) -> str:
     if proxy is not None:  # which pool the proxied loads ran with: cold and warm differ by handshakes
         facts.append(("edge proxy", escape(proxy_line(proxy).removeprefix("edge proxy: "))))
     facts += [("site", escape(line.removeprefix("site "))) for line in site_lines(experiment)]
+    facts += [("device", escape(line.removeprefix("device "))) for line in device_lines(experiment)]
     meta = dict(experiment.meta or {})
     environment = [(key, meta.get(key) if value is None else value) for key, value in experiment.environment().items()]
     environment += [(key, value) for key, value in meta.items()
-                    if key not in META_COLUMNS and key not in ("notes", "proxy", "sites")]
+                    if key not in META_COLUMNS and key not in ("notes", "proxy", "sites", "devices")]
     facts += [(key.replace("_", " "), cell(value if isinstance(value, (str, int, float)) or value is None
                                            else json.dumps(value)))
               for key, value in environment]

@@ -13,6 +13,7 @@ from pagebench.analysis import encoding as encoding_mod
 from pagebench.analysis import pages as pages_mod
 from pagebench.analysis import summary as summary_mod
 from pagebench.analysis.stats import Interval
+from pagebench.core import devices
 from pagebench.core.records import Condition
 from pagebench.core.spec.model import ProxySettings
 from pagebench.results.rows import LinkCheckRow, ProxyOverheadRow, RunRow
@@ -74,6 +75,9 @@ def report_json(store: Store, run_id: str) -> dict[str, Any]:
         # interleaved baseline's twins (twin -> the spec's site; null without one)
         "sites": dict((experiment.meta or {}).get("sites") or {}),
         "baseline": (experiment.meta or {}).get("baseline"),
+        # each device: its preset's fields and, when throttled, its `calibration` on this
+        # run's host (rate, times, the factor achieved); {} before devices were kept
+        "devices": dict((experiment.meta or {}).get("devices") or {}),
         "conditions": report.summary.as_json()["conditions"],
         "encodings": [encoding_mod.as_json(row) for row in report.savings],
         # a corpus run: each mode against the base mode page by page, and across the pages
@@ -120,6 +124,12 @@ def site_lines(experiment: RunRow) -> list[str]:
              if info.get("kind") == "corpus" else f"site {name}: {info.get('kind')} ({info.get('summary')})"
              + (f", from {info['path']}" if info.get("path") else ""))
             for name, info in ((experiment.meta or {}).get("sites") or {}).items()]
+
+
+def device_lines(experiment: RunRow) -> list[str]:
+    """What each device of the run was and, when throttled, the CPU slowdown it achieved
+    (its meta `devices`): none for a run of the default device alone, or stored before devices."""
+    return devices.device_lines((experiment.meta or {}).get("devices") or {})
 
 
 def ms(value: float | None) -> str:
@@ -176,13 +186,20 @@ def report_table(store: Store, run_id: str) -> RenderableType:
                         + (f" ({versions})" if versions else "")
                         + (f"\n{', '.join(constant)}" if constant else "")
                         + (f"\n{proxy_line(proxy)}" if proxy else ""),
-                  caption="\n".join(site_lines(experiment) + [f"warning: {line}" for line in summary.warnings()]
+                  caption="\n".join(site_lines(experiment) + device_lines(experiment)
+                                    + [f"warning: {line}" for line in summary.warnings()]
                                     + [overhead_line(row) for row in report.proxy_overheads]) or None,
                   caption_justify="left")
     for field in varying:
         table.add_column(field, no_wrap=True)
     table.add_column("n", justify="right")
-    for column in ("load median", "load p90", "TTFB median", "TTFB p90", "LCP median", "SpeedIndex median"):
+    # (column, metric, statistic); SpeedIndex where loads had frames (not a run stored before
+    # them, or `run --no-frames`)
+    timed = [("load median", "load_ms", "median"), ("load p90", "load_ms", "p90"), ("TTFB median", "ttfb_ms", "median"),
+             ("TTFB p90", "ttfb_ms", "p90"), ("LCP median", "lcp_ms", "median")]
+    if any(c.metrics["speed_index_ms"].median is not None for c in summary.conditions):
+        timed.append(("SpeedIndex median", "speed_index_ms", "median"))
+    for column, _, _ in timed:
         table.add_column(f"{column} (ms)", justify="right")
     table.add_column("load /\nbound", justify="right")
     proxied = any(c.condition.topology == "proxy" for c in summary.conditions)
@@ -202,8 +219,7 @@ def report_table(store: Store, run_id: str) -> RenderableType:
         connections = "/".join(_count(m[f"connections_{way}"].median) for way in ways)
         table.add_row(
             *(summary_mod.shown(field, getattr(condition.condition, field)) for field in varying), n,
-            ms(m["load_ms"].median), ms(m["load_ms"].p90),
-            ms(m["ttfb_ms"].median), ms(m["ttfb_ms"].p90), ms(m["lcp_ms"].median), ms(m["speed_index_ms"].median),
+            *(ms(getattr(m[metric], statistic)) for _, metric, statistic in timed),
             _ratio(condition.load_over_bound.median), connections, _count(m["cache_hits"].median),
             _count(m["requests"].median), human_bytes(m["bytes"].median),
         )

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pagebench.analysis.reproduce.measures import Data
+from pagebench.core.devices import DEFAULT_DEVICE
 from pagebench.core.errors import PagebenchError
 from pagebench.core.records import Resource
 from pagebench.results.rows import LoadRow, ResourceRow, load_of, resource_columns, resource_of
@@ -38,6 +39,9 @@ RESOURCE_COLUMNS = ("load_id", "position", *(f.name for f in fields(Resource)))
 NULLABLE = frozenset(f.name for cls in (LoadRow, Resource) for f in fields(cls) if "None" in str(f.type))
 
 NO_EVIDENCE = {"har": None, "trace": None, "frames": None}
+#: A reproduction's loads are the default device's (its scenarios name none): the export
+#: keeps no device column, so exports stay what they were before devices.
+AS_RUN = {"device": DEFAULT_DEVICE}
 
 
 class ExportError(PagebenchError):
@@ -77,6 +81,9 @@ def _rows(columns: Mapping[str, list[Any]], names: Sequence[str], what: str) -> 
 
 
 def _load_cells(load: LoadRow) -> dict[str, Any]:
+    if load.condition.device != DEFAULT_DEVICE:
+        raise ExportError(f"load {load.seq} of {load.condition.key}: a reproduction's export keeps "
+                          f"{DEFAULT_DEVICE} loads only")
     cells = {name: getattr(load, name) for name in LOAD_COLUMNS if name not in CONDITION_COLUMNS}
     cells |= {"flags": list(load.flags), "errors": list(load.errors), "notes": list(load.notes)}
     return cells | load.condition.as_names()
@@ -115,7 +122,7 @@ def from_json(document: Any) -> Export:
         loads = {}
         for run in scenario["runs"]:
             key = (run["variant"], run["label"])
-            loads[key] = [load_of(row | NO_EVIDENCE) for row in _rows(run["loads"], LOAD_COLUMNS,
+            loads[key] = [load_of(row | NO_EVIDENCE | AS_RUN) for row in _rows(run["loads"], LOAD_COLUMNS,
                                                                        f"scenario {name} loads")]
             runs[(name, *key)] = run["run_id"]
         resources: dict[int, list[ResourceRow]] = {}

@@ -7,6 +7,7 @@ condition; where several budgets of one metric match, the tightest counts.
 
     load_ms<=1500                         # every condition
     lcp_ms<=1200@mode=h2,profile=cable    # the conditions whose mode is h2 and profile cable
+    tbt_ms<=300@device=moto-g-power       # the conditions loaded as that device
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ class Budget(BaseModel):
     tls: str | None = None
     encoding: Encoding | None = None
     version: int | None = None
+    device: str | None = None
     #: Where it was written ("spec.yaml: budgets.1", "--budget 'load_ms<=1'"), for messages.
     _origin: str = PrivateAttr("")
 

@@ -16,6 +16,8 @@ run's plan are `plan.py`'s). Pure: the caller reads the file.
     encoding: [identity]        # identity, gzip, br, zstd, dcz (delta by dictionary, warm loads
                                 # of a site's later version; see core/encodings.py)
     version: [1]                # the site version loads see (warm loads prime with 1 first)
+    devices: [desktop]          # what the browser is: viewport, scale, mobile, touch, user agent,
+                                # CPU slowdown (link/devices.yaml, e.g. moto-g-power; core/devices.py)
     replay_query: exact         # recorded sites: exact, or loose (an unrecorded query gets the
                                 # first response recorded for its path; core/recording.py)
     deterministic: false        # true: every page sees Date start at 2026-01-01T00:00:00Z and a
@@ -40,6 +42,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, PlainSeriali
                       ValidationError, field_validator, model_validator)
 
 from pagebench.core import encodings, modes
+from pagebench.core.devices import DEFAULT_DEVICE, Device, DeviceError, DeviceTable
 from pagebench.core.encodings import Encoding
 from pagebench.core.errors import PagebenchError
 from pagebench.core.measure.budgets import Budget
@@ -108,6 +111,9 @@ class Experiment(BaseModel):
     tls: list[Literal["none", "1.2", "1.3"]] = Field(default_factory=lambda: ["1.3"], min_length=1)
     encoding: EncodingNames = Field(default_factory=lambda: [encodings.IDENTITY.name], min_length=1)
     version: list[int] = Field(default_factory=lambda: [1], min_length=1)
+    #: Device names of the table (`core.devices`); `resolve_devices` turns them into rows.
+    devices: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=lambda: [DEFAULT_DEVICE],
+                                                               min_length=1)
     #: Loads per condition, or `auto` (`Sequential`): up to its cap, stopped when decisive.
     repetitions: Annotated[int | Sequential, PlainValidator(parse_repetitions),
                            PlainSerializer(lambda value: value if isinstance(value, int) else value.model_dump())] = 10
@@ -151,7 +157,7 @@ class Experiment(BaseModel):
         if delta is not None and self.tls == [modes.CLEARTEXT]:
             raise ValueError(f"encoding: {delta} needs https (browsers keep compression dictionaries for secure "
                              "origins only); add tls 1.3")
-        for field in ("sites", "modes", "cache", "tls", "encoding", "version"):
+        for field in ("sites", "modes", "cache", "tls", "encoding", "version", "devices"):
             values = [repr(v) for v in getattr(self, field)]
             if len(set(values)) != len(values):
                 raise ValueError(f"{field} lists a value twice")
@@ -252,3 +258,12 @@ def resolve_profiles(spec: Experiment, catalogue: dict[str, Profile], origin: st
                 raise SpecError(f"{origin}: {where}: profile {profile.name!r} appears twice")
             result.append(profile)
     return result
+
+
+def resolve_devices(spec: Experiment, table: DeviceTable, origin: str) -> list[Device]:
+    """The spec's devices as the table's rows, in spec order; an unknown name is one line
+    naming the spec, the field and the names allowed."""
+    try:
+        return table.resolve(spec.devices, "devices")
+    except DeviceError as error:
+        raise SpecError(f"{origin}: {error}") from None

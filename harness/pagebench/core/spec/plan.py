@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pagebench.core import encodings, modes
+from pagebench.core.devices import DESKTOP, Device
 from pagebench.core.measure.bound import Link as BoundLink
 from pagebench.core.modes import Mode
 from pagebench.core.profiles import Profile
@@ -104,9 +105,10 @@ def check_site(spec: Experiment, site: GeneratedSite | Site, origin: str, index:
 
 
 def conditions(spec: Experiment, site_names: list[str], profiles: list[Profile]) -> list[Condition]:
-    """The matrix, in a stable order (what the report lists)."""
+    """The matrix, in a stable order (what the report lists). Devices vary fastest: a spec
+    naming none (desktop) has the matrix, and so the seeded order, of a run before devices."""
     return [
-        Condition(site, mode, topology, profile.name, cache, tls, encoding, version)
+        Condition(site, mode, topology, profile.name, cache, tls, encoding, version, device)
         for site in site_names
         for mode in spec.resolved_modes
         for topology in spec.topologies if mode.runs_in(topology)
@@ -115,6 +117,7 @@ def conditions(spec: Experiment, site_names: list[str], profiles: list[Profile])
         for tls in spec.tls if tls in mode.tls_in(topology)
         for encoding in spec.resolved_encodings if not (encoding.dictionary and tls == modes.CLEARTEXT)
         for version in spec.version
+        for device in spec.devices
     ]
 
 
@@ -228,6 +231,7 @@ class Step:
 
     planned: PlannedLoad
     profile: Profile
+    device: Device  # what the browser emulates, its priming load too (`lab.emulation`)
     visit: Visit
     warm_profile: str  # the persistent browser profile of the condition (warm loads)
     prime: Prime | None
@@ -273,6 +277,11 @@ class RunPlan:
     note_encoding_cost: bool  # seed 001's table 6-4: what compressing cost
 
     @property
+    def throttled(self) -> tuple[Device, ...]:
+        """The devices of the loads left whose CPU is slowed: what the run calibrates first."""
+        return tuple(dict.fromkeys(step.device for step in self.steps if step.device.throttled))
+
+    @property
     def proxied(self) -> bool:
         """Whether the run needs the edge proxy (one per lab)."""
         return "proxy" in self.spec.topologies
@@ -284,11 +293,16 @@ class RunPlan:
 
 
 def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_disk: Sequence[Site],
-             profiles: Sequence[Profile], unshaped: Profile, done: frozenset[int] = frozenset()) -> RunPlan:
+             profiles: Sequence[Profile], unshaped: Profile, done: frozenset[int] = frozenset(),
+             devices: Sequence[Device] = (DESKTOP,)) -> RunPlan:
     """The plan of a run whose loads `done` are recorded: `sites` as the spec resolved them
     (in spec order), `on_disk` the same sites written for the servers, `unshaped` the
-    catalogue's profile without impairment (the overhead's link)."""
+    catalogue's profile without impairment (the overhead's link), `devices` the spec's
+    (`resolve_devices`)."""
     by_name = {profile.name: profile for profile in profiles}
+    unknown = [name for name in spec.devices if name not in {device.name for device in devices}]
+    if unknown:
+        raise SpecError(f"devices: {unknown[0]!r} is not among the devices given to the planner")
     planned = loads(spec, conditions(spec, list(sites), list(profiles)))
     written = dict(zip(sites, on_disk))
     groups = [[name] for name in sites] if spec.by_page else [list(sites)]
@@ -296,8 +310,8 @@ def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_dis
     for group in groups:
         servers = serverplan.plan([written[name] for name in group], origin_modes(spec), spec.tls,
                                   encodings=spec.resolved_encodings, query=spec.replay_query)
-        steps = _steps(spec, sites, servers, by_name, [load for load in planned if load.condition.site in group
-                                                       and load.seq not in done])
+        steps = _steps(spec, sites, servers, by_name, {device.name: device for device in devices},
+                       [load for load in planned if load.condition.site in group and load.seq not in done])
         if steps or not parts and group is groups[-1]:
             parts.append(Part(tuple(group), servers, tuple(steps)))
     first = parts[0]
@@ -308,7 +322,8 @@ def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_dis
 
 
 def _steps(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], servers: serverplan.ServerPlan,
-           by_name: Mapping[str, Profile], remaining: Sequence[PlannedLoad]) -> list[Step]:
+           by_name: Mapping[str, Profile], devices: Mapping[str, Device],
+           remaining: Sequence[PlannedLoad]) -> list[Step]:
     """The steps of the `remaining` loads against one lab's `servers`."""
     visits: dict[Condition, Visit] = {}
 
@@ -330,7 +345,9 @@ def _steps(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], servers:
         profile = by_name[c.profile]
         bound = (BoundLink(profile.rtt_ms, profile.down_mbit, profile.mss, profile.initcwnd, profile.timestamps,
                            tls=c.tls != modes.CLEARTEXT) if c.topology == "direct" else None)
-        steps.append(Step(load, profile, visit(c), hashlib.sha1(c.key.encode()).hexdigest()[:12], prime, bound))
+        # The warm profile is the condition's (its key names the device): never shared across devices.
+        steps.append(Step(load, profile, devices[c.device], visit(c), hashlib.sha1(c.key.encode()).hexdigest()[:12],
+                          prime, bound))
     return steps
 
 

@@ -15,7 +15,7 @@ from pagebench.results.store import Store
 from html import escape
 
 from tests.analysis.report.pages import report
-from tests.helpers import META, PROFILES, SPEC, fill, make_plan
+from tests.helpers import META, PROFILES, SPEC, fake_load, fill, make_plan
 
 @pytest.fixture
 def store(tmp_path):
@@ -196,3 +196,49 @@ def test_a_run_with_several_encodings_sets_each_against_identity(store):
     console = Console(record=True, width=200)
     console.print(report_table(store, "r1"))
     assert "encoding" not in console.export_text() and "version" not in console.export_text()
+
+
+def test_a_run_of_two_devices_shows_each_and_the_cpu_slowdown_it_achieved(store):
+    """Desktop and moto-g-power: a column of the table (it varies), each device's line in
+    the caption, the JSON and the page's header, with the calibration's achieved factor; a
+    desktop-only run says nothing of devices."""
+    from dataclasses import replace
+
+    from pagebench.analysis.report.gather import gather
+    from pagebench.analysis.report.html import render
+    from pagebench.core.devices import DESKTOP, Reference, calibration
+    from pagebench.core.records import Condition, PlannedLoad
+    from pagebench.yamlfiles import builtin_devices
+
+    phone = builtin_devices().devices["moto-g-power"]
+    made = calibration(phone, Reference(script_ms=150, machine="m"), [140.0, 150.0, 160.0], 4.3, [610.0, 615.0])
+    devices = {"desktop": DESKTOP.fields(), "moto-g-power": {**phone.fields(), "calibration": made.as_meta()}}
+    base = Condition("demo", H2, "direct", "3g", "cold")
+    conditions = [base, replace(base, device="moto-g-power")]
+    plan = [PlannedLoad(seq, conditions[seq % 2], seq // 2, False) for seq in range(10)]
+    store.create_experiment("d1", {**SPEC, "devices": ["desktop", "moto-g-power"]}, {**META, "devices": devices},
+                            plan, {"3g": PROFILES["3g"]})
+    for planned in plan:
+        slower = 600.0 if planned.condition.device == "moto-g-power" else 0.0
+        store.record_loads("d1", planned, [fake_load(planned, 1800.0 + slower + planned.repetition)],
+                           started_at=1_790_000_000.0 + planned.seq)
+    line = ("device moto-g-power: 412x823 @1.75x, mobile, touch, own user agent, CPU 4x; CPU 4.1x slower than the "
+            "reference (DevTools rate 4.3; asked 4x)")
+    report = report_json(store, "d1")
+    assert [(c["device"], c["metrics"]["load_ms"]["median"]) for c in report["conditions"]] == [
+        ("desktop", 1802.0), ("moto-g-power", 2402.0)]
+    assert report["devices"]["moto-g-power"]["calibration"]["achieved"] == pytest.approx(612.5 / 150, abs=1e-3)  # the median
+    console = Console(record=True, width=250)
+    console.print(report_table(store, "d1"))
+    text = console.export_text()
+    assert "┃ device " in text and line in text and "device desktop: 1280x720, no CPU throttling" in text
+    page = render(gather(store, "d1"))
+    assert f"<dt>device</dt><dd>{escape(line.removeprefix('device '))}</dd>" in page
+    assert '<th rowspan="2">device</th>' in page  # a column of the conditions table
+
+    fill(store)  # desktop only (before devices: no meta): nothing said of devices
+    assert report_json(store, "r1")["devices"] == {}
+    console = Console(record=True, width=200)
+    console.print(report_table(store, "r1"))
+    assert "device" not in console.export_text()
+    assert "<dt>device</dt>" not in render(gather(store, "r1"))

@@ -37,7 +37,8 @@ def test_an_expression_reads_as_the_file_entry_it_stands_for():
     ("speed<=3", f"metric: unknown metric 'speed'; allowed: {ALLOWED}"),
     ("load_ms<=fast", "max: Input should be a valid number"),
     ("load_ms<=0", "max: Input should be greater than 0"),
-    ("load_ms<=1@mod=h2", "unknown field 'mod'; allowed: site, mode, topology, profile, cache, tls, encoding, version"),
+    ("load_ms<=1@mod=h2", "unknown field 'mod'; allowed: site, mode, topology, profile, cache, tls, encoding, "
+                          "version, device"),
     ("load_ms<=1@mode=h4", "mode: unknown mode 'h4'; allowed: http1.0, "),
     ("load_ms<=1@mode=h2,mode=h3", "mode given twice"),
 ])
@@ -88,6 +89,10 @@ def test_matching_every_set_field_equal_unset_fields_match_all():
     assert not Budget(max=1, encoding="gzip").matches(H2) and Budget(max=1, encoding="gzip").matches(
         replace(H2, encoding=GZIP))
     assert Budget(max=1, version=1).matches(H2) and not Budget(max=1, version=2).matches(H2)
+    phone = replace(H2, device="moto-g-power")
+    assert Budget(max=1, device="desktop").matches(H2) and not Budget(max=1, device="desktop").matches(phone)
+    assert parse_expression("tbt_ms<=300@device=moto-g-power").matches(phone)
+    assert parse_expression("tbt_ms<=300@device=moto-g-power").expression == "tbt_ms<=300@device=moto-g-power"
 
 
 def test_each_metric_against_its_tightest_matching_limit_in_the_report_s_order():

@@ -11,8 +11,9 @@ from pagebench.core.sites.model import SiteError
 
 def test_builtin_names():
     names = builtin_sites()
-    assert len(names) == 126 and "seed000-small-n1" in names and "seed000-large-n40" in names
-    assert {"seed001-a", "seed001-b", "seed001-c", "seed001-d", "seed002", "modern"} <= set(names)
+    assert len(names) == 128 and "seed000-small-n1" in names and "seed000-large-n40" in names
+    assert {"seed001-a", "seed001-b", "seed001-c", "seed001-d", "seed002", "modern", "paint-progressive",
+            "paint-at-end"} <= set(names)
     assert "seed001-toybox-news-2" in names and "seed001-toybox-release-5" in names
 
 
@@ -36,3 +37,11 @@ def test_every_file_of_every_builtin_kind_is_referenced():
             if rel in ("index.html", entry_path):
                 continue
             assert f"//{path}" in texts or f'"/{rel}"' in texts or f'"{rel}"' in texts, (name, path)
+
+
+def test_the_paint_twins_differ_only_in_how_the_page_shows_itself():
+    progressive, at_end = builtin("paint-progressive"), builtin("paint-at-end")
+    assert progressive.files.keys() == at_end.files.keys() and progressive.total_bytes == at_end.total_bytes
+    different = [path for path in progressive.files if progressive.files[path] != at_end.files[path]]
+    assert different == ["www.paint.test/index.html"]
+    assert b"opacity: 0" in at_end.files[different[0]] and b"opacity" not in progressive.files[different[0]]

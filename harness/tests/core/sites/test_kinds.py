@@ -18,7 +18,7 @@ from pagebench.core.sites.kinds import AppRef, BuiltinRef, DirectoryRef, Generat
 from pagebench.core.sites.model import SiteError
 
 #: What a spec entry no kind found is told, every kind's hint in the table's order.
-UNKNOWN = ("unknown site 'nowhere'; built-in: seed000-{small,large}-n1..40, seed001-{a,b,c,d}, seed001-toybox-<page>-2..5, seed002, modern; "
+UNKNOWN = ("unknown site 'nowhere'; built-in: seed000-{small,large}-n1..40, seed001-{a,b,c,d}, seed001-toybox-<page>-2..5, seed002, modern, paint-{progressive,at-end}; "
            "or generate: {images: N, image_bytes: B, origins: K, ...}; or {name: N, path: DIR} (a folder with "
            "index.html); or a directory with site.yaml; "
            "or the name of a site imported by `pagebench site import-har` (into /data/sites); "

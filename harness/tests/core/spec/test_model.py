@@ -3,8 +3,8 @@ its seeded order are test_plan's)."""
 
 import pytest
 
-from pagebench.core.spec.model import SpecError, parse, parse_text, resolve_profiles
-from pagebench.yamlfiles import builtin_profiles
+from pagebench.core.spec.model import SpecError, parse, parse_text, resolve_devices, resolve_profiles
+from pagebench.yamlfiles import builtin_devices, builtin_profiles
 
 BASE = {"sites": ["seed000-small-n2"], "modes": ["h2"]}
 
@@ -34,6 +34,10 @@ BASE = {"sites": ["seed000-small-n2"], "modes": ["h2"]}
         ({"modes": ["h3"], "tls": ["none"]}, 'h3: QUIC always uses TLS 1.3; add "1.3" to tls'),
         ({"modes": ["h2", "h2"]}, "modes lists a value twice"),
         ({"sites": []}, "spec.yaml: sites: List should have at least 1 item"),
+        ({"devices": []}, "spec.yaml: devices: List should have at least 1 item"),
+        ({"devices": ["desktop", "desktop"]}, "devices lists a value twice"),
+        ({"devices": "desktop"}, "spec.yaml: devices: Input should be a valid list"),
+        ({"devices": [""]}, "spec.yaml: devices.0: String should have at least 1 character"),
     ],
 )
 def test_bad_specs_give_one_line_errors(change, needle):
@@ -60,3 +64,12 @@ def test_profiles_by_name_inline_and_sweep():
         resolve_profiles(parse({**BASE, "profiles": ["cabel"]}, "s"), builtin_profiles(), "s")
     with pytest.raises(SpecError, match=r"profiles\[0\].rtt_ms"):
         resolve_profiles(parse({**BASE, "profiles": [{"name": "x", "rtt_ms": -1}]}, "s"), builtin_profiles(), "s")
+
+
+def test_devices_by_name_desktop_unless_named():
+    assert parse(BASE, "s").devices == ["desktop"]
+    spec = parse({**BASE, "devices": ["moto-g-power", "desktop"]}, "s")
+    assert [d.name for d in resolve_devices(spec, builtin_devices(), "s")] == ["moto-g-power", "desktop"]
+    with pytest.raises(SpecError) as caught:
+        resolve_devices(parse({**BASE, "devices": ["desktop", "iphone"]}, "spec.yaml"), builtin_devices(), "spec.yaml")
+    assert str(caught.value) == "spec.yaml: devices[1]: unknown device 'iphone'; allowed: desktop, moto-g-power"

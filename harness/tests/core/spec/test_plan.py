@@ -20,8 +20,8 @@ from pagebench.core.sites.app import App
 from pagebench.core.sites.model import GeneratedSite, Site, SiteManifest
 from pagebench.core.sites.recording import Exchange, Recording
 from pagebench.core.spec import plan as planner
-from pagebench.core.spec.model import SpecError, parse, resolve_profiles
-from pagebench.yamlfiles import builtin_profiles
+from pagebench.core.spec.model import SpecError, parse, resolve_devices, resolve_profiles
+from pagebench.yamlfiles import builtin_devices, builtin_profiles
 
 SPDY_NOTE = modes.ALIAS_NOTES["spdy"]
 
@@ -44,7 +44,8 @@ def site(name: str = "a", origins: tuple[str, ...] = ("www.a.test", "cdn.a.test"
 
 def run_plan(document: dict, sites: list[Site], profiles: list[Profile] = (NONE,), done=frozenset()):
     spec = parse({"sites": [s.name for s in sites], "modes": ["h2"], **document}, "spec.yaml")
-    return planner.run_plan(spec, {s.name: s for s in sites}, sites, list(profiles), NONE, frozenset(done))
+    devices = resolve_devices(spec, builtin_devices(), "spec.yaml")
+    return planner.run_plan(spec, {s.name: s for s in sites}, sites, list(profiles), NONE, frozenset(done), devices)
 
 
 # The matrix and its seeded order --------------------------------------------------------------
@@ -71,6 +72,21 @@ def test_the_seeded_order_is_the_one_runs_were_stored_with(name):
     assert len(loads) == count
     text = "\n".join(f"{p.seq} {p.condition.key} {p.repetition} {p.warmup}" for p in loads)
     assert hashlib.sha256(text.encode()).hexdigest() == digest
+
+
+def test_naming_desktop_keeps_the_stored_order_and_another_device_is_crossed_with_the_rest():
+    document, names, count, digest = STORED_ORDERS["small"]
+    said = parse({"sites": names, **document, "devices": ["desktop"]}, "small")
+    loads = planner.loads(said, planner.conditions(said, names, [NONE]))
+    text = "\n".join(f"{p.seq} {p.condition.key} {p.repetition} {p.warmup}" for p in loads)
+    assert hashlib.sha256(text.encode()).hexdigest() == digest  # `devices: [desktop]` is a spec before devices
+    both = parse({"sites": names, **document, "devices": ["desktop", "moto-g-power"]}, "small")
+    matrix = planner.conditions(both, names, [NONE])
+    assert len(matrix) == 2 * len(planner.conditions(said, names, [NONE])) == 16
+    assert [c.device for c in matrix[:4]] == ["desktop", "moto-g-power"] * 2  # it varies fastest
+    assert {replace(c, device="desktop") for c in matrix} == set(planner.conditions(said, names, [NONE]))
+    assert len({c.key for c in matrix}) == 16
+    assert len(planner.loads(both, matrix)) == 2 * count
 
 
 def test_the_small_order_in_full():
@@ -260,6 +276,25 @@ def test_a_warm_condition_is_primed_once_and_a_later_version_before_every_load()
             assert prime.visit.url == "https://www.a.test/"
         # one persistent profile per condition, named by its key
         assert {step.warm_profile for step in steps} == {hashlib.sha1(c.key.encode()).hexdigest()[:12]}
+
+
+def test_each_load_is_its_device_and_a_warm_profile_is_never_shared_across_devices():
+    plan = run_plan({"modes": ["h2"], "cache": ["cold", "warm"], "devices": ["desktop", "moto-g-power"],
+                     "repetitions": 2, "warmup": 1, "seed": 4}, [site()])
+    devices = builtin_devices().devices
+    assert {step.planned.condition.device for step in plan.steps} == {"desktop", "moto-g-power"}
+    for step in plan.steps:
+        c = step.planned.condition
+        assert step.device == devices[c.device]
+        if step.prime is not None:  # primed as the device its warm loads are
+            assert step.prime.visit.condition.device == c.device
+    warm = {(step.planned.condition.device, step.warm_profile) for step in plan.steps
+            if step.planned.condition.cache == "warm"}
+    assert len(warm) == 2 and len({profile for _, profile in warm}) == 2
+    assert plan.throttled == (devices["moto-g-power"],)  # calibrated before the loads
+    assert run_plan({"modes": ["h2"]}, [site()]).throttled == ()
+    assert run_plan({"modes": ["h2"], "devices": ["moto-g-power"]}, [site()],
+                    done=range(11)).throttled == ()  # nothing left to load as it
 
 
 def test_a_resume_primes_the_first_remaining_load_of_each_warm_condition():
