@@ -43,6 +43,11 @@ BASE_ARGS = ("--disable-domain-reliability",)
 DISABLED_FEATURES = ("CompressionDictionaryTransportRequireKnownRootCert",)
 #: Settles in-flight requests after `load` (late, script-discovered resources).
 IDLE_S = 0.15
+#: After a scripted interaction, how long its Event Timing entries may take to come (they
+#: are reported after the next paint).
+INTERACTION_WAIT_S = 1.0
+#: How long the element to click may take to be there and clickable, once loaded.
+CLICK_TIMEOUT_S = 5.0
 #: Before each measured navigation: a fresh context's renderer is still starting up
 #: when `new_page()` returns; letting it finish keeps that work out of the load.
 SETTLE_S = 0.1
@@ -60,8 +65,8 @@ TRACE_CATEGORIES = ("devtools.timeline", "disabled-by-default-devtools.timeline"
                     "disabled-by-default-devtools.timeline.frame", "toplevel", "v8.execute", "blink.user_timing",
                     "loading", "latencyInfo", visual.SCREENSHOT_CATEGORY)
 
-#: Runs in every document before its own scripts: keeps the layout shifts and long tasks
-#: from the start (the Long Tasks API buffers none for a late observer).
+#: Runs in every document before its own scripts: keeps the layout shifts, long tasks and
+#: input events from the start (the Long Tasks API buffers none for a late observer).
 OBSERVE_JS = """
 (() => {
   const seen = {shifts: [], longtasks: []};
@@ -73,6 +78,14 @@ OBSERVE_JS = """
   };
   watch("layout-shift", e => seen.shifts.push({start: e.startTime, value: e.value, input: e.hadRecentInput}));
   watch("longtask", e => seen.longtasks.push({start: e.startTime, duration: e.duration}));
+  const inputs = [];
+  Object.defineProperty(window, "__pagebench_inputs", {value: inputs, enumerable: false});
+  const input = e => { if (e.interactionId || e.entryType === "first-input") inputs.push({
+    name: e.name, start: e.startTime, duration: e.duration, id: e.interactionId || 0}); };
+  try {
+    new PerformanceObserver(list => list.getEntries().forEach(input)).observe({type: "event", durationThreshold: 16});
+    new PerformanceObserver(list => list.getEntries().forEach(input)).observe({type: "first-input", buffered: true});
+  } catch (error) {}
 })();
 """
 
@@ -357,13 +370,15 @@ class _Tracer:
 
 
 def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeout_s: float,
-             dictionaries: bool = False, trace: bool = False, frames: bool = True) -> list[RawLoad]:
+             dictionaries: bool = False, trace: bool = False, frames: bool = True,
+             click: str | None = None) -> list[RawLoad]:
     """Each page loads `url`, all at the same moment (several clients: aggregation).
     Sync Playwright's `goto` returns only at `load`, so with several pages each
     navigation is started from the page itself, then awaited. With `dictionaries`, it
     then waits for the dictionaries the page announced (an error if they did not come).
     Each page's load is traced (`_Tracer`): its frames (unless not `frames`), and
-    everything with `trace`."""
+    everything with `trace`. With `click`, once that ends, each page is clicked there
+    (`interact`: the load's INP)."""
     for page in pages:
         page.evaluate("1")  # the renderer is up and answering before navigation starts
     time.sleep(SETTLE_S)
@@ -397,10 +412,33 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
                     page.evaluate("1")  # raises if the browser went away: the Driver's "lost" load
         for tracer in tracers:
             tracer.end()
+        if click is not None:
+            for page, raw in zip(pages, raws):
+                if raw.error is None:
+                    interact(page, raw, click)
     finally:
         for session in sessions:
             _quietly(session.detach)  # or it collects the next load's events
     return raws
+
+
+def interact(page: Page, raw: RawLoad, click: str) -> None:
+    """Click `click` as a person would (real input events) once the load is measured, then
+    keep the interaction's Event Timing entries (`raw.page["interactions"]`, INP's); a
+    selector that matches nothing is the load's error."""
+    try:
+        page.click(click, timeout=CLICK_TIMEOUT_S * 1000)
+    except PlaywrightError as error:
+        raw.error = f"interaction: cannot click {click!r}: {_first_line(error)}"
+        return
+    deadline = time.monotonic() + INTERACTION_WAIT_S
+    found: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        found = page.evaluate("() => (window.__pagebench_inputs || []).slice()")
+        if any(entry["name"] in ("pointerup", "click") for entry in found):
+            break
+        page.wait_for_timeout(50)
+    raw.page["interactions"] = found
 
 
 def _lost(url: str, started: float, error: BaseException) -> RawLoad:
@@ -426,13 +464,15 @@ class Driver:
     relaunched persistent profiles for warm ones."""
 
     def __init__(self, playwright: Playwright, workdir: Path, namespace: str | None,
-                 deterministic: int | None = None, trace: bool = False, frames: bool = True) -> None:
+                 deterministic: int | None = None, trace: bool = False, frames: bool = True,
+                 click: str | None = None) -> None:
         """`deterministic`: the seed of a deterministic run (`deterministic_script`): every
         context its loads use, cold, warm or priming, runs that script in every page.
         `trace`: every measured load records a full Chrome trace (`RawLoad.trace`), else
-        its frames only (`frames`: none, then no trace at all)."""
+        its frames only (`frames`: none, then no trace at all). `click`: the spec's
+        interaction, clicked after every measured load (`interact`)."""
         self.pw = playwright
-        self.trace, self.frames = trace, frames
+        self.trace, self.frames, self.click = trace, frames, click
         self.workdir = workdir
         self.wrapper = write_wrapper(workdir / "chromium-in-netns", namespace, workdir / "home")
         self._browsers: dict[Setup, PWBrowser] = {}
@@ -474,7 +514,7 @@ class Driver:
             pages = [context.new_page() for context in contexts]
             for context, page in zip(contexts, pages):
                 emulation.throttle(context, page)  # its session lasts as long as the context
-            return _measure(pages, contexts, url, timeout_s, trace=self.trace, frames=self.frames)
+            return _measure(pages, contexts, url, timeout_s, trace=self.trace, frames=self.frames, click=self.click)
         except PlaywrightError as error:
             self._browsers.pop(setup, None)
             _quietly(browser.close)
@@ -509,7 +549,7 @@ class Driver:
             page = context.pages[0] if context.pages else context.new_page()
             emulation.throttle(context, page)  # its session lasts as long as the context
             return _measure([page], [context], url, timeout_s, dictionaries, trace=self.trace and measured,
-                            frames=self.frames and measured)[0]
+                            frames=self.frames and measured, click=self.click if measured else None)[0]
         except PlaywrightError as error:
             return _lost(url, started, error)
         finally:

@@ -196,7 +196,8 @@ class Runner:
                 bed, link, origins = parts.bed, parts.link, parts.origins
                 driver = Driver(pw, bed.state_dir / "browser", parts.client_namespace,
                                 deterministic=spec.seed if spec.deterministic else None, trace=self.keep.trace,
-                                frames=self.keep.frames)
+                                frames=self.keep.frames,
+                                click=spec.interaction.click if spec.interaction is not None else None)
                 try:
                     if first:
                         self._link_checks(link, parts.measure)

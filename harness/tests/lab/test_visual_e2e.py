@@ -66,8 +66,9 @@ class _Site(QuietHandler):
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[tuple[Setup, Driver, Driver]]:
-    """An HTTPS origin here, a driver capturing frames and one keeping full traces."""
+def lab() -> Iterator[tuple[Setup, Driver, Driver, Driver]]:
+    """An HTTPS origin here, a driver capturing frames, one keeping full traces, one
+    clicking `#go` after each load."""
     with readable_dir() as work:
         authority = Authority(work / "tls")
         leaf = authority.leaf([HOST])
@@ -78,15 +79,16 @@ def lab() -> Iterator[tuple[Setup, Driver, Driver]]:
         with serving(server) as port, sync_playwright() as pw:
             setup = Setup(f"MAP {HOST}:443 127.0.0.1:{port}, MAP * ~NOTFOUND", authority.spki_list())
             frames, traced = Driver(pw, work / "frames", None), Driver(pw, work / "traced", None, trace=True)
+            clicking = Driver(pw, work / "clicking", None, click="#go")
             try:
-                yield setup, frames, traced
+                yield setup, frames, traced, clicking
             finally:
-                frames.close()
-                traced.close()
+                for driver in (frames, traced, clicking):
+                    driver.close()
 
 
 def test_the_frames_show_the_progress_the_page_was_built_to_show(lab):
-    setup, driver, _ = lab
+    setup, driver, _, _ = lab
     [raw] = driver.cold(setup, f"https://{HOST}/steps", 20.0)
     assert raw.error is None, raw.error
     seen = visual.visual(visual.frames_of(raw.trace["traceEvents"]), raw.page, raw.page["paints"].get(
@@ -107,7 +109,7 @@ def test_the_frames_show_the_progress_the_page_was_built_to_show(lab):
 
 
 def test_layout_shift_and_blocking_agree_with_chromiums_trace(lab):
-    setup, _, driver = lab
+    setup, _, driver, _ = lab
     [raw] = driver.cold(setup, f"https://{HOST}/shift", 20.0)
     assert raw.error is None, raw.error
     fcp = raw.page["paints"]["first-contentful-paint"]
@@ -125,3 +127,17 @@ def test_layout_shift_and_blocking_agree_with_chromiums_trace(lab):
     assert seen.long_tasks is not None and seen.long_tasks >= 1 and len(tasks) >= 1
     assert max(tasks) >= BUSY_MS  # physics: the loop ran at least this long
     assert seen.tbt_ms == pytest.approx(sum(t - visual.BLOCKING_MS for t in tasks), abs=20)
+
+
+def test_a_scripted_click_after_the_load_gives_its_inp_and_leaves_the_frames_alone(lab):
+    setup, _, _, driver = lab
+    [raw] = driver.cold(setup, f"https://{HOST}/button", 20.0)
+    assert raw.error is None, raw.error
+    seen = visual.visual(visual.frames_of(raw.trace["traceEvents"]), raw.page,
+                         raw.page["paints"]["first-contentful-paint"])
+    assert seen.inp_ms is not None and seen.inp_ms >= BUSY_MS  # physics: the handler ran that long before a paint
+    assert {entry["name"] for entry in raw.page["interactions"]} >= {"pointerdown", "click"}
+    # the click came after the capture: its paint ("done") is no visual change of the load
+    assert seen.last_visual_change_ms is not None and seen.last_visual_change_ms < raw.page["nav"]["loadEventEnd"] + 400
+    [missing] = driver.cold(setup, f"https://{HOST}/steps", 20.0)  # no #go there
+    assert missing.error is not None and missing.error.startswith("interaction: cannot click '#go'")

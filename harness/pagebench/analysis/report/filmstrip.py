@@ -8,6 +8,7 @@ Pure but for `gather`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -26,7 +27,7 @@ COLUMNS = (("fcp_ms", "FCP"), ("lcp_ms", "LCP"), ("first_visual_change_ms", "fir
            ("speed_index_ms", "SpeedIndex"), ("visual_complete_85_ms", "visually complete 85 %"),
            ("visual_complete_99_ms", "99 %"), ("last_visual_change_ms", "last visual change"), ("cls", "CLS"),
            ("tbt_ms", "TBT"), ("long_tasks", "long tasks"))
-#: Steps of the filmstrip (ms): the smallest that shows the slowest row in at most STEPS frames.
+#: Steps of the filmstrip (ms): the smallest that shows every row's changes in at most STEPS frames.
 STEP_CHOICES = (100, 200, 500, 1000, 2000, 5000)
 STEPS = 16
 
@@ -80,8 +81,16 @@ def table(conditions: Sequence[ConditionView], fields: Sequence[str]) -> str:
     return f'<div class="scroll"><table class="numbers">{head}<tbody>{"".join(rows)}</tbody></table></div>'
 
 
-def _step(last_ms: float) -> int:
-    return next((step for step in STEP_CHOICES if last_ms / step < STEPS), STEP_CHOICES[-1])
+def _times(curves: Sequence[Sequence[tuple[float, float]]]) -> list[float]:
+    """The filmstrip's columns: from the step before the earliest first visual change (the
+    blank screen once) to the latest last one, at the smallest step that fits STEPS."""
+    first = min((curve[0][0] for curve in curves), default=0.0)
+    last = max((curve[-1][0] for curve in curves), default=0.0)
+    for step in STEP_CHOICES:
+        start = max(1, math.floor(first / step))
+        if math.ceil(last / step) - start < STEPS:
+            break
+    return [step * k for k in range(start, max(start, math.ceil(last / step)) + 1)]
 
 
 def _on_screen(frames: Sequence[tuple[float, float, str]], at: float) -> tuple[float, float, str] | None:
@@ -121,9 +130,7 @@ def filmstrips(conditions: Sequence[ConditionView], strips: Mapping[int, Strip])
     for members in groups.values():
         first = members[0][0].condition
         title = " ".join(shown(k, v) for k, v in first.as_names().items() if k != "mode")
-        last = max((s.curve[-1][0] for _, s in members if s.curve), default=0.0)
-        step = _step(last)
-        times = [step * k for k in range(1, int(last // step) + 2)]
+        times = _times([s.curve for _, s in members if s.curve])
         head = "<tr><th></th>" + "".join(f"<th>{at / 1000:g} s</th>" for at in times) + "</tr>"
         rows = [_row(f"{c.condition.mode.name} (SpeedIndex {ms(s.load.speed_index_ms)} ms)", c.condition.mode.colour,
                      s, times) for c, s in members]

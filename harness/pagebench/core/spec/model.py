@@ -20,6 +20,8 @@ run's plan are `plan.py`'s). Pure: the caller reads the file.
                                 # CPU slowdown (link/devices.yaml, e.g. moto-g-power; core/devices.py)
     replay_query: exact         # recorded sites: exact, or loose (an unrecorded query gets the
                                 # first response recorded for its path; core/recording.py)
+    interaction: {click: "#buy"}  # after each measured load (its frames captured), click this and
+                                # measure INP (inp_ms: the interaction's latency to the next paint)
     deterministic: false        # true: every page sees Date start at 2026-01-01T00:00:00Z and a
                                 # Math.random seeded by `seed` (lab/browser.py; as WebPageReplay does)
     repetitions: 10             # or auto: rounds of one load per condition until the verdicts are
@@ -82,6 +84,15 @@ class Timeouts(BaseModel):
     link_check: bool = True
 
 
+class Interaction(BaseModel):
+    """`interaction:` of a spec: what a person does once the page has loaded, scripted, so
+    each load measures its responsiveness (INP). After the frames: it does not move them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    click: str = Field(min_length=1)  # a CSS selector
+
+
 class ProxySettings(BaseModel):
     """The edge proxy's upstream pool: at most `connections` open at once per origin (every
     strategy), up to `depth` requests in flight on each (pipelining). `pool: cold` starts
@@ -125,6 +136,8 @@ class Experiment(BaseModel):
     replay_query: Annotated[str, AfterValidator(check_query_matching)] = QUERY_MATCHING[0]
     #: Every page gets a fixed Date start and a seeded Math.random (`browser.deterministic_script`).
     deterministic: StrictBool = False
+    #: Clicked after each measured load, for its INP (`browser.interact`).
+    interaction: Interaction | None = None
     #: Limits on medians the run is checked against when it completes (`analysis/budgets.py`).
     budgets: list[Budget] = Field(default_factory=list)
 
@@ -211,7 +224,7 @@ def _one_line(origin: str, error: ValidationError) -> SpecError:
     loc = ".".join(shown(part) for part in first["loc"]
                    if not str(part).startswith("function-after") and "[" not in str(part))
     if first["type"] == "extra_forbidden":
-        nested = {"timeouts": Timeouts, "proxy": ProxySettings, "budgets": Budget}
+        nested = {"timeouts": Timeouts, "proxy": ProxySettings, "budgets": Budget, "interaction": Interaction}
         model = nested.get(str(first["loc"][0]), Experiment) if len(first["loc"]) > 1 else Experiment
         allowed = ", ".join(model.model_fields)
         return SpecError(f"{origin}: {loc}: unknown field; allowed: {allowed}")

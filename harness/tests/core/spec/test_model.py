@@ -38,6 +38,8 @@ BASE = {"sites": ["seed000-small-n2"], "modes": ["h2"]}
         ({"devices": ["desktop", "desktop"]}, "devices lists a value twice"),
         ({"devices": "desktop"}, "spec.yaml: devices: Input should be a valid list"),
         ({"devices": [""]}, "spec.yaml: devices.0: String should have at least 1 character"),
+        ({"interaction": {"click": ""}}, "spec.yaml: interaction.click: String should have at least 1 character"),
+        ({"interaction": {"click": "#buy", "tap": "#buy"}}, "spec.yaml: interaction.tap: unknown field; allowed: click"),
     ],
 )
 def test_bad_specs_give_one_line_errors(change, needle):
@@ -73,3 +75,8 @@ def test_devices_by_name_desktop_unless_named():
     with pytest.raises(SpecError) as caught:
         resolve_devices(parse({**BASE, "devices": ["desktop", "iphone"]}, "spec.yaml"), builtin_devices(), "spec.yaml")
     assert str(caught.value) == "spec.yaml: devices[1]: unknown device 'iphone'; allowed: desktop, moto-g-power"
+
+
+def test_an_interaction_is_a_selector_to_click_after_each_load():
+    assert parse(BASE, "spec.yaml").interaction is None
+    assert parse(BASE | {"interaction": {"click": "#buy"}}, "spec.yaml").interaction.click == "#buy"
