@@ -269,7 +269,7 @@ def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: boo
     from pagebench.analysis.reproduce import verdicts as answer
     from pagebench.analysis.reproduce.export import Export
     from pagebench.analysis.reproduce.scenarios import VARIANT_NOTES
-    from pagebench.runner import run as runner
+    from pagebench.runner import reproduce as reproducing
     from pagebench.runner.prepare import prepare
     from pagebench.system.signals import signals_raise
 
@@ -290,7 +290,7 @@ def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: boo
     if unknown:
         raise fail(unknown)
     scenarios = catalogue.scenarios_of(chosen)
-    planned: runner.Reproduction = []
+    planned: reproducing.Reproduction = []
     for scenario in scenarios:
         for variant in scenario.variants:
             for label, document in scenario.runs(variant, quick):
@@ -323,7 +323,7 @@ def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: boo
                 created.append(new_id)
                 lock.note_run(new_id)
 
-            runs = runner.reproduce(store, planned, progress, created=named, about={"seeds": chosen, "quick": quick},
+            runs = reproducing.reproduce(store, planned, progress, created=named, about={"seeds": chosen, "quick": quick},
                                     reproduction=previous.reproduction if previous else None,
                                     stored=previous.runs if previous else None)
     command = " ".join(["pagebench reproduce", *chosen] + ["--quick"] * quick)

@@ -25,6 +25,7 @@ from playwright.sync_api import Error as PlaywrightError
 
 from pagebench.core.measure import visual
 from pagebench.core.records import RawLoad
+from pagebench.lab.pagescripts import OBSERVE_JS, PAGE_METRICS_JS, deterministic_script
 from pagebench.lab.emulation import CpuBenchmark, Emulation, benchmarking
 
 #: Debian's headless shell: the same Chromium (net stack, Blink, V8, same version) without
@@ -64,96 +65,6 @@ FRAME_CATEGORIES = (visual.SCREENSHOT_CATEGORY, visual.NAVIGATION_CATEGORY)
 TRACE_CATEGORIES = ("devtools.timeline", "disabled-by-default-devtools.timeline",
                     "disabled-by-default-devtools.timeline.frame", "toplevel", "v8.execute", "blink.user_timing",
                     "loading", "latencyInfo", visual.SCREENSHOT_CATEGORY)
-
-#: Runs in every document before its own scripts: keeps the layout shifts, long tasks and
-#: input events from the start (the Long Tasks API buffers none for a late observer).
-OBSERVE_JS = """
-(() => {
-  const seen = {shifts: [], longtasks: []};
-  Object.defineProperty(window, "__pagebench_seen", {value: seen, enumerable: false});
-  const watch = (type, keep) => {
-    try {
-      new PerformanceObserver(list => list.getEntries().forEach(e => keep(e))).observe({type, buffered: true});
-    } catch (error) { delete seen[type === "layout-shift" ? "shifts" : "longtasks"]; }
-  };
-  watch("layout-shift", e => seen.shifts.push({start: e.startTime, value: e.value, input: e.hadRecentInput}));
-  watch("longtask", e => seen.longtasks.push({start: e.startTime, duration: e.duration}));
-  const inputs = [];
-  Object.defineProperty(window, "__pagebench_inputs", {value: inputs, enumerable: false});
-  const input = e => { if (e.interactionId || e.entryType === "first-input") inputs.push({
-    name: e.name, start: e.startTime, duration: e.duration, id: e.interactionId || 0}); };
-  try {
-    new PerformanceObserver(list => list.getEntries().forEach(input)).observe({type: "event", durationThreshold: 16});
-    new PerformanceObserver(list => list.getEntries().forEach(input)).observe({type: "first-input", buffered: true});
-  } catch (error) {}
-})();
-"""
-
-#: Collected in the page after `load`: navigation timing, paints, LCP, resource timing, and
-#: the layout shifts and long tasks OBSERVE_JS kept.
-PAGE_METRICS_JS = """
-async () => {
-  const lcp = await new Promise(resolve => {
-    let last = null;
-    const po = new PerformanceObserver(list => {
-      for (const e of list.getEntries()) last = e.startTime;
-    });
-    po.observe({type: 'largest-contentful-paint', buffered: true});
-    setTimeout(() => { po.disconnect(); resolve(last); }, 0);
-  });
-  const nav = performance.getEntriesByType('navigation')[0].toJSON();
-  const paints = Object.fromEntries(performance.getEntriesByType('paint').map(p => [p.name, p.startTime]));
-  const resources = performance.getEntriesByType('resource').map(r => r.toJSON());
-  const seen = window.__pagebench_seen || {};
-  return {nav, paints, lcp, resources, ...seen};
-}
-"""
-
-#: A deterministic page's clock reads this at its navigation start (`deterministic_script`).
-DETERMINISTIC_START = "2026-01-01T00:00:00Z"
-DETERMINISTIC_START_MS = 1_767_225_600_000  # DETERMINISTIC_START in ms since the epoch
-
-#: Runs in every document before its own scripts when a run asks for deterministic pages:
-#: pages that put the time or random numbers in their requests (cache busters, ids)
-#: ask for the same URLs each load, so a replay has them. The clock starts at START and
-#: advances with performance.now() (elapsed time and timers still work); `new Date(x)`
-#: and the other statics are the real ones. Math.random is a Weyl sequence through a
-#: 32-bit integer hash (Wellons' lowbias32), restarted from the seed in every document.
-_DETERMINISTIC_JS = """
-(() => {
-  const RealDate = globalThis.Date;  // not `Date`: the function below is hoisted over it
-  const start = %(start)d;
-  const clock = () => Math.floor(start + performance.now());
-  function Date(...args) {
-    if (new.target === undefined) return new RealDate(clock()).toString();
-    return Reflect.construct(RealDate, args.length ? args : [clock()], new.target);
-  }
-  const hidden = (target, name, value) =>
-    Object.defineProperty(target, name, {value, writable: true, configurable: true, enumerable: false});
-  Object.defineProperty(Date, "length", {value: RealDate.length, configurable: true});
-  Date.prototype = RealDate.prototype;
-  hidden(Date, "now", function now() { return clock(); });
-  hidden(Date, "parse", RealDate.parse);
-  hidden(Date, "UTC", RealDate.UTC);
-  hidden(RealDate.prototype, "constructor", Date);
-  hidden(globalThis, "Date", Date);
-  let state = %(seed)d;
-  hidden(Math, "random", function random() {
-    state = (state + 0x9e3779b9) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 16), 0x21f0aaad);
-    x = Math.imul(x ^ (x >>> 15), 0x735a2d97);
-    return ((x ^ (x >>> 15)) >>> 0) / 4294967296;
-  });
-})();
-"""
-
-
-def deterministic_script(seed: int, start_ms: int = DETERMINISTIC_START_MS) -> str:
-    """The init script of a deterministic run: every page's clock starts at `start_ms`
-    and its Math.random is seeded by `seed` (the spec's; any int, taken modulo 2**32)."""
-    return _DETERMINISTIC_JS % {"start": start_ms, "seed": seed % 2**32}
-
 
 @dataclass(frozen=True)
 class Setup:
@@ -362,11 +273,14 @@ class _Tracer:
     def _complete(self, _e: dict[str, Any]) -> None:
         self.done = True
 
-    def end(self, timeout: float = 10.0) -> None:
+    def stop(self) -> None:
+        """The capture ends here; the browser flushes the trace meanwhile (`wait`)."""
         self.session.send("Tracing.end")
+
+    def wait(self, timeout: float = 10.0) -> None:
         deadline = time.monotonic() + timeout
         while not self.done and time.monotonic() < deadline:
-            self.page.wait_for_timeout(20)
+            self.page.wait_for_timeout(5)
 
 
 def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeout_s: float,
@@ -381,28 +295,33 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
     (`interact`: the load's INP)."""
     for page in pages:
         page.evaluate("1")  # the renderer is up and answering before navigation starts
-    time.sleep(SETTLE_S)
     raws = [RawLoad(url=url, started_at=time.time(), error=None) for _ in pages]
     sessions = [context.new_cdp_session(page) for page, context in zip(pages, contexts)]
     try:
-        recorders, tracers = [], []
+        recorders: list[_Recorder] = []
+        tracers: list[_Tracer | None] = []
         for page, session, raw in zip(pages, sessions, raws):
             session.send("Network.enable")
             recorders.append(_Recorder(session, raw, page))
-            if frames or trace:
-                tracers.append(_Tracer(session, raw, page, full=trace))
+            tracers.append(_Tracer(session, raw, page, full=trace) if frames or trace else None)
             page.on("console", lambda m, raw=raw: raw.console_errors.append(m.text) if m.type == "error" else None)
+        time.sleep(SETTLE_S)  # after the sessions' setup: its work is settled too
+        for raw in raws:
+            raw.started_at = time.time()
         together = len(pages) > 1
         if together:
             for page in pages:
                 page.evaluate("url => { window.location.href = url; }", url)
-        for page, recorder, raw in zip(pages, recorders, raws):
+        for page, recorder, tracer, raw in zip(pages, recorders, tracers, raws):
             try:
                 if together:
                     page.wait_for_url(url, wait_until="load", timeout=timeout_s * 1000)
                 else:
                     page.goto(url, wait_until="load", timeout=timeout_s * 1000)
                 recorder.wait_idle(timeout=min(10.0, timeout_s))
+                if tracer is not None:
+                    tracer.stop()
+                    tracer = None
                 raw.page = page.evaluate(PAGE_METRICS_JS)
                 if dictionaries:
                     raw.error = recorder.wait_dictionaries(timeout=timeout_s)  # as long as a load: a dictionary is a file
@@ -410,8 +329,11 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
                 raw.error = str(error).splitlines()[0]
                 if isinstance(error, PlaywrightError):
                     page.evaluate("1")  # raises if the browser went away: the Driver's "lost" load
-        for tracer in tracers:
-            tracer.end()
+            if tracer is not None:  # not stopped: the load failed before
+                tracer.stop()
+        for found in tracers:
+            if found is not None:
+                found.wait()
         if click is not None:
             for page, raw in zip(pages, raws):
                 if raw.error is None:

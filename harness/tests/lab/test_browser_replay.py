@@ -16,7 +16,7 @@ from pagebench.core.modes import H2
 from pagebench.core.sites.recording import UNRECORDED_HEADER, UNRECORDED_VALUE
 from pagebench.core.records import Condition, RawLoad
 from pagebench.core.spec.model import SpecError, parse
-from pagebench.lab.browser import DETERMINISTIC_START, DETERMINISTIC_START_MS, deterministic_script
+from pagebench.lab.pagescripts import DETERMINISTIC_START, DETERMINISTIC_START_MS, deterministic_script
 from tests.lab.replayed import SITE, recording_of
 
 MARK = {UNRECORDED_HEADER: UNRECORDED_VALUE}

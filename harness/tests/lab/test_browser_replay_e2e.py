@@ -18,7 +18,8 @@ from pagebench.core.measure.metrics import LinkView, ServerView, evaluate
 from pagebench.core.modes import KEEPALIVE
 from pagebench.core.sites.recording import UNRECORDED_HEADER, UNRECORDED_VALUE
 from pagebench.core.records import Condition
-from pagebench.lab.browser import DETERMINISTIC_START_MS, Driver, Setup
+from pagebench.lab.browser import Driver, Setup
+from pagebench.lab.pagescripts import DETERMINISTIC_START_MS
 from tests.helpers import needs_root, readable_dir
 from tests.lab.handler import QuietHandler, serving
 from tests.lab.replayed import recording_of

@@ -14,7 +14,7 @@ from pagebench.analysis.reproduce import claims, export, verdicts as reproduce
 from pagebench.analysis.reproduce.measures import Data
 from pagebench.analysis.reproduce.scenarios import CLEARTEXT, ERA, SCENARIO_BY_NAME, TODAY
 from pagebench.results.store import Store
-from pagebench.runner import run as runner
+from pagebench.runner import reproduce as runner
 from pagebench.runner.prepare import Prepared, prepare
 from pagebench.system.places import TAG_ENV
 

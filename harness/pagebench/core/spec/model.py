@@ -23,7 +23,7 @@ run's plan are `plan.py`'s). Pure: the caller reads the file.
     interaction: {click: "#buy"}  # after each measured load (its frames captured), click this and
                                 # measure INP (inp_ms: the interaction's latency to the next paint)
     deterministic: false        # true: every page sees Date start at 2026-01-01T00:00:00Z and a
-                                # Math.random seeded by `seed` (lab/browser.py; as WebPageReplay does)
+                                # Math.random seeded by `seed` (lab/pagescripts.py; as WebPageReplay does)
     repetitions: 10             # or auto: rounds of one load per condition until the verdicts are
                                 # decisive, up to a cap (core/spec/sequential.py); or auto with its
                                 # settings: {cap: 30, looks: [5, 10, 20], tolerance: 0.05, alpha: 0.05}
@@ -134,7 +134,7 @@ class Experiment(BaseModel):
     backend: Literal["netem", "userspace"] | None = None
     #: How a recorded site's servers match a request's query (`Recording.lookup`).
     replay_query: Annotated[str, AfterValidator(check_query_matching)] = QUERY_MATCHING[0]
-    #: Every page gets a fixed Date start and a seeded Math.random (`browser.deterministic_script`).
+    #: Every page gets a fixed Date start and a seeded Math.random (`pagescripts.deterministic_script`).
     deterministic: StrictBool = False
     #: Clicked after each measured load, for its INP (`browser.interact`).
     interaction: Interaction | None = None
