@@ -295,6 +295,7 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
     (`interact`: the load's INP)."""
     for page in pages:
         page.evaluate("1")  # the renderer is up and answering before navigation starts
+    settled = time.monotonic() + SETTLE_S
     raws = [RawLoad(url=url, started_at=time.time(), error=None) for _ in pages]
     sessions = [context.new_cdp_session(page) for page, context in zip(pages, contexts)]
     try:
@@ -305,7 +306,7 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
             recorders.append(_Recorder(session, raw, page))
             tracers.append(_Tracer(session, raw, page, full=trace) if frames or trace else None)
             page.on("console", lambda m, raw=raw: raw.console_errors.append(m.text) if m.type == "error" else None)
-        time.sleep(SETTLE_S)  # after the sessions' setup: its work is settled too
+        time.sleep(max(0.0, settled - time.monotonic()))  # the sessions' setup is part of the settling
         for raw in raws:
             raw.started_at = time.time()
         together = len(pages) > 1
