@@ -65,7 +65,7 @@ def chip(colour: str, opacity: float = 1.0) -> str:
 CSS = """
 table.filmstrip { border-collapse: collapse; } table.filmstrip td, table.filmstrip th { padding: 2px 3px;
   text-align: center; vertical-align: top; font-weight: normal; }
-table.filmstrip img, table.filmstrip .blank { width: 120px; height: auto; aspect-ratio: 16 / 9; display: block;
+table.filmstrip img, table.filmstrip .blank { width: 120px; height: auto; aspect-ratio: auto 16 / 9; display: block;
   border: 2px solid #eee; background: #fff; }
 table.filmstrip td.changed img { border-color: #d60; } table.filmstrip small { color: var(--muted); }
 :root { color-scheme: light; --ink: #222; --muted: #666; --line: #ddd; --warn: #8a5a00; --bad: #b00020; }
