@@ -64,7 +64,7 @@ FRAME_CATEGORIES = (visual.SCREENSHOT_CATEGORY, visual.NAVIGATION_CATEGORY)
 #: frames), script execution, loading and user timing.
 TRACE_CATEGORIES = ("devtools.timeline", "disabled-by-default-devtools.timeline",
                     "disabled-by-default-devtools.timeline.frame", "toplevel", "v8.execute", "blink.user_timing",
-                    "loading", "latencyInfo", visual.SCREENSHOT_CATEGORY)
+                    "loading", "latencyInfo")
 
 @dataclass(frozen=True)
 class Setup:
@@ -256,17 +256,17 @@ class _Recorder:
 
 class _Tracer:
     """A Chrome trace of one page's load over its CDP session (`RawLoad.trace`: the events
-    as DevTools' Performance panel reads them): its frames, and with `full` what `--trace`
-    keeps. Events arrive only inside Playwright calls, so the end is waited for in the
+    as DevTools' Performance panel reads them): with `frames` its frames, with `full` what
+    `--trace` keeps. Events arrive only inside Playwright calls, so the end is waited for in the
     page's own small pauses."""
 
-    def __init__(self, session: CDPSession, raw: RawLoad, page: Page, full: bool) -> None:
+    def __init__(self, session: CDPSession, raw: RawLoad, page: Page, full: bool, frames: bool) -> None:
         self.session, self.page = session, page
         self.done = False
         raw.trace = {"traceEvents": []}
         session.on("Tracing.dataCollected", lambda e: raw.trace["traceEvents"].extend(e.get("value") or []))
         session.on("Tracing.tracingComplete", self._complete)
-        categories = TRACE_CATEGORIES if full else FRAME_CATEGORIES
+        categories = dict.fromkeys((TRACE_CATEGORIES if full else ()) + (FRAME_CATEGORIES if frames else ()))
         session.send("Tracing.start", {"transferMode": "ReportEvents",
                                        "traceConfig": {"includedCategories": list(categories)}})
 
@@ -291,7 +291,8 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
     navigation is started from the page itself, then awaited. With `dictionaries`, it
     then waits for the dictionaries the page announced (an error if they did not come).
     Each page's load is traced (`_Tracer`): its frames (unless not `frames`), and
-    everything with `trace`. With `click`, once that ends, each page is clicked there
+    everything with `trace`; with several pages (clients), only the first's, with `trace`
+    (Chromium allows one trace at a time), and no frames. With `click`, once that ends, each page is clicked there
     (`interact`: the load's INP)."""
     for page in pages:
         page.evaluate("1")  # the renderer is up and answering before navigation starts
@@ -304,7 +305,11 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
         for page, session, raw in zip(pages, sessions, raws):
             session.send("Network.enable")
             recorders.append(_Recorder(session, raw, page))
-            tracers.append(_Tracer(session, raw, page, full=trace) if frames or trace else None)
+            # Chromium traces one session at a time: with several clients, only the first
+            # client's load, only with `trace`, and without frames (they might be any client's)
+            alone = len(pages) == 1
+            capture = (frames or trace) if alone else (trace and not tracers)
+            tracers.append(_Tracer(session, raw, page, full=trace, frames=frames and alone) if capture else None)
             page.on("console", lambda m, raw=raw: raw.console_errors.append(m.text) if m.type == "error" else None)
         time.sleep(max(0.0, settled - time.monotonic()))  # the sessions' setup is part of the settling
         for raw in raws:

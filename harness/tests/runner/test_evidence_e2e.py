@@ -1,6 +1,6 @@
 """Integration: a real short run keeps each measured load's evidence beside its store (a
-HAR, and with `--trace` a Chrome trace), the rows name it, and `export --har` writes the
-HARs out; real nginx, Chromium and namespaces."""
+HAR, its frames, and with `--trace` a Chrome trace), the rows name it, and `export --har`
+writes the HARs out; real nginx, Chromium and namespaces."""
 
 from __future__ import annotations
 
@@ -29,9 +29,14 @@ def test_each_measured_load_keeps_a_har_with_its_requests_protocols_and_connecti
         assert len(measured) == 2 and len(store.loads(run, include_warmup=True)) == 4
         assert all(load.har is None for load in store.loads(run, include_warmup=True) if load.warmup)
         assert sorted(p.name for p in kept.iterdir()) == sorted(
-            f"{load.seq}-0{suffix}" for load in measured for suffix in (".har.gz", ".trace.json.gz"))
+            f"{load.seq}-0{suffix}" for load in measured for suffix in (".har.gz", ".trace.json.gz", ".frames.json.gz"))
+        curves = store.run_visual_progress(run)
         for load in measured:
-            assert (load.har, load.trace) == (f"{run}/{load.seq}-0.har.gz", f"{run}/{load.seq}-0.trace.json.gz")
+            assert (load.har, load.trace, load.frames) == (
+                f"{run}/{load.seq}-0.har.gz", f"{run}/{load.seq}-0.trace.json.gz", f"{run}/{load.seq}-0.frames.json.gz")
+            frames = json.loads(gzip.decompress((tmp_path / "ci.artifacts" / load.frames).read_bytes()))["frames"]
+            assert [(f["ms"], f["progress"]) for f in frames] == list(curves[load.id])  # the frames that changed it
+            assert frames[-1]["progress"] == 1.0 and load.speed_index_ms is not None
             har = json.loads(gzip.decompress((tmp_path / "ci.artifacts" / load.har).read_bytes()))
             jsonschema.validate(har, SCHEMA)
             resources = [row.resource for row in store.resources(load.id)]

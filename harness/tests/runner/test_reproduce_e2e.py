@@ -59,7 +59,7 @@ def test_reproduce_000_quick_answers_every_seed_000_claim_in_each_variant(tmp_pa
 
     back = export.read(exported)  # what the doc is generated from is what the store holds (evidence aside)
     assert (back.seeds, back.quick, back.runs) == (("000",), True, runs)
-    assert back.data == {name: Data({key: [replace(load, har=None, trace=None) for load in loads]
+    assert back.data == {name: Data({key: [replace(load, har=None, trace=None, frames=None) for load in loads]
                                      for key, loads in data.loads.items()}, data.profiles, data.resources)
                          for name, data in gathered.items()}
     assert back.facts["command"] == "pagebench reproduce 000 --quick" and back.facts["link backend"] == "userspace"
