@@ -4,10 +4,15 @@ per request drowning the test's output; `serving` runs one in a thread of the te
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from pagebench.lab.browser import Setup
+from pagebench.lab.tls import Authority
 
 
 class QuietHandler(BaseHTTPRequestHandler):
@@ -37,3 +42,16 @@ def serving(server: ThreadingHTTPServer) -> Iterator[int]:
         server.shutdown()
         server.server_close()
         thread.join(10)
+
+
+@contextmanager
+def https_origin(server: ThreadingHTTPServer, host: str, work: Path) -> Iterator[Setup]:
+    """`server` answering HTTPS for `host` with a leaf of a fresh lab authority under
+    `work`, in a thread; the Setup that maps `host` to it and trusts that leaf."""
+    authority = Authority(work / "tls")
+    leaf = authority.leaf([host])
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(leaf.chain_path, leaf.key_path)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    with serving(server) as port:
+        yield Setup(f"MAP {host}:443 127.0.0.1:{port}, MAP * ~NOTFOUND", authority.spki_list())

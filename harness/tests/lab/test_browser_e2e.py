@@ -5,7 +5,6 @@ header announces: `test_browser.py`)."""
 
 from __future__ import annotations
 
-import ssl
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,9 +18,8 @@ from pagebench.core import encodings
 from pagebench.core.measure.metrics import resources
 from pagebench.lab import browser
 from pagebench.lab.browser import Driver, Setup, write_wrapper
-from pagebench.lab.tls import Authority
 from tests.helpers import needs_root, readable_dir
-from tests.lab.handler import QuietHandler, serving
+from tests.lab.handler import QuietHandler, https_origin
 
 pytestmark = needs_root
 
@@ -99,14 +97,8 @@ def served() -> Iterator[tuple[_Server, Setup, Driver]]:
     """The HTTPS server and one browser driver for the module (each test primes profiles
     of its own names)."""
     with readable_dir() as work:  # Chromium runs as nobody
-        authority = Authority(work / "tls")
-        leaf = authority.leaf([HOST])
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(leaf.chain_path, leaf.key_path)
         server = _Server(("127.0.0.1", 0), _Site)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        with serving(server) as port, sync_playwright() as pw:
-            setup = Setup(f"MAP {HOST}:443 127.0.0.1:{port}, MAP * ~NOTFOUND", authority.spki_list())
+        with https_origin(server, HOST, work) as setup, sync_playwright() as pw:
             driver = Driver(pw, work / "browser", None)
             try:
                 yield server, setup, driver

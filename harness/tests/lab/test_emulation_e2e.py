@@ -10,7 +10,6 @@ a 4x rate makes script at least 2x slower, never "about 4x"."""
 
 from __future__ import annotations
 
-import ssl
 import statistics
 from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
@@ -23,10 +22,9 @@ from pagebench.core.devices import DESKTOP
 from pagebench.core.records import RawLoad
 from pagebench.lab.browser import Driver, Setup
 from pagebench.lab.emulation import Emulation
-from pagebench.lab.tls import Authority
 from pagebench.yamlfiles import builtin_devices
 from tests.helpers import needs_root, readable_dir
-from tests.lab.handler import QuietHandler, serving
+from tests.lab.handler import QuietHandler, https_origin
 
 pytestmark = needs_root
 
@@ -73,14 +71,8 @@ class _Server(ThreadingHTTPServer):
 @pytest.fixture(scope="module")
 def lab() -> Iterator[tuple[_Server, Setup, Driver]]:
     with readable_dir() as work:  # Chromium runs as nobody
-        authority = Authority(work / "tls")
-        leaf = authority.leaf([HOST])
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(leaf.chain_path, leaf.key_path)
         server = _Server(("127.0.0.1", 0), _Probe)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        with serving(server) as port, sync_playwright() as pw:
-            setup = Setup(f"MAP {HOST}:443 127.0.0.1:{port}, MAP * ~NOTFOUND", authority.spki_list())
+        with https_origin(server, HOST, work) as setup, sync_playwright() as pw:
             driver = Driver(pw, work / "browser", None)
             try:
                 yield server, setup, driver

@@ -4,7 +4,6 @@ trace says they were (a load with `trace`: its LayoutShift and RunTask events)."
 
 from __future__ import annotations
 
-import ssl
 import time
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
@@ -14,9 +13,8 @@ from playwright.sync_api import sync_playwright
 
 from pagebench.core.measure import visual
 from pagebench.lab.browser import Driver, Setup
-from pagebench.lab.tls import Authority
 from tests.helpers import needs_root, readable_dir
-from tests.lab.handler import QuietHandler, serving
+from tests.lab.handler import QuietHandler, https_origin
 
 pytestmark = needs_root
 
@@ -77,14 +75,8 @@ def lab() -> Iterator[tuple[Setup, Driver, Driver, Driver]]:
     """An HTTPS origin here, a driver capturing frames, one keeping full traces, one
     clicking `#go` after each load."""
     with readable_dir() as work:
-        authority = Authority(work / "tls")
-        leaf = authority.leaf([HOST])
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(leaf.chain_path, leaf.key_path)
         server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
-        with serving(server) as port, sync_playwright() as pw:
-            setup = Setup(f"MAP {HOST}:443 127.0.0.1:{port}, MAP * ~NOTFOUND", authority.spki_list())
+        with https_origin(server, HOST, work) as setup, sync_playwright() as pw:
             frames, traced = Driver(pw, work / "frames", None), Driver(pw, work / "traced", None, trace=True)
             clicking = Driver(pw, work / "clicking", None, click="#go")
             try:
