@@ -1,6 +1,7 @@
 """The browser tests' little origins (no lab: Chromium reaches them through a host MAP to
 127.0.0.1) answer through one quiet handler, a whole response in one call and no line
-per request drowning the test's output; `serving` runs one in a thread of the test."""
+per request drowning the test's output; `serving` runs one in a thread of the test,
+`https_origin` over TLS with a fresh lab authority, Chromium trusting its leaf."""
 
 from __future__ import annotations
 
