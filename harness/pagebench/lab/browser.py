@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,7 +51,8 @@ INTERACTION_WAIT_S = 1.0
 #: How long the element to click may take to be there and clickable, once loaded.
 CLICK_TIMEOUT_S = 5.0
 #: Before each measured navigation: a fresh context's renderer is still starting up
-#: when `new_page()` returns; letting it finish keeps that work out of the load.
+#: when `new_page()` returns; letting it finish keeps that work out of the load. The
+#: harness spends the wait on its own work (`ready`: the last load's bookkeeping).
 SETTLE_S = 0.1
 #: Priming for dictionaries: Chromium fetches those a page's `Link:` header announces at
 #: idle after `load`, and stores them a moment later; the profile closes after this long
@@ -285,15 +287,17 @@ class _Tracer:
 
 def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeout_s: float,
              dictionaries: bool = False, trace: bool = False, frames: bool = True,
-             click: str | None = None) -> list[RawLoad]:
+             click: str | None = None, ready: Callable[[], None] = lambda: None) -> list[RawLoad]:
     """Each page loads `url`, all at the same moment (several clients: aggregation).
     Sync Playwright's `goto` returns only at `load`, so with several pages each
     navigation is started from the page itself, then awaited. With `dictionaries`, it
     then waits for the dictionaries the page announced (an error if they did not come).
     Each page's load is traced (`_Tracer`): its frames (unless not `frames`), and
     everything with `trace`; with several pages (clients), only the first's, with `trace`
-    (Chromium allows one trace at a time), and no frames. With `click`, once that ends, each page is clicked there
-    (`interact`: the load's INP)."""
+    (Chromium allows one trace at a time), and no frames. With `click`, once that ends,
+    each page is clicked there (`interact`: the load's INP). `ready`: the caller's work
+    that must be done before the navigation starts, done while the browser settles
+    (SETTLE_S)."""
     for page in pages:
         page.evaluate("1")  # the renderer is up and answering before navigation starts
     settled = time.monotonic() + SETTLE_S
@@ -311,7 +315,8 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
             capture = (frames or trace) if alone else (trace and not tracers)
             tracers.append(_Tracer(session, raw, page, full=trace, frames=frames and alone) if capture else None)
             page.on("console", lambda m, raw=raw: raw.console_errors.append(m.text) if m.type == "error" else None)
-        time.sleep(max(0.0, settled - time.monotonic()))  # the sessions' setup is part of the settling
+        ready()
+        time.sleep(max(0.0, settled - time.monotonic()))  # the sessions' setup and `ready` are part of the settling
         for raw in raws:
             raw.started_at = time.time()
         together = len(pages) > 1
@@ -427,11 +432,12 @@ class Driver:
         return browser
 
     def cold(self, setup: Setup, url: str, timeout_s: float, clients: int = 1,
-             emulation: Emulation = Emulation()) -> list[RawLoad]:
+             emulation: Emulation = Emulation(), ready: Callable[[], None] = lambda: None) -> list[RawLoad]:
         """One load per client, each in a fresh context of the `emulation`'s device; several
-        clients load together. A browser lost during the load (killed, crashed: Playwright
-        tells it from any other failure only later) makes it a failed load, recorded and
-        counted as such; the next load launches a new browser."""
+        clients load together; `ready` is done before the navigation (`_measure`). A browser
+        lost during the load (killed, crashed: Playwright tells it from any other failure
+        only later) makes it a failed load, recorded and counted as such; the next load
+        launches a new browser."""
         browser = self._browsers_for(setup)
         started = time.time()
         contexts: list[BrowserContext] = []
@@ -442,7 +448,8 @@ class Driver:
             pages = [context.new_page() for context in contexts]
             for context, page in zip(contexts, pages):
                 emulation.throttle(context, page)  # its session lasts as long as the context
-            return _measure(pages, contexts, url, timeout_s, trace=self.trace, frames=self.frames, click=self.click)
+            return _measure(pages, contexts, url, timeout_s, trace=self.trace, frames=self.frames, click=self.click,
+                            ready=ready)
         except PlaywrightError as error:
             self._browsers.pop(setup, None)
             _quietly(browser.close)
@@ -467,7 +474,8 @@ class Driver:
                          emulation=emulation)
 
     def warm(self, setup: Setup, profile: str, url: str, timeout_s: float, dictionaries: bool = False,
-             measured: bool = True, emulation: Emulation = Emulation()) -> RawLoad:
+             measured: bool = True, emulation: Emulation = Emulation(),
+             ready: Callable[[], None] = lambda: None) -> RawLoad:
         context = self.pw.chromium.launch_persistent_context(str(self._profile(profile)),
                                                             **self._launch_options(setup),
                                                             **emulation.context_options())
@@ -477,7 +485,7 @@ class Driver:
             page = context.pages[0] if context.pages else context.new_page()
             emulation.throttle(context, page)  # its session lasts as long as the context
             return _measure([page], [context], url, timeout_s, dictionaries, trace=self.trace and measured,
-                            frames=self.frames and measured, click=self.click if measured else None)[0]
+                            frames=self.frames and measured, click=self.click if measured else None, ready=ready)[0]
         except PlaywrightError as error:
             return _lost(url, started, error)
         finally:

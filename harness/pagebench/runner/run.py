@@ -4,8 +4,8 @@ A run's plan (`core/spec/plan.py`) says what to do; this module does it, in orde
 the lab (namespaces, link, origin servers, edge proxy), Chromium and the store: the link
 checks, the edge proxy's overhead, the CPU calibration of throttled devices, then per
 planned load: apply the profile, prime a warm profile, load the page as its device,
-read the link and server counters, evaluate, commit. Interrupted runs resume from the
-store.
+read the link and server counters; then evaluate and commit it while the next load's
+browser settles. Interrupted runs resume from the store.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,24 +27,24 @@ from pagebench.core import devices as devices_mod
 from pagebench.core.measure import visual
 from pagebench.core.measure.bound import fetches_of, lower_bound_ms
 from pagebench.core.measure.har import har
-from pagebench.core.measure.metrics import LinkView, ProxyView, ServerView, evaluate
+from pagebench.core.measure.metrics import ServerView
 from pagebench.core.profiles import Profile
 from pagebench.core.records import LoadResult, PlannedLoad, RawLoad
 from pagebench.core.sites.model import Site
 from pagebench.core.spec import plan as planner
 from pagebench.core.spec.model import SpecError
-from pagebench.edge.proxy import EdgeProxy, ProxyError, ProxyStats
+from pagebench.edge.proxy import EdgeProxy, ProxyError
 from pagebench.edge.strategy import Strategy
 from pagebench.lab import build, tls
 from pagebench.lab.browser import Driver, Setup
 from pagebench.lab.build import Origins, Roles
 from pagebench.lab.emulation import Emulation
-from pagebench.link.counters import LinkCounters
 from pagebench.link.emulator import LinkControl, choose_backend
 from pagebench.link.plan import SPIN_US, check_backend_profile
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import Store
 from pagebench.runner.environment import environment
+from pagebench.runner.measured import Measured
 from pagebench.runner.prepare import Prepared, encoding_costs, plan_run, prepare
 from pagebench.runner.watchdog import LOAD_GRACE_S, Watchdog, local_checks
 from pagebench.system.commands import Bed
@@ -107,6 +108,7 @@ class Runner:
         self._scheduling: str | None = None  # the delay program's, as noted in the store
         self._versions: tuple[str, str | None] | None = None  # pagebench's and Chromium's, for the HARs
         self._done = 0  # loads recorded, for the progress
+        self._pending: Callable[[], None] | None = None  # the last load's commit (`_finish`)
         self._page = ""  # page by page: which page the loads are of ("page 3/25"), for the progress
         #: The DevTools CPU rate of each throttled device, once calibrated (at the run's first lab).
         self._rates: dict[str, float] = {}
@@ -298,10 +300,10 @@ class Runner:
                         dict(upstream.addresses), upstream.pool, key=upstream.key)
 
     def _load(self, visit: planner.Visit, link: LinkControl, origins: Origins, driver: Driver,
-              proxy: EdgeProxy | None, warm_profile: str, clients: int, emulation: Emulation = Emulation()
-              ) -> tuple[list[LoadResult], float, list[RawLoad]]:
+              proxy: EdgeProxy | None, warm_profile: str, clients: int, emulation: Emulation = Emulation(),
+              ready: Callable[[], None] = lambda: None) -> Measured:
         """One planned load: every client loads the page at once, as the `emulation`'s
-        device; counters read around it."""
+        device; counters read around it. `ready`: done before its navigation (`Driver.cold`)."""
         spec, c = self.plan.spec, visit.condition
         setup = self._setup(visit, proxy)
         self._configure(visit, proxy)
@@ -310,9 +312,9 @@ class Runner:
         started = time.time()
         self._watchdog.raise_if_fired()
         with self._watchdog.deadline(spec.timeouts.load_s + LOAD_GRACE_S):
-            raws = (driver.cold(setup, visit.url, spec.timeouts.load_s, clients, emulation=emulation)
+            raws = (driver.cold(setup, visit.url, spec.timeouts.load_s, clients, emulation=emulation, ready=ready)
                     if c.cache == "cold" else [driver.warm(setup, warm_profile, visit.url, spec.timeouts.load_s,
-                                                           emulation=emulation)])
+                                                           emulation=emulation, ready=ready)])
         self._watchdog.raise_if_fired()  # a part died under the load: its error, not the load
         link.wait_settled()
         delta = link.counters() - before  # raises if the delay program died: the link is down
@@ -327,13 +329,7 @@ class Runner:
         stats = proxy.stats() if visit.proxied and proxy is not None else None
         server = ServerView(log.connections, log.requests, log.statuses_for(visit.document_path),
                             log.not_modified(), log.tls_seen())
-        results = []
-        for client, raw in enumerate(raws):
-            view = None if stats is None else _proxy_view(stats, client)
-            results.append(evaluate(c, raw, _link_view(delta), server, view, expect_delta=visit.expect_delta,
-                                    versioned=visit.versioned, recording=visit.recording, query=spec.replay_query,
-                                    app=visit.app))
-        return results, started, raws
+        return Measured.of(visit, raws, started, delta, server, stats, spec.replay_query)
 
     def _evidence(self, planned: PlannedLoad, raws: list[RawLoad], results: list[LoadResult]) -> list[Evidence]:
         """Each client's HAR, frames (those that changed the screen) and trace of a measured
@@ -355,31 +351,53 @@ class Runner:
         plan = self.plan
         total = len(plan.loads)
         prime_errors: dict[str, str | None] = {}
-        for step in steps:
-            planned, c = step.planned, step.planned.condition
-            if link.profile != step.profile:
-                link.apply(step.profile)
-                self._note_scheduling(link)
-            if step.prime is not None:
-                self.progress(self._done, total, planned, None, "priming the warm profile"
-                              + (" with version 1" if c.version != 1 else ""))
-                first = step.prime.visit
-                self._configure(first, proxy)
-                raw = driver.prime(self._setup(first, proxy), step.warm_profile, first.url, plan.spec.timeouts.load_s,
-                                   dictionaries=step.prime.dictionaries, emulation=self._emulation(step))
-                prime_errors[c.key] = raw.error
-            results, started, raws = self._load(step.visit, link, origins, driver, proxy, step.warm_profile,
-                                                plan.spec.clients, self._emulation(step))
-            results = [replace(r, bound_ms=self._bound(step, r)) for r in results]
-            if prime_errors.get(c.key):  # not warm as its condition says
-                results = [replace(r, flagged=True, flags=(*r.flags, f"its warm profile's priming load failed: "
-                                                                     f"{prime_errors[c.key]}")) for r in results]
-            evidence = [] if planned.warmup else self._evidence(planned, raws, results)
-            self.store.record_loads(self.run_id, planned, results, started, evidence)
-            self._done += 1
-            self.progress(self._done, total, planned, results[0], self._page)
-            if self._ends_round(planned) and self._look(planned.repetition + 1):
-                return
+        try:
+            for step in steps:
+                planned, c = step.planned, step.planned.condition
+                if link.profile != step.profile:
+                    link.apply(step.profile)
+                    self._note_scheduling(link)
+                if step.prime is not None:
+                    self._finish()
+                    self.progress(self._done, total, planned, None, "priming the warm profile"
+                                  + (" with version 1" if c.version != 1 else ""))
+                    first = step.prime.visit
+                    self._configure(first, proxy)
+                    raw = driver.prime(self._setup(first, proxy), step.warm_profile, first.url,
+                                       plan.spec.timeouts.load_s, dictionaries=step.prime.dictionaries,
+                                       emulation=self._emulation(step))
+                    prime_errors[c.key] = raw.error
+                measured = self._load(step.visit, link, origins, driver, proxy, step.warm_profile,
+                                      plan.spec.clients, self._emulation(step), ready=self._finish)
+                self._finish()  # the load before, if this one never reached its navigation
+                self._pending = partial(self._record, step, measured, prime_errors.get(c.key))
+                if self._ends_round(planned):
+                    self._finish()
+                    if self._look(planned.repetition + 1):
+                        return
+        finally:
+            self._finish()  # the last load measured is kept, whatever stopped the loads
+
+    def _finish(self) -> None:
+        """The last load's evaluation and commit (`_record`), if not done yet: run while the
+        next load's browser settles (`Driver.cold`'s `ready`), a wait that was idle, else
+        before anything reads the store, and when the loads end however they end."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending()
+
+    def _record(self, step: planner.Step, measured: Measured, prime_error: str | None) -> None:
+        """A load evaluated (its visual metrics are most of that), its evidence kept, its
+        rows committed."""
+        planned = step.planned
+        results = [replace(r, bound_ms=self._bound(step, r)) for r in measured.results()]
+        if prime_error:  # not warm as its condition says
+            results = [replace(r, flagged=True, flags=(*r.flags, f"its warm profile's priming load failed: "
+                                                                 f"{prime_error}")) for r in results]
+        evidence = [] if planned.warmup else self._evidence(planned, measured.raws, results)
+        self.store.record_loads(self.run_id, planned, results, measured.started, evidence)
+        self._done += 1
+        self.progress(self._done, len(self.plan.loads), planned, results[0], self._page)
 
     def _ends_round(self, planned: PlannedLoad) -> bool:
         """Whether a measured load completes its round (`repetitions: auto`: rounds are
@@ -398,8 +416,7 @@ class Runner:
         for measured, visit in overhead.visits:
             topology = visit.condition.topology
             self._status(f"edge-proxy overhead: {topology}")
-            results, _, _ = self._load(visit, link, origins, driver, proxy, "", 1)
-            result = results[0]
+            result = self._load(visit, link, origins, driver, proxy, "", 1).results()[0]
             if not result.ok or result.load_ms is None:
                 raise ProxyError(f"edge-proxy overhead: a {topology} load of {overhead.site} failed: "
                                  f"{'; '.join(result.errors) or 'no load time'}")
@@ -416,15 +433,6 @@ class Runner:
 def _one_line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
-
-
-def _link_view(counters: LinkCounters) -> LinkView:
-    return LinkView(counters.tcp_conns, counters.udp_flows, counters.as_dict())
-
-
-def _proxy_view(stats: ProxyStats, client: int) -> ProxyView:
-    return ProxyView(stats.connection_count, len(stats.exchanges), stats.for_client(client).exchanges,
-                     len(stats.reused))
 
 
 def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None,

@@ -1,0 +1,105 @@
+"""The runner commits each load while the next one's browser settles (`Runner._finish`,
+the `ready` of `Driver.cold`): sequenced here against a fake load and a real store. The
+real browser and lab doing it: every e2e run (`test_run_e2e.py`, `test_faults_e2e.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from pagebench.core.records import LoadResult, PlannedLoad
+from pagebench.core.spec import plan as planner
+from pagebench.core.spec.model import parse, resolve_devices
+from pagebench.results.store import Store
+from pagebench.runner.prepare import Prepared
+from pagebench.runner.run import Keep, Runner
+from pagebench.yamlfiles import builtin_devices
+from tests.core.spec.test_plan import NONE, site
+from tests.helpers import fake_load
+
+LOADS = 6
+
+
+@dataclass
+class FakeMeasured:
+    planned: PlannedLoad
+    raws: list[Any] = field(default_factory=list)
+    started: float = 0.0
+
+    def results(self) -> list[LoadResult]:
+        return [fake_load(self.planned, 1000.0 + self.planned.seq)]
+
+
+@dataclass
+class FakeLoads:
+    """Stands for `Runner._load`: notes what the store holds when each navigation starts;
+    a `lost` load's browser dies before its navigation (`ready` never called); at `fails`,
+    the load raises after its navigation (a part of the lab died under it)."""
+
+    store: Store
+    lost: frozenset[int] = frozenset()
+    fails: int | None = None
+    at_navigation: dict[int, set[int]] = field(default_factory=dict)
+    planned: list[PlannedLoad] = field(default_factory=list)  # the plan's loads, in its order
+    calls: list[int] = field(default_factory=list)
+
+    def __call__(self, _visit: planner.Visit, *_: Any, ready: Any, **__: Any) -> FakeMeasured:
+        seq = len(self.calls)
+        self.calls.append(seq)
+        if seq not in self.lost:
+            ready()
+            self.at_navigation[seq] = self.store.done_seqs("r")
+        if seq == self.fails:
+            raise RuntimeError("the link's delay program died")
+        return FakeMeasured(self.planned[seq])
+
+
+def _runner(tmp_path, committed: list[int]) -> Runner:
+    spec = parse({"sites": ["a"], "modes": ["h2"], "repetitions": LOADS, "warmup": 0}, "s")
+    rows = resolve_devices(spec, builtin_devices(), "s")
+    loads = planner.loads(spec, planner.conditions(spec, ["a"], [NONE]))
+    prepared = Prepared(spec, {}, {"a": site()}, {"none": NONE}, loads, [], {}, devices={d.name: d for d in rows})
+    store = Store(f"sqlite:///{tmp_path}/runs.sqlite")
+    store.create_experiment("r", {}, {}, loads, {"none": NONE.fields()})
+    progress = (lambda _done, _total, planned, result, _status:
+                committed.append(planned.seq) if result is not None else None)
+    runner = Runner(store, "r", prepared, progress, keep=Keep(har=False, frames=False))
+    runner.plan = planner.run_plan(spec, {"a": site()}, [site()], [NONE], NONE, frozenset(), rows)
+    runner._bound = lambda _step, _result: None  # type: ignore[method-assign]
+    return runner
+
+
+def _run(runner: Runner, loads: FakeLoads) -> None:
+    loads.planned = [step.planned for step in runner.plan.steps]
+    runner._load = loads  # type: ignore[method-assign, assignment]
+    runner._loads(runner.plan.steps, SimpleNamespace(profile=NONE), None, None, None)  # type: ignore[arg-type]
+
+
+def test_each_load_is_committed_before_the_next_navigation_and_the_last_at_the_end(tmp_path):
+    committed: list[int] = []
+    runner = _runner(tmp_path, committed)
+    loads = FakeLoads(runner.store)
+    _run(runner, loads)
+    assert loads.at_navigation == {seq: set(range(seq)) for seq in range(LOADS)}
+    assert committed == list(range(LOADS)) and runner.store.done_seqs("r") == set(range(LOADS))
+    assert [load.load_ms for load in runner.store.loads("r")] == [1000.0 + seq for seq in range(LOADS)]
+
+
+def test_a_load_lost_before_its_navigation_still_commits_the_one_before_first(tmp_path):
+    committed: list[int] = []
+    runner = _runner(tmp_path, committed)
+    loads = FakeLoads(runner.store, lost=frozenset({2, 3}))
+    _run(runner, loads)
+    assert committed == list(range(LOADS))  # in the plan's order, none twice
+    assert loads.at_navigation[4] == {0, 1, 2, 3}
+
+
+def test_a_failure_under_a_load_keeps_every_load_measured_before_it(tmp_path):
+    committed: list[int] = []
+    runner = _runner(tmp_path, committed)
+    with pytest.raises(RuntimeError, match="delay program died"):
+        _run(runner, FakeLoads(runner.store, fails=3))
+    assert runner.store.done_seqs("r") == {0, 1, 2} and committed == [0, 1, 2]
