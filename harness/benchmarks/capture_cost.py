@@ -1,7 +1,7 @@
 """What capturing each load's frames costs (issue 27): does it move the load times it
 measures, and the fixed time each load costs a run?
 
-    sudo .venv/bin/python harness/benchmarks/capture_cost.py > table.md
+    sudo .venv/bin/python harness/benchmarks/capture_cost.py [--before TREE] > table.md
 
 Real `pagebench run`s into throwaway SQLite stores, each CONDITION's 20 cold h2 loads run
 with `--no-frames` (the HAR kept: what every load did before frames) and as the default
@@ -11,11 +11,15 @@ measured loads (first start to last commit) over their number, less their mean l
 (issue 27's definition; 0.6-0.7 s before frames on the first condition). Per condition:
 both variants' load times pooled, the shift of the median with a bootstrap 95 % interval
 and the Mann-Whitney p (the runs' own spread says what noise is); SpeedIndex where frames
-were captured.
+were captured. `--before TREE`: a third variant, a checkout of pagebench from before
+frames existed (`git worktree add TREE 184ef29`, the commit before issue 27) running the
+same spec with its own defaults (HAR kept): the overhead frames must not grow beyond.
 """
 
 from __future__ import annotations
 
+import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -40,14 +44,16 @@ CONDITIONS = (
 BOOTSTRAP = 2000
 
 
-def run(workdir: Path, name: str, fields: dict, options: list[str]) -> dict:
-    """One run's figures: its load times, SpeedIndexes and overhead per load (ms)."""
+def run(workdir: Path, name: str, fields: dict, options: list[str], tree: Path | None = None) -> dict:
+    """One run's figures: its load times, SpeedIndexes and overhead per load (ms); `tree`:
+    another checkout's pagebench runs it."""
     spec = workdir / f"{name}.yaml"
     spec.write_text(yaml.safe_dump({"name": "capture-cost", "modes": ["h2"], "cache": ["cold"],
                                     "repetitions": LOADS, "warmup": 1, "timeouts": {"link_check": False}, **fields}))
     db = f"sqlite:///{workdir}/{name}.sqlite"
+    env = os.environ | ({"PYTHONPATH": str(tree / "harness")} if tree is not None else {})
     out = subprocess.run([sys.executable, "-m", "pagebench", "run", str(spec), "--db", db, *options],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise SystemExit(f"pagebench run failed: {out.stderr.strip().splitlines()[-1]}")
     run_id = next(line for line in out.stdout.splitlines() if line.startswith("run ")).split()[1]
@@ -70,19 +76,26 @@ def shift(base: list[float], other: list[float]) -> tuple[float, float, float]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, help="a checkout of pagebench from before frames (a third variant)")
+    before: Path | None = parser.parse_args().before
+    variants: list[tuple[str, list[str], Path | None]] = [(name, options, None) for name, options in VARIANTS]
+    if before is not None:
+        commit = subprocess.run(["git", "-C", str(before), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+        variants.insert(0, (f"before frames ({commit})", [], before))
     print("| condition | variant | median load time (each run) | overhead per load (each run) | "
           "median SpeedIndex |")
     print("|---|---|---|---|---|")
     verdicts = []
     with tempfile.TemporaryDirectory(prefix="capture-cost-") as tmp:
         for c, (label, fields) in enumerate(CONDITIONS):
-            found: dict[str, list[dict]] = {name: [] for name, _ in VARIANTS}
+            found: dict[str, list[dict]] = {name: [] for name, _, _ in variants}
             for round_ in range(ROUNDS):
-                order = VARIANTS if round_ % 2 == 0 else VARIANTS[::-1]
-                for name, options in order:
-                    found[name].append(run(Path(tmp), f"c{c}r{round_}{len(found[name])}{options and 'n' or 'f'}",
-                                           fields, options))
-            for name, _ in VARIANTS:
+                order = variants if round_ % 2 == 0 else variants[::-1]
+                for v, (name, options, tree) in enumerate(order):
+                    found[name].append(run(Path(tmp), f"c{c}r{round_}v{v}", fields, options, tree))
+            for name, _, _ in variants:
                 runs = found[name]
                 medians = ", ".join(f"{statistics.median(r['times']):.0f}" for r in runs)
                 overheads = ", ".join(f"{r['overhead']:.0f}" for r in runs)
@@ -95,6 +108,9 @@ def main() -> None:
             p = mannwhitneyu(base, other).pvalue
             spread = [statistics.median(r["times"]) for runs in found.values() for r in runs]
             overhead = {name: statistics.median(r["overhead"] for r in runs) for name, runs in found.items()}
+            if before is not None:
+                verdicts.append(f"- {label}: overhead per load before frames {overhead[variants[0][0]]:.0f} ms, "
+                                f"now with all capture on {overhead[VARIANTS[1][0]]:.0f} ms (medians of runs)")
             verdicts.append(f"- {label}: frames move the median load time by {moved:+.1f} ms (95 % {low:+.1f} to "
                             f"{high:+.1f}; Mann-Whitney p = {p:.2f}, {len(base)} and {len(other)} loads); the runs' "
                             f"medians span {max(spread) - min(spread):.1f} ms; overhead per load "
