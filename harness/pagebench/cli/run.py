@@ -3,6 +3,7 @@ its budgets checked) and `reproduce` (the seeds' scenarios, answered claim by cl
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
     from pagebench.analysis.reproduce.export import Export
     from pagebench.core.measure.budgets import Budget
+    from pagebench.core.spec.shard import Shard
     from pagebench.results.store import Store
 
 run_app = typer.Typer()
@@ -61,6 +63,21 @@ def run(
     trace: Annotated[bool, typer.Option("--trace", help=(
         "Also keep each measured load's Chrome trace there (tracing costs the browser CPU: the loads are slower)."
     ))] = False,
+    shard: Annotated[Optional[str], typer.Option("--shard", help=(
+        "Run shard K of N (K/N, K from 1) of the experiment: whole blocks of its plan (one load of every "
+        "condition each), with warm-ups of its own. The shards of one experiment share one run in one store "
+        "(PostgreSQL across machines): named by the spec, its seed and N, or --run. With --resume: that "
+        "shard's loads left."))] = None,
+    run_name: Annotated[Optional[str], typer.Option("--run", help=(
+        "With --shard: the id of the run the shards share (created by the first to start)."))] = None,
+    ray_address: Annotated[Optional[str], typer.Option("--ray", metavar="ADDRESS", help=(
+        "Run across the lab machines of a Ray cluster (its GCS host:port, or ray://...): one shard per machine "
+        "offering the pagebench_lab resource, each run there into the shared store (--db: PostgreSQL that "
+        "every machine reaches). This machine only drives: it takes no lab and no machine lock. With --resume: "
+        "the run's shards left."))] = None,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help=(
+        "With --shard or --ray: measure even if this machine's Chromium, kernel, pagebench or link backend differ from "
+        "the run's (the difference is kept in its meta)."))] = False,
 ) -> None:
     """Run an experiment: every planned page load, committed as it finishes, then its budgets
     checked. Exit 0 done, 1 a budget breached, 2 an error, 130 interrupted."""
@@ -79,6 +96,12 @@ def run(
     if (router is None) != (sites is None):
         raise fail("--router and --sites go together: give both, or neither to build the lab here")
     roles = Roles(router, sites) if router is not None and sites is not None else None
+    if run_name is not None and (shard is None and ray_address is None or resume is not None):
+        raise fail("--run: names the run the shards of an experiment share: with --shard or --ray, and a spec")
+    if ray_address is not None and (shard is not None or roles is not None):
+        raise fail("--ray: splits the run in shards itself and builds each lab on its machine: not with "
+                   + ("--shard" if shard is not None else "--router/--sites"))
+    one = None if shard is None else _shard(shard)
     for path, option in ((junit, "--junit"), (markdown, "--markdown")):
         if path is not None and not path.parent.is_dir():
             raise fail(f"{option} {path}: no directory {path.parent}")
@@ -94,6 +117,10 @@ def run(
             err.print(f"note: {note}", highlight=False, soft_wrap=True)
         if "proxy" in prepared.spec.topologies:
             rt_priority()  # a bad $PAGEBENCH_PROXY_RT_PRIORITY stops the run before it starts
+        if one is not None:
+            from pagebench.core.spec import shard as shard_mod
+
+            shard_mod.check(prepared.loads, one.count, prepared.spec.sequential is not None)
     store = open_store(db)
     run_id = resume
     created: list[str] = [resume] if resume else []
@@ -102,12 +129,13 @@ def run(
         """How to finish a run that stopped: its loads so far are kept (not so for a bad spec)."""
         if not created or isinstance(error, SpecError):
             return None
-        return f"loads so far are kept: pagebench run --resume {created[0]}"
+        more = f" --shard {one}" if one is not None else f" --ray {ray_address}" if ray_address is not None else ""
+        return f"loads so far are kept: pagebench run --resume {created[0]}{more}"
 
     # The error, if any, is printed after the progress bar's last line: the lock first,
-    # the bar inside it.
+    # the bar inside it. A fleet's driver measures nothing here: no lock.
     with reported(hint=kept, interrupted="interrupted"), signals_raise(), \
-            machine("run", wait) as lock, _bar() as bar:
+            (machine("run", wait) if ray_address is None else nullcontext()) as lock, _bar() as bar:
         task = bar.add_task("starting", total=len(prepared.loads) if prepared else None)
 
         def progress(done, total, planned, result, status):
@@ -120,21 +148,48 @@ def run(
         def say(line: str) -> None:  # kept above the bar: a throttled device's achieved CPU slowdown
             err.print(line, highlight=False, soft_wrap=True)
 
-        if prepared is not None:
-            def named(new_id: str) -> None:
-                created.append(new_id)
+        def show(status) -> None:  # a fleet's loads, all machines together, and each machine's
+            machines = ", ".join(f"{name} {count}" + (f" ({status.doing[name]})" if name in status.doing else "")
+                                 for name, count in sorted(status.by_machine.items()))
+            bar.update(task, completed=status.done, total=status.total, description=f"fleet: {machines or 'starting'}")
+
+        def named(new_id: str) -> None:
+            created.append(new_id)
+            if lock is not None:
                 lock.note_run(new_id)
 
+        if ray_address is not None:
+            from pagebench.runner import fleet
+
+            if prepared is not None:
+                run_id = fleet.start(store, store.url, prepared, ray_address, run_name, allow_mixed, show, say, named)
+            else:
+                assert run_id is not None
+                fleet.resume(store, store.url, run_id, ray_address, allow_mixed, show, say)
+        elif prepared is not None:
             run_id = runner.start(store, prepared, progress, roles, created=named,
-                                  keep=runner.Keep(har, trace, frames), say=say)
+                                  keep=runner.Keep(har, trace, frames), say=say, shard=one, run_id=run_name,
+                                  allow_mixed=allow_mixed)
         else:
             assert run_id is not None
             lock.note_run(run_id)
-            runner.resume(store, run_id, progress, roles, runner.Keep(har, trace, frames), say=say)
+            runner.resume(store, run_id, progress, roles, runner.Keep(har, trace, frames), say=say, shard=one,
+                          allow_mixed=allow_mixed)
     breached = _gate(store, run_id, budgets, junit, markdown)
     then = f"pagebench compare {run_id}" if store.experiment(run_id).meta.get("baseline") else f"pagebench report {run_id}"
     out.print(f"run [bold]{run_id}[/] complete: {then}")
     raise typer.Exit(CHECK_FAILED if breached else 0)
+
+
+def _shard(text: str) -> Shard:
+    """`--shard K/N` as typed, or its one-line error."""
+    from pagebench.core.spec.model import SpecError
+    from pagebench.core.spec.shard import Shard
+
+    try:
+        return Shard.parse(text)
+    except SpecError as error:
+        raise fail(str(error)) from None
 
 
 def _gate(store: Store, run_id: str, extra: list[Budget], junit: Path | None, markdown: Path | None) -> bool:

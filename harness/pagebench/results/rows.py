@@ -91,6 +91,8 @@ class LoadRow(LoadMeasurement):
     har: str | None = None
     trace: str | None = None
     frames: str | None = None
+    #: The lab machine that measured it (`run --shard`); None: the run's host (`RunRow.host`).
+    machine: str | None = None
 
     def metric(self, name: str) -> float | None:
         """A metric by its name (`analysis.summary.METRICS`, a compare's `--metric`); counts

@@ -132,6 +132,7 @@ loads = sa.Table(
     # What a person sees (core.measure.visual); null: no frames (failed, or stored before them)
     *[sa.Column(name, sa.Integer if name == "long_tasks" else sa.Float) for name in VISUAL_METRICS],
     sa.Column("frames", sa.Text),  # the load's frames, like har and trace
+    sa.Column("machine", sa.Text),  # the lab machine that measured it (a shard's); null: the run's host
     sa.UniqueConstraint("experiment_id", "seq", "client", name="uq_loads_experiment_seq_client"),
     sa.ForeignKeyConstraint(["experiment_id", "seq"], ["planned_loads.experiment_id", "planned_loads.seq"],
                             name="fk_loads_planned", ondelete="CASCADE"),

@@ -164,18 +164,18 @@ class Store:
                                                            **overhead))
 
     def record_loads(self, run_id: str, planned: PlannedLoad, results: list[LoadResult],
-                     started_at: float, evidence: Sequence[Evidence] = ()) -> list[int]:
+                     started_at: float, evidence: Sequence[Evidence] = (), machine: str | None = None) -> list[int]:
         """Insert the loads of one planned load (client k is `results[k]`, its evidence
         `evidence[k]`, written first into `artifacts`) and their resources in one
         transaction: a seq is done with all its clients or not at all. A seq can be
-        recorded once only."""
+        recorded once only. `machine`: the lab machine that measured them (a shard's)."""
         kept = [self.artifacts.keep(run_id, planned.seq, client, found) if self.artifacts is not None else {}
                 for client, found in enumerate(evidence)]
         kept += [{}] * (len(results) - len(kept))
-        return self._db.retrying(lambda: self._record_loads(run_id, planned, results, started_at, kept))
+        return self._db.retrying(lambda: self._record_loads(run_id, planned, results, started_at, kept, machine))
 
     def _record_loads(self, run_id: str, planned: PlannedLoad, results: list[LoadResult],
-                      started_at: float, kept: list[dict[str, str | None]]) -> list[int]:
+                      started_at: float, kept: list[dict[str, str | None]], machine: str | None) -> list[int]:
         ids = []
         try:
             with self._db.write() as conn:
@@ -185,7 +185,8 @@ class Store:
                     load_id = conn.execute(sa.insert(loads).values(
                         experiment_id=experiment_id, seq=planned.seq, condition_id=condition_id,
                         repetition=planned.repetition, warmup=planned.warmup, client=client,
-                        started_at=started_at, recorded_at=time.time(), **load_columns(result), **kept[client],
+                        started_at=started_at, recorded_at=time.time(), machine=machine, **load_columns(result),
+                        **kept[client],
                     )).inserted_primary_key[0]
                     ids.append(load_id)
                     if result.resources:

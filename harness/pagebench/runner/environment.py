@@ -3,6 +3,7 @@ the kernel, Chromium, nginx, Caddy and the Python packages that measure."""
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -36,6 +37,16 @@ def _commit(repo: Path | None) -> str | None:
         return None
     dirty = _command_output([*git, "status", "--porcelain", "--untracked-files=no"])
     return commit + ("-dirty" if dirty else "")
+
+
+#: Names this lab machine in the loads it measures for a sharded run (default: the host's
+#: name): machines of a fleet may share one (containers), and a test's nodes share a host.
+MACHINE_ENV = "PAGEBENCH_MACHINE"
+
+
+def machine() -> str:
+    """This lab machine's name as a sharded run's loads record it."""
+    return os.environ.get(MACHINE_ENV) or platform.node()
 
 
 def environment() -> dict[str, Any]:

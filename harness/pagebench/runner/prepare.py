@@ -6,7 +6,7 @@ the servers (`plan_run`, once the run holds the machine and has loads left)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ from pagebench.core.sites.folder import ExternalHost, FolderSite
 from pagebench.core.sites.model import GeneratedSite, Site
 from pagebench.core.spec import model as spec_mod
 from pagebench.core.spec import plan as planner
+from pagebench.core.spec import shard as shard_mod
+from pagebench.core.spec.shard import Shard
 from pagebench.core.spec.baseline import twinned
 from pagebench.lab import corpus
 from pagebench.lab import sites as sitefiles
@@ -143,12 +145,18 @@ def site_meta(kind: kinds.SiteKind, site: GeneratedSite | Site) -> dict[str, Any
     return {"kind": kind.name, "summary": kind.summary, **where}
 
 
-def plan_run(prepared: Prepared, done: Iterable[int]) -> planner.RunPlan:
-    """The plan of the loads not `done`, the sites on disk first (a generated site is
-    written once; a site directory gets its missing precompressed sidecars)."""
+def plan_run(prepared: Prepared, done: Iterable[int], shard: Shard | None = None) -> planner.RunPlan:
+    """The plan of the loads not `done` (of `shard`, when one), the sites on disk first (a
+    generated site is written once; a site directory gets its missing precompressed sidecars)."""
     on_disk = [sitefiles.materialize(site) for site in prepared.sites.values()]
     return planner.run_plan(prepared.spec, prepared.sites, on_disk, list(prepared.profiles.values()),
-                            builtin_profiles()["none"], frozenset(done), tuple(prepared.devices.values()))
+                            builtin_profiles()["none"], frozenset(done), tuple(prepared.devices.values()), shard)
+
+
+def sharded(prepared: Prepared, count: int) -> Prepared:
+    """The run in `count` shards: its stored plan holds every shard's warm-ups (`core.spec.shard`)."""
+    shard_mod.check(prepared.loads, count, prepared.spec.sequential is not None)
+    return replace(prepared, loads=shard_mod.sharded(prepared.loads, count))
 
 
 def encoding_costs(sites: Iterable[Site]) -> dict[str, dict[str, dict[str, float]]]:

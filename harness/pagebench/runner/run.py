@@ -32,6 +32,8 @@ from pagebench.core.profiles import Profile
 from pagebench.core.records import LoadResult, PlannedLoad, RawLoad
 from pagebench.core.sites.model import Site
 from pagebench.core.spec import plan as planner
+from pagebench.core.spec import shard as shard_mod
+from pagebench.core.spec.shard import Shard
 from pagebench.core.spec.model import SpecError
 from pagebench.edge.proxy import EdgeProxy, ProxyError
 from pagebench.edge.strategy import Strategy
@@ -43,9 +45,10 @@ from pagebench.link.emulator import LinkControl, choose_backend
 from pagebench.link.plan import SPIN_US, check_backend_profile
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import Store
-from pagebench.runner.environment import environment
+from pagebench.runner.environment import environment, machine
 from pagebench.runner.measured import Measured
-from pagebench.runner.prepare import Prepared, encoding_costs, plan_run, prepare
+from pagebench.runner import shards
+from pagebench.runner.prepare import Prepared, encoding_costs, plan_run, prepare, sharded
 from pagebench.runner.watchdog import LOAD_GRACE_S, Watchdog, local_checks
 from pagebench.system.commands import Bed
 from pagebench.system.signals import Interrupted
@@ -95,8 +98,12 @@ class Runner:
 
     def __init__(self, store: Store, run_id: str, prepared: Prepared, progress: Progress,
                  roles: Roles | None = None, keep: Keep = Keep(), decide: Decide | None = None,
-                 say: Say = lambda _: None) -> None:
+                 say: Say = lambda _: None, shard: Shard | None = None) -> None:
+        """`shard`: only that shard's loads of a sharded run (`prepared.loads` the whole plan);
+        each recorded with this machine's name (`environment.machine`)."""
         self.store = store
+        self.shard = shard
+        self.machine = machine() if shard is not None else None
         self.say = say
         self.decide = decide or (lambda run, _rounds: run_settled(store, run))
         self.keep = keep if store.artifacts is not None else replace(keep, har=False, trace=False)  # nowhere to keep it
@@ -134,10 +141,11 @@ class Runner:
 
     def _run(self) -> None:
         done = self.store.done_seqs(self.run_id) | self.store.stopped_seqs(self.run_id)
-        if all(load.seq in done for load in self.p.loads) or self._stopped_at_resume(done):
-            self.store.set_status(self.run_id, "complete")
+        mine = self.p.loads if self.shard is None else shard_mod.loads_of(self.p.loads, self.shard)
+        if all(load.seq in done for load in mine) or self._stopped_at_resume(done):
+            self._complete()
             return
-        plan = self.plan = plan_run(self.p, done)
+        plan = self.plan = plan_run(self.p, done, self.shard)
         if self.roles is not None and plan.spec.by_page:
             raise SpecError(SPLIT_BY_PAGE)
         if self.store.artifacts is not None and (self.keep.har or self.keep.trace):
@@ -151,7 +159,14 @@ class Runner:
                 self._page = f"page {list(plan.sites).index(part.sites[0]) + 1}/{len(plan.sites)}"
                 self._status(f"{self._page}: {part.sites[0]}: building its lab")
             self._part(part, first=number == 0)
-        self.store.set_status(self.run_id, "complete")
+        self._complete()
+
+    def _complete(self) -> None:
+        """The run is complete once every planned load is recorded (or stopped early): a
+        shard's end completes it only when the other shards' loads are in too."""
+        if self.shard is None or not ({load.seq for load in self.p.loads}
+                                      - self.store.done_seqs(self.run_id) - self.store.stopped_seqs(self.run_id)):
+            self.store.set_status(self.run_id, "complete")
 
     def _stopped_at_resume(self, done: set[int]) -> bool:
         """A resumed `repetitions: auto` run whose loads end at a round's end (interrupted
@@ -395,7 +410,7 @@ class Runner:
             results = [replace(r, flagged=True, flags=(*r.flags, f"its warm profile's priming load failed: "
                                                                  f"{prime_error}")) for r in results]
         evidence = [] if planned.warmup else self._evidence(planned, measured.raws, results)
-        self.store.record_loads(self.run_id, planned, results, measured.started, evidence)
+        self.store.record_loads(self.run_id, planned, results, measured.started, evidence, machine=self.machine)
         self._done += 1
         self.progress(self._done, len(self.plan.loads), planned, results[0], self._page)
 
@@ -435,14 +450,11 @@ def _one_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
-def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None,
-          created: Callable[[str], None] = lambda _: None, meta_extra: dict[str, Any] | None = None,
-          keep: Keep = Keep(), decide: Decide | None = None, say: Say = lambda _: None) -> str:
-    """Create the run in the store (`created` hears its id), then run it (in a split lab's
-    `roles`, else natively). Returns the run id. `decide`: its stopping rule when
-    `repetitions: auto` (default: the generic one, `analysis.sequential`); `say`: hears
-    the lines to keep (a throttled device's calibration)."""
-    run_id = new_run_id()
+def create(store: Store, prepared: Prepared, meta_extra: dict[str, Any] | None = None, run_id: str | None = None,
+           exist_ok: bool = False) -> tuple[str, dict[str, Any]]:
+    """The run in the store, planned (`exist_ok`: or joined, when stored with the same plan);
+    its id and meta (this machine's versions among them)."""
+    run_id = run_id or new_run_id()
     backend = choose_backend(prepared.spec.backend)
     for profile in prepared.profiles.values():
         check_backend_profile(backend, profile)  # before the run is created
@@ -453,23 +465,54 @@ def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | N
     meta = environment() | planner.run_meta(prepared.spec, link, extra) | {"sites": prepared.site_kinds} | {
         "devices": {name: device.fields() for name, device in prepared.devices.items()}}
     store.create_experiment(run_id, prepared.document, meta, prepared.loads,
-                            {name: p.fields() for name, p in prepared.profiles.items()})
+                            {name: p.fields() for name, p in prepared.profiles.items()}, exist_ok=exist_ok)
+    return run_id, meta
+
+
+def start(store: Store, prepared: Prepared, progress: Progress, roles: Roles | None = None,
+          created: Callable[[str], None] = lambda _: None, meta_extra: dict[str, Any] | None = None,
+          keep: Keep = Keep(), decide: Decide | None = None, say: Say = lambda _: None,
+          shard: Shard | None = None, run_id: str | None = None, allow_mixed: bool = False) -> str:
+    """Create the run in the store (`created` hears its id), then run it (in a split lab's
+    `roles`, else natively). Returns the run id. `decide`: its stopping rule when
+    `repetitions: auto` (default: the generic one, `analysis.sequential`); `say`: hears
+    the lines to keep (a throttled device's calibration). `shard`: only that shard's loads,
+    in the run the experiment's shards share (`run_id`, else `shards.run_id_of`: created by
+    the first to come), refused if this machine's versions differ from the run's (unless
+    `allow_mixed`)."""
+    if shard is not None:
+        prepared = sharded(prepared, shard.count)
+        run_id = run_id or shards.run_id_of(prepared, shard.count)
+        meta_extra = (meta_extra or {}) | {"shards": shard.count}
+    run_id, meta = create(store, prepared, meta_extra, run_id, exist_ok=shard is not None)
+    if shard is not None:
+        shards.joined(store, run_id, meta, allow_mixed)
     created(run_id)
-    Runner(store, run_id, prepared, progress, roles, keep, decide, say).run()
+    Runner(store, run_id, prepared, progress, roles, keep, decide, say, shard).run()
     return run_id
 
 
 def resume(store: Store, run_id: str, progress: Progress, roles: Roles | None = None, keep: Keep = Keep(),
-           decide: Decide | None = None, prepared: Prepared | None = None, say: Say = lambda _: None) -> None:
+           decide: Decide | None = None, prepared: Prepared | None = None, say: Say = lambda _: None,
+           shard: Shard | None = None, allow_mixed: bool = False) -> None:
     """Finish a stored run: exactly the planned loads that are not yet recorded (nor
-    stopped early). `prepared`: its spec as the caller prepared it (a reproduction's).
+    stopped early); of a sharded run, those of `shard` (its machine checked as `start`
+    does). `prepared`: its spec as the caller prepared it (a reproduction's).
     Its throttled devices are calibrated again: the host may not be the one it started on."""
     experiment = store.experiment(run_id)
+    count = experiment.meta.get("shards")
+    if (shard is None) != (count is None) or shard is not None and shard.count != count:
+        raise SpecError(f"run {run_id}: " + (f"split in {count} shards: resume one with --shard K/{count}"
+                                             if count else "not a sharded run: resume it without --shard"))
     if prepared is None:
         prepared = prepare(experiment.spec, f"run {run_id}", Path(experiment.meta.get("spec_dir", ".")))
+    if shard is not None:
+        prepared = sharded(prepared, shard.count)
+        backend = choose_backend(prepared.spec.backend)
+        shards.joined(store, run_id, environment() | {"backend": backend}, allow_mixed)
     stored = store.plan(run_id)
     if [(p.seq, p.condition.key, p.repetition) for p in stored] != [
         (p.seq, p.condition.key, p.repetition) for p in prepared.loads
     ]:
         raise SpecError(f"run {run_id}: its stored plan no longer matches its spec; cannot resume")
-    Runner(store, run_id, prepared, progress, roles, keep, decide, say).run()
+    Runner(store, run_id, prepared, progress, roles, keep, decide, say, shard).run()

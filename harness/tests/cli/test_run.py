@@ -178,3 +178,18 @@ def test_reproduce_resume_says_what_there_is_to_resume(tmp_path):
     assert lines == ["error: reproduce --resume: no reproduction 'reproduction-y' in the store; latest: "
                      "reproduction-x"]
     assert nothing_left()
+
+
+@pytest.mark.parametrize(("options", "needle"), [
+    (["--shard", "3/2"], "error: --shard 3/2: K/N needs 1 <= K <= N"),
+    (["--shard", "two"], "error: --shard 'two': expected K/N, e.g. 1/4 (shard K of N, K from 1)"),
+    (["--shard", "1/4"], "error: --shard .../4: the run has 3 block(s) (one load of every condition each); a shard "
+                         "is whole blocks: at most 3 shards"),
+    (["--run", "x"], "error: --run: names the run the shards of an experiment share: with --shard and a spec"),
+])
+def test_a_bad_shard_starts_nothing(tmp_path, options, needle):
+    spec = write_spec(tmp_path, sites=["seed000-small-n1"], modes=["h2"], repetitions=3)
+    result = pagebench("run", str(spec), "--db", f"sqlite:///{tmp_path}/s.sqlite", *options)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [needle]
+    assert not (tmp_path / "s.sqlite").exists() and nothing_left()

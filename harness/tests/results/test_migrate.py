@@ -58,7 +58,7 @@ def test_migration_to_head_matches_the_table_definitions(empty_database):
         assert _schema(migrated) == _schema(created)
         with migrated.connect() as conn:
             assert compare_metadata(MigrationContext.configure(conn), metadata) == []
-            assert MigrationContext.configure(conn).get_current_revision() == "0012"
+            assert MigrationContext.configure(conn).get_current_revision() == "0013"
     finally:
         migrated.dispose()
         created.dispose()

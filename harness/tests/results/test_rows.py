@@ -25,12 +25,12 @@ def test_a_load_read_back_is_the_load_recorded():
                                  unrecorded=("https://demo.test/x.js",))
     columns = {"id": 7, "experiment_id": 1, "seq": 4, "client": 1, "condition_id": 3, "repetition": 0,
                "warmup": 0, "started_at": 1.5, "recorded_at": 2.5, "har": "r1/4-1.har.gz", "trace": None, "frames": None,
-               **load_columns(result), **JOINED}
+               "machine": "lab-2", **load_columns(result), **JOINED}
     assert set(columns) - set(JOINED) == {c.name for c in loads.c}  # every stored column, and no other
     row = rows.load_of(columns)
     assert isinstance(row, LoadRow) and row.condition == CONDITION
     assert (row.id, row.seq, row.client, row.warmup, row.unrecorded) == (7, 4, 1, False, 1)
-    assert (row.har, row.trace) == ("r1/4-1.har.gz", None)
+    assert (row.har, row.trace, row.machine) == ("r1/4-1.har.gz", None, "lab-2")
     assert row.flags == result.flags and isinstance(row.flags, tuple) and row.flagged is True
     assert row.metric("load_ms") == 1800.0 and row.metric("connections_browser") == 2
     assert row.result(result.resources) == dataclasses.replace(result, unrecorded=None)  # the URLs: a count

@@ -31,7 +31,9 @@ from pagebench.core.records import Condition, PlannedLoad
 from pagebench.core.servers import plan as serverplan
 from pagebench.core.sites.model import GeneratedSite, Site
 from pagebench.core.sites.recording import Recording
+from pagebench.core.spec import shard as shard_mod
 from pagebench.core.spec.model import Experiment, SpecError
+from pagebench.core.spec.shard import Shard
 
 #: Load pairs (direct, proxied) behind the stored edge-proxy overhead (each after a warm-up pair).
 OVERHEAD_LOADS = 5
@@ -294,16 +296,18 @@ class RunPlan:
 
 def run_plan(spec: Experiment, sites: Mapping[str, GeneratedSite | Site], on_disk: Sequence[Site],
              profiles: Sequence[Profile], unshaped: Profile, done: frozenset[int] = frozenset(),
-             devices: Sequence[Device] = (DESKTOP,)) -> RunPlan:
+             devices: Sequence[Device] = (DESKTOP,), shard: Shard | None = None) -> RunPlan:
     """The plan of a run whose loads `done` are recorded: `sites` as the spec resolved them
     (in spec order), `on_disk` the same sites written for the servers, `unshaped` the
     catalogue's profile without impairment (the overhead's link), `devices` the spec's
-    (`resolve_devices`)."""
+    (`resolve_devices`); `shard`: that shard's loads only, in its order (`core.spec.shard`)."""
     by_name = {profile.name: profile for profile in profiles}
     unknown = [name for name in spec.devices if name not in {device.name for device in devices}]
     if unknown:
         raise SpecError(f"devices: {unknown[0]!r} is not among the devices given to the planner")
     planned = loads(spec, conditions(spec, list(sites), list(profiles)))
+    if shard is not None:
+        planned = shard_mod.loads_of(shard_mod.sharded(planned, shard.count), shard)
     written = dict(zip(sites, on_disk))
     groups = [[name] for name in sites] if spec.by_page else [list(sites)]
     parts: list[Part] = []

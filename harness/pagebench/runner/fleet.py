@@ -1,0 +1,299 @@
+"""One run across a fleet of lab machines on Ray (`run --ray ADDRESS`).
+
+Ray places the work, pagebench measures: every lab machine joins the cluster with the
+`pagebench_lab` resource (`ray start --resources '{"pagebench_lab": 1}'`), and each
+shard of the run (`core.spec.shard`) is a Ray task pinned to one machine that runs
+`pagebench run --resume RUN --shard K/N` there, under that machine's own lock, into the
+shared store. Nothing but a shard's exit status comes back through Ray: the driver
+follows the loads in the store. Before anything is measured, each machine's versions
+are compared with the run's (the driver's machine's) and a machine that differs is
+refused. A machine lost mid-shard leaves its loads done in the store; its shard is
+resumed on another machine, exactly where it stopped (the store's keys say which loads
+are done). Ctrl-C cancels every shard; each tears its lab down as a signal makes it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pagebench.core.errors import PagebenchError
+from pagebench.core.spec import shard as shard_mod
+from pagebench.core.spec.model import SpecError
+from pagebench.core.spec.shard import Shard
+from pagebench.link.emulator import choose_backend
+from pagebench.results.store import Store
+from pagebench.runner import shards
+from pagebench.runner.environment import environment, machine
+from pagebench.runner.prepare import Prepared, sharded
+from pagebench.runner.run import create
+from pagebench.runner.shards import VERSIONED, check_versions
+
+#: The custom resource a lab machine offers the cluster: one lab at a time per machine.
+LAB = "pagebench_lab"
+#: What a run whose lab machines share a host says of itself (a test's cluster): its
+#: statistics still run, its timings are not a fleet's.
+SHARED = "shared machine: timings not comparable (several lab machines of the fleet run on one host)"
+#: How often the driver looks at the store and the cluster.
+POLL_S = 1.0
+#: How long a cancelled shard may take to tear its lab down.
+CANCEL_S = 120.0
+INSTALL = "pip install -e 'harness[ray]'"
+
+
+class FleetError(PagebenchError):
+    """The fleet cannot run the run (no lab machine, every machine refused, a shard failed)."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """A lab machine of the cluster, as the driver knows it."""
+
+    id: str
+    address: str
+    machine: str = ""  # its name in the loads it measures (`environment.machine`), once probed
+
+    @property
+    def label(self) -> str:
+        return f"{self.machine} ({self.address})" if self.machine else self.address
+
+
+@dataclass
+class Status:
+    """What the driver shows: loads done and planned, in all and per machine (by the
+    store's `loads.machine`), and what each machine is doing."""
+
+    done: int
+    total: int
+    by_machine: dict[str, int] = field(default_factory=dict)
+    doing: dict[str, str] = field(default_factory=dict)  # machine -> "shard 2/4", "lost", ...
+
+
+def _ray() -> Any:
+    try:
+        return importlib.import_module("ray")
+    except ImportError:
+        raise SpecError(f"--ray needs Ray, an optional extra: {INSTALL}") from None
+
+
+def connect(address: str) -> Any:
+    """Ray, connected to the cluster at `address` (a GCS host:port, or ray://)."""
+    ray = _ray()
+    try:
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
+    except Exception as error:  # noqa: BLE001 - Ray's connection errors have no common class
+        raise FleetError(f"--ray {address}: cannot join the cluster: {_first_line(error)}") from None
+    return ray
+
+
+def lab_nodes(ray: Any) -> list[Node]:
+    """The live nodes offering the lab resource, in a stable order."""
+    found = [Node(node["NodeID"], node.get("NodeManagerAddress", "?"))
+             for node in ray.nodes() if node.get("Alive") and node.get("Resources", {}).get(LAB, 0) >= 1]
+    if not found:
+        raise FleetError(f"no node of the cluster offers the {LAB} resource: start each lab machine with "
+                         f"ray start --address HEAD:PORT --resources '{{\"{LAB}\": 1}}'")
+    return sorted(found, key=lambda node: (node.address, node.id))
+
+
+def _pinned(ray: Any, node: Node, **options: Any) -> dict[str, Any]:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return {"scheduling_strategy": NodeAffinitySchedulingStrategy(node.id, soft=False), "num_cpus": 0,
+            "max_retries": 0, **options}
+
+
+def probe(backend: str) -> dict[str, Any]:
+    """On a lab machine: its name and the versions a run compares (`shards.VERSIONED`)."""
+    return environment() | {"backend": choose_backend(backend), "machine": machine()}
+
+
+def probed(ray: Any, nodes: list[Node], backend: str) -> list[tuple[Node, dict[str, Any]]]:
+    """Each node's `probe`, run there (a node that cannot answer is left out)."""
+    task = ray.remote(probe)
+    refs = [task.options(**_pinned(ray, node)).remote(backend) for node in nodes]
+    found = []
+    for node, ref in zip(nodes, refs):
+        try:
+            seen = ray.get(ref, timeout=120)
+        except Exception:  # noqa: BLE001 - a node that died meanwhile is simply not used
+            continue
+        found.append((Node(node.id, node.address, seen["machine"]), seen))
+    return found
+
+
+def accepted(run_id: str, stored: dict[str, Any], machines: list[tuple[Node, dict[str, Any]]], allow_mixed: bool,
+             say: Callable[[str], None]) -> list[Node]:
+    """The machines whose versions match the run's; each refused one said in one line."""
+    kept = []
+    for node, versions in machines:
+        try:
+            check_versions(run_id, stored, versions, allow_mixed)
+        except SpecError as error:
+            say(f"node {node.address}: {error}")
+            continue
+        kept.append(node)
+    if not kept:
+        raise FleetError(f"run {run_id}: every lab machine was refused (their versions differ from the run's)")
+    return kept
+
+
+def _die_with_parent() -> None:
+    """In the shard's process: SIGTERM when the Ray worker that started it dies (its node
+    lost), so that it stops measuring and tears its lab down instead of racing the retry."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
+def run_shard(run_id: str, shard: str, db: str, allow_mixed: bool) -> tuple[int, str]:
+    """On a lab machine (a Ray task): the shard's loads left, as `pagebench run --resume
+    RUN --shard K/N` would run them there; its exit code and last line. Cancelled (Ctrl-C
+    on the driver), it interrupts the run as Ctrl-C would and waits for its lab to go."""
+    argv = [sys.executable, "-m", "pagebench", "run", "--resume", run_id, "--shard", shard, "--db", db,
+            *(["--allow-mixed"] if allow_mixed else [])]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_die_with_parent, env=os.environ | {"COLUMNS": "200"})
+    try:
+        _, stderr = process.communicate()
+    except BaseException:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.communicate(timeout=CANCEL_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        raise
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    return process.returncode, (errors or lines or [""])[-1]
+
+
+def status(store: Store, run_id: str) -> Status:
+    """The run's loads done, in all and per machine, from the store."""
+    plan = store.plan(run_id)
+    loads = store.loads(run_id, include_warmup=True)
+    by_machine: dict[str, int] = {}
+    for load in loads:
+        if load.client == 0:
+            by_machine[load.machine or "?"] = by_machine.get(load.machine or "?", 0) + 1
+    return Status(len({load.seq for load in loads}), len(plan), by_machine)
+
+
+def left(store: Store, run_id: str, count: int) -> list[Shard]:
+    """The shards with loads not yet recorded."""
+    done = store.done_seqs(run_id) | store.stopped_seqs(run_id)
+    plan = store.plan(run_id)
+    return [Shard(k, count) for k in range(1, count + 1)
+            if any(load.seq not in done for load in shard_mod.loads_of(plan, Shard(k, count)))]
+
+
+def start(store: Store, db: str, prepared: Prepared, address: str, run_id: str | None, allow_mixed: bool,
+          show: Callable[[Status], None], say: Callable[[str], None],
+          created: Callable[[str], None] = lambda _: None) -> str:
+    """The run created in shards, one per accepted lab machine of the cluster (at most one
+    per block), then driven to its end (`drive`). Its id."""
+    ray = connect(address)
+    head = environment() | {"backend": choose_backend(prepared.spec.backend)}
+    machines = probed(ray, lab_nodes(ray), prepared.spec.backend)
+    nodes = accepted("this run", head, machines, allow_mixed, say)
+    blocks = 1 + max((load.repetition for load in prepared.loads if not load.warmup), default=-1)
+    count = min(len(nodes), blocks)
+    prepared = sharded(prepared, count)
+    run_id, _ = create(store, prepared, {"shards": count, "fleet": [node.machine for node in nodes]},
+                          run_id or shards.run_id_of(prepared, count), exist_ok=True)
+    shared = len({node.address for node in nodes}) < len(nodes)
+    if shared and SHARED not in (notes := store.experiment(run_id).meta.get("notes") or []):
+        store.note(run_id, notes=[*notes, SHARED])  # the run's, not each load's: its statistics still run
+    created(run_id)
+    say(f"run {run_id}: {count} shard(s) on {len(nodes)} lab machine(s): "
+        + ", ".join(node.label for node in nodes) + (f" ({SHARED})" if shared else ""))
+    drive(ray, store, db, run_id, nodes, allow_mixed, show, say)
+    return run_id
+
+
+def resume(store: Store, db: str, run_id: str, address: str, allow_mixed: bool, show: Callable[[Status], None],
+           say: Callable[[str], None]) -> None:
+    """A sharded run's loads left, on the cluster's lab machines that match its versions."""
+    experiment = store.experiment(run_id)
+    if not experiment.meta.get("shards"):
+        raise SpecError(f"run {run_id}: not a sharded run: resume it without --ray")
+    ray = connect(address)
+    stored = {name: getattr(experiment, name) for name in VERSIONED}
+    nodes = accepted(run_id, stored, probed(ray, lab_nodes(ray), experiment.spec.get("backend", "auto")),
+                     allow_mixed, say)
+    drive(ray, store, db, run_id, nodes, allow_mixed, show, say)
+
+
+def drive(ray: Any, store: Store, db: str, run_id: str, nodes: list[Node], allow_mixed: bool,
+          show: Callable[[Status], None], say: Callable[[str], None]) -> None:
+    """Run every shard with loads left, one per machine at a time, until all are done; a
+    machine lost mid-shard is said and its shard given to another. A shard that fails
+    otherwise (its one line) stops the run; Ctrl-C cancels every shard."""
+    count = int(store.experiment(run_id).meta["shards"])
+    task = ray.remote(run_shard)
+    queue = left(store, run_id, count)
+    live = list(nodes)
+    running: dict[Any, tuple[Shard, Node]] = {}
+    try:
+        while queue or running:
+            busy = {node.id for _, node in running.values()}
+            for node in [node for node in live if node.id not in busy]:
+                if not queue:
+                    break
+                shard = queue.pop(0)
+                ref = task.options(**_pinned(ray, node, resources={LAB: 1})).remote(run_id, str(shard), db,
+                                                                                    allow_mixed)
+                running[ref] = (shard, node)
+            if not live and queue:
+                raise FleetError(f"run {run_id}: no lab machine left for shard(s) "
+                                 f"{', '.join(str(s) for s in queue)}: resume with --resume {run_id} --ray")
+            current = status(store, run_id)
+            current.doing = {node.machine: f"shard {shard}" for shard, node in running.values()}
+            show(current)
+            finished, _ = ray.wait(list(running), num_returns=1, timeout=POLL_S)
+            for ref in finished:
+                shard, node = running.pop(ref)
+                try:
+                    code, line = ray.get(ref)
+                except ray.exceptions.RayTaskError as error:
+                    raise FleetError(f"shard {shard} on {node.label}: {_first_line(error)}") from None
+                except ray.exceptions.RayError as error:
+                    live = [n for n in live if n.id != node.id]
+                    say(f"node {node.label} lost during shard {shard} ({_first_line(error)}): its loads done are "
+                        f"kept, the rest resume on another machine")
+                    queue.append(shard)
+                    continue
+                if code != 0:
+                    raise FleetError(f"shard {shard} on {node.label}: {line or f'exit {code}'}")
+        show(status(store, run_id))
+    except BaseException:
+        _cancel(ray, list(running))
+        raise
+
+
+def _cancel(ray: Any, refs: list[Any]) -> None:
+    """Every running shard interrupted, and waited for (each takes its lab down)."""
+    for ref in refs:
+        try:
+            ray.cancel(ref)
+        except Exception:  # noqa: BLE001 - one already finished, or its node is gone
+            pass
+    deadline = time.monotonic() + CANCEL_S
+    pending = list(refs)
+    while pending and time.monotonic() < deadline:
+        _, pending = ray.wait(pending, num_returns=len(pending), timeout=POLL_S)
+
+
+def _first_line(error: BaseException) -> str:
+    """A Ray error's message in one line: a task's exception is its traceback's last line."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return lines[-1] if "Traceback" in str(error) else lines[0]
