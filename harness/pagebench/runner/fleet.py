@@ -130,19 +130,20 @@ def probed(ray: Any, nodes: list[Node], backend: str) -> list[tuple[Node, dict[s
     return found
 
 
-def accepted(run_id: str, stored: dict[str, Any], machines: list[tuple[Node, dict[str, Any]]], allow_mixed: bool,
+def accepted(where: str, stored: dict[str, Any], machines: list[tuple[Node, dict[str, Any]]], allow_mixed: bool,
              say: Callable[[str], None]) -> list[Node]:
-    """The machines whose versions match the run's; each refused one said in one line."""
+    """The machines whose versions match those `stored` `where` (`shards.check_versions`);
+    each refused one said in one line."""
     kept = []
     for node, versions in machines:
         try:
-            check_versions(run_id, stored, versions, allow_mixed)
+            check_versions(where, stored, versions, allow_mixed)
         except SpecError as error:
             say(f"node {node.address}: {error}")
             continue
         kept.append(node)
     if not kept:
-        raise FleetError(f"run {run_id}: every lab machine was refused (their versions differ from the run's)")
+        raise FleetError(f"every lab machine of the cluster was refused: their versions differ from those {where}")
     return kept
 
 
@@ -156,7 +157,7 @@ def _die_with_parent() -> None:
 def run_shard(run_id: str, shard: str, db: str, allow_mixed: bool) -> tuple[int, str]:
     """On a lab machine (a Ray task): the shard's loads left, as `pagebench run --resume
     RUN --shard K/N` would run them there; its exit code and last line. Cancelled (Ctrl-C
-    on the driver), it interrupts the run as Ctrl-C would and waits for its lab to go."""
+    on the driver), it stops the run as a SIGTERM does and waits for its lab to go."""
     argv = [sys.executable, "-m", "pagebench", "run", "--resume", run_id, "--shard", shard, "--db", db,
             *(["--allow-mixed"] if allow_mixed else [])]
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -164,7 +165,7 @@ def run_shard(run_id: str, shard: str, db: str, allow_mixed: bool) -> tuple[int,
     try:
         _, stderr = process.communicate()
     except BaseException:
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signal.SIGTERM)  # SIGINT may be ignored in a worker's children
         try:
             process.communicate(timeout=CANCEL_S)
         except subprocess.TimeoutExpired:
@@ -202,7 +203,7 @@ def start(store: Store, db: str, prepared: Prepared, address: str, run_id: str |
     ray = connect(address)
     head = environment() | {"backend": choose_backend(prepared.spec.backend)}
     machines = probed(ray, lab_nodes(ray), prepared.spec.backend)
-    nodes = accepted("this run", head, machines, allow_mixed, say)
+    nodes = accepted("on the driver", head, machines, allow_mixed, say)
     blocks = 1 + max((load.repetition for load in prepared.loads if not load.warmup), default=-1)
     count = min(len(nodes), blocks)
     prepared = sharded(prepared, count)
@@ -226,7 +227,7 @@ def resume(store: Store, db: str, run_id: str, address: str, allow_mixed: bool, 
         raise SpecError(f"run {run_id}: not a sharded run: resume it without --ray")
     ray = connect(address)
     stored = {name: getattr(experiment, name) for name in VERSIONED}
-    nodes = accepted(run_id, stored, probed(ray, lab_nodes(ray), experiment.spec.get("backend", "auto")),
+    nodes = accepted(f"in run {run_id}", stored, probed(ray, lab_nodes(ray), experiment.spec.get("backend", "auto")),
                      allow_mixed, say)
     drive(ray, store, db, run_id, nodes, allow_mixed, show, say)
 

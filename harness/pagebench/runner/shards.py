@@ -26,14 +26,15 @@ def run_id_of(prepared: Prepared, count: int) -> str:
     return f"shards-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
-def check_versions(run_id: str, stored: dict[str, Any], here: dict[str, Any], allow_mixed: bool) -> list[str]:
-    """This machine's differences from the run's stored versions, one line each; refused
-    (SpecError, before anything is measured) unless `allow_mixed`."""
-    found = [f"{name} is {here.get(name)!r} here, {stored.get(name)!r} in run {run_id}"
+def check_versions(where: str, stored: dict[str, Any], here: dict[str, Any], allow_mixed: bool) -> list[str]:
+    """A machine's differences (`here`, its `machine` name among them, else this one's)
+    from the versions `stored` `where` ("in run R", "on the driver"), one line each;
+    refused (SpecError, before anything is measured) unless `allow_mixed`."""
+    found = [f"{name} is {here.get(name)!r} here, {stored.get(name)!r} {where}"
              for name in VERSIONED if here.get(name) != stored.get(name)]
     if found and not allow_mixed:
-        raise SpecError(f"machine {machine()}: {found[0]}: refused (its loads would not be one sample with the "
-                        f"others'; --allow-mixed measures anyway)")
+        raise SpecError(f"machine {here.get('machine') or machine()}: {found[0]}: refused (its loads would not be "
+                        f"one sample with the others'; --allow-mixed measures anyway)")
     return found
 
 
@@ -42,6 +43,6 @@ def joined(store: Store, run_id: str, here: dict[str, Any], allow_mixed: bool) -
     allowed to differ: then the run's meta keeps the difference under `mixed`)."""
     experiment = store.experiment(run_id)
     stored = {name: getattr(experiment, name) for name in VERSIONED}
-    mixed = check_versions(run_id, stored, here, allow_mixed)
+    mixed = check_versions(f"in run {run_id}", stored, here, allow_mixed)
     if mixed:
         store.note(run_id, mixed={**experiment.meta.get("mixed", {}), machine(): mixed})

@@ -28,10 +28,10 @@ def test_a_machine_with_another_chromium_is_refused_in_one_line(monkeypatch):
     monkeypatch.setenv(MACHINE_ENV, "lab-7")
     here = HEAD | {"chromium_version": "chromium 156.0.8078.79"}
     with pytest.raises(SpecError) as refused:
-        check_versions("r", HEAD, here, allow_mixed=False)
+        check_versions("in run r", HEAD, here, allow_mixed=False)
     assert str(refused.value) == (
         "machine lab-7: chromium_version is 'chromium 156.0.8078.79' here, 'chromium-headless-shell 156.0.8078.79' "
         "in run r: refused (its loads would not be one sample with the others'; --allow-mixed measures anyway)")
-    assert check_versions("r", HEAD, here, allow_mixed=True) == [
+    assert check_versions("in run r", HEAD, here, allow_mixed=True) == [
         "chromium_version is 'chromium 156.0.8078.79' here, 'chromium-headless-shell 156.0.8078.79' in run r"]
-    assert check_versions("r", HEAD, HEAD | {"git_commit": "other"}, allow_mixed=False) == []  # not a version
+    assert check_versions("in run r", HEAD, HEAD | {"git_commit": "other"}, allow_mixed=False) == []  # not a version

@@ -1,0 +1,148 @@
+"""One run across a real local Ray cluster (`run --ray`, `runner.fleet`): a head that only
+drives and lab nodes started as Ray nodes of their own on this machine, each with the
+`pagebench_lab` resource, its own machine name, lock file and state directory (a test's
+set-up: the run says its machines share a host). Into a throwaway PostgreSQL: every load
+exactly once, the same measured loads as the spec run on one machine, each machine's
+loads named; a node with another Chromium build is refused in one line; a node killed
+mid-run leaves its loads done and the run completes on the others."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from pagebench.runner.fleet import LAB, SHARED
+from pagebench.runner.prepare import prepare
+from pagebench.results.store import Store
+from tests.conftest import Postgres
+from tests.helpers import HARNESS, drop_database, fresh_database, needs_root, nothing_left, pagebench, tagged, \
+    write_spec
+
+pytestmark = needs_root
+ray_cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the ray extra: sudo harness/bootstrap test")
+
+SPEC = {"name": "fleet", "sites": ["seed000-small-n1"], "modes": ["h2", "keepalive"], "cache": ["cold"],
+        "profiles": [{"name": "r10", "rtt_ms": 10, "down_mbit": 50, "up_mbit": 50}],
+        "repetitions": 30, "warmup": 1, "seed": 28, "timeouts": {"link_check": False}}  # 60 measured loads
+OTHER_CHROMIUM = "/usr/lib/chromium/chromium"  # the full browser: another build of the same version
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, session_tag: str) -> Iterator[tuple[object, dict[str, object], Path]]:
+    """A head (the driver's: no lab) and three lab nodes: lab-a and lab-b as the head is,
+    lab-c with another Chromium build."""
+    base = tmp_path_factory.mktemp("fleet")
+    cluster = ray_cluster_utils.Cluster(initialize_head=True, head_node_args={
+        "num_cpus": 1, "resources": {LAB: 0}, "include_dashboard": False})
+    nodes = {}
+    try:
+        for name in ("lab-a", "lab-b", "lab-c"):
+            env = {"PAGEBENCH_MACHINE": name, "PAGEBENCH_LOCK": str(base / f"{name}.lock"),
+                   "PAGEBENCH_STATE_DIR": str(base / f"state-{name}"), "PAGEBENCH_TAG": session_tag}
+            if name == "lab-c":
+                env["PAGEBENCH_CHROMIUM"] = OTHER_CHROMIUM
+            nodes[name] = cluster.add_node(num_cpus=1, resources={LAB: 1}, env_vars=env)
+        cluster.wait_for_nodes()
+        yield cluster, nodes, base
+    finally:
+        cluster.shutdown()
+        pagebench("cleanup")
+
+
+@pytest.fixture
+def store_url(postgres: Postgres, session_tag: str, request) -> Iterator[str]:
+    name = f"fleet_{session_tag}_{request.node.name[-12:].strip('_').lower()}"
+    yield fresh_database(postgres.url, name)
+    drop_database(postgres.url, name)
+
+
+def _driver(spec: Path, address: str, db: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "pagebench", "run", str(spec), "--ray", address, "--db", db],
+                            cwd=HARNESS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=tagged())
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float = 600) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError(f"the driver did not end: {proc.communicate()[1][-2000:]}") from None
+
+
+def _loads(db: str) -> tuple[str, list]:
+    with Store(db) as store:
+        [run] = [row.run_id for row in store.runs()]
+        return run, store.loads(run, include_warmup=True)
+
+
+def _assert_every_load_once(db: str) -> tuple[str, list]:
+    """Every planned load recorded exactly once, the measured ones those of the spec run
+    on one machine (same seq, condition, repetition)."""
+    run, loads = _loads(db)
+    with Store(db) as store:
+        planned = store.plan(run)
+        assert store.experiment(run).status == "complete"
+    assert Counter(load.seq for load in loads) == Counter({load.seq: 1 for load in planned})
+    one_machine = prepare(SPEC, "s").loads  # the plan of the spec run without shards
+    measured = sorted((load.seq, load.condition.key, load.repetition) for load in loads if not load.warmup)
+    assert measured == sorted((load.seq, load.condition.key, load.repetition) for load in one_machine
+                              if not load.warmup) and len(measured) == 60
+    return run, loads
+
+
+def test_a_run_across_two_lab_machines_loads_each_load_once_and_refuses_another_chromium(cluster, store_url, tmp_path):
+    ray_cluster, _, base = cluster
+    proc = _driver(write_spec(tmp_path, **SPEC), ray_cluster.address, store_url)
+    _, stderr = _finish(proc)
+    assert proc.returncode == 0, stderr[-2000:]
+    refused = [line for line in stderr.splitlines() if "lab-c" in line]
+    assert len(refused) == 1 and "chromium_version is 'chromium " in refused[0] and "refused" in refused[0], stderr
+    run, loads = _assert_every_load_once(store_url)
+    by_machine = Counter(load.machine for load in loads if not load.warmup)
+    assert by_machine == Counter({"lab-a": 30, "lab-b": 30})  # whole blocks: 15 rounds of 2 conditions each
+    with Store(store_url) as store:
+        meta = store.experiment(run).meta
+    assert meta["shards"] == 2 and SHARED in meta["notes"]
+    report = pagebench("report", run, "--db", store_url, "--json")
+    assert report.returncode == 0, report.stderr
+    for name in ("lab-a", "lab-b"):
+        assert not any((base / f"state-{name}").glob("pb*")), f"{name} left its lab's state"
+    assert nothing_left()
+
+
+def test_a_node_lost_mid_run_leaves_its_loads_and_the_rest_complete_on_the_others(cluster, store_url, tmp_path):
+    ray_cluster, nodes, _ = cluster
+    proc = _driver(write_spec(tmp_path, **SPEC), ray_cluster.address, store_url)
+    engine = sa.create_engine(store_url)
+    deadline = time.monotonic() + 300
+    try:
+        while time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()[1][-2000:]
+            try:
+                with engine.connect() as conn:
+                    done = conn.execute(sa.text("SELECT count(*) FROM loads WHERE machine = 'lab-b'")).scalar()
+            except sa.exc.DBAPIError:
+                done = 0
+            if done >= 8:
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError("lab-b recorded no 8 loads in time")
+    finally:
+        engine.dispose()
+    ray_cluster.remove_node(nodes["lab-b"], allow_graceful=False)  # its raylet and workers, killed
+    _, stderr = _finish(proc)
+    assert proc.returncode == 0, stderr[-2000:]
+    lost = [line for line in stderr.splitlines() if "lost" in line]
+    assert lost and "lab-b" in lost[0], stderr[-2000:]
+    _, loads = _assert_every_load_once(store_url)
+    machines = Counter(load.machine for load in loads if not load.warmup)
+    assert machines["lab-b"] < 30 and machines["lab-a"] + machines["lab-b"] == 60
+    assert nothing_left()
