@@ -38,6 +38,10 @@ class UnknownRun(StoreError):
     """No run with that id; the message lists the latest known runs."""
 
 
+class AlreadyRecorded(StoreError):
+    """A load whose seq another process recorded first (loads are never replaced)."""
+
+
 class Store:
     """One results database. `Store(url)` opens it and migrates it to the latest schema;
     `artifacts` is where its loads' evidence is kept (None: an in-memory store keeps none)."""
@@ -201,7 +205,7 @@ class Store:
                         ])
         except IntegrityError:
             if planned.seq in self.done_seqs(run_id):
-                raise StoreError(
+                raise AlreadyRecorded(
                     f"run {run_id!r}: load seq {planned.seq} is already recorded (loads are never replaced)"
                 ) from None
             raise

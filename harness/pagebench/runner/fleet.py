@@ -29,6 +29,7 @@ from pagebench.core.errors import PagebenchError
 from pagebench.core.spec import shard as shard_mod
 from pagebench.core.spec.model import SpecError
 from pagebench.core.spec.shard import Shard
+from pagebench.lab import netns
 from pagebench.link.emulator import choose_backend
 from pagebench.results.store import Store
 from pagebench.runner import shards
@@ -156,12 +157,19 @@ def _die_with_parent() -> None:
 
 def run_shard(run_id: str, shard: str, db: str, allow_mixed: bool) -> tuple[int, str]:
     """On a lab machine (a Ray task): the shard's loads left, as `pagebench run --resume
-    RUN --shard K/N` would run them there; its exit code and last line. Cancelled (Ctrl-C
+    RUN --shard K/N` would run them there, after the labs of dead runs are cleaned up
+    (`lab.netns.cleanup`); its exit code and last line. Cancelled (Ctrl-C
     on the driver), it stops the run as a SIGTERM does and waits for its lab to go."""
+    # What a lab of this machine left when its process was killed (its node lost: Ray kills
+    # a dead worker's children outright): the lab of a live run is kept.
+    netns.cleanup()
     argv = [sys.executable, "-m", "pagebench", "run", "--resume", run_id, "--shard", shard, "--db", db,
             *(["--allow-mixed"] if allow_mixed else [])]
+    # A session of its own: the signals sent to the worker's process group are not its
+    # (one SIGTERM from here stops it); a worker that dies sends it SIGTERM (`_die_with_parent`).
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=_die_with_parent, env=os.environ | {"COLUMNS": "200"})
+                               preexec_fn=_die_with_parent, start_new_session=True,
+                               env=os.environ | {"COLUMNS": "200"})
     try:
         _, stderr = process.communicate()
     except BaseException:

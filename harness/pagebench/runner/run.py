@@ -44,7 +44,7 @@ from pagebench.lab.emulation import Emulation
 from pagebench.link.emulator import LinkControl, choose_backend
 from pagebench.link.plan import SPIN_US, check_backend_profile
 from pagebench.results.artifacts import Evidence
-from pagebench.results.store import Store
+from pagebench.results.store import AlreadyRecorded, Store
 from pagebench.runner.environment import environment, machine
 from pagebench.runner.measured import Measured
 from pagebench.runner import shards
@@ -410,7 +410,15 @@ class Runner:
             results = [replace(r, flagged=True, flags=(*r.flags, f"its warm profile's priming load failed: "
                                                                  f"{prime_error}")) for r in results]
         evidence = [] if planned.warmup else self._evidence(planned, measured.raws, results)
-        self.store.record_loads(self.run_id, planned, results, measured.started, evidence, machine=self.machine)
+        try:
+            self.store.record_loads(self.run_id, planned, results, measured.started, evidence, machine=self.machine)
+        except AlreadyRecorded:
+            if self.shard is None:
+                raise
+            # a lost machine's shard, stopping, committed its last load after this one resumed it
+            self.say(f"load seq {planned.seq}: recorded meanwhile by another machine (a lost one's last): "
+                     f"theirs is kept")
+            return
         self._done += 1
         self.progress(self._done, len(self.plan.loads), planned, results[0], self._page)
 
