@@ -20,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -167,19 +168,22 @@ def run_shard(run_id: str, shard: str, db: str, allow_mixed: bool) -> tuple[int,
             *(["--allow-mixed"] if allow_mixed else [])]
     # A session of its own: the signals sent to the worker's process group are not its
     # (one SIGTERM from here stops it); a worker that dies sends it SIGTERM (`_die_with_parent`).
-    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=_die_with_parent, start_new_session=True,
-                               env=os.environ | {"COLUMNS": "200"})
-    try:
-        _, stderr = process.communicate()
-    except BaseException:
-        process.send_signal(signal.SIGTERM)  # SIGINT may be ignored in a worker's children
+    with tempfile.TemporaryFile("w+") as stderr:
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr, text=True,
+                                   preexec_fn=_die_with_parent, start_new_session=True,
+                                   env=os.environ | {"COLUMNS": "200"})
         try:
-            process.communicate(timeout=CANCEL_S)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        raise
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+            while process.poll() is None:  # Python between waits: a cancel's KeyboardInterrupt lands
+                time.sleep(0.2)
+        except BaseException:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=CANCEL_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+            raise
+        stderr.seek(0)
+        lines = [line.strip() for line in stderr.read().splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("error:")]
     return process.returncode, (errors or lines or [""])[-1]
 

@@ -8,6 +8,7 @@ mid-run leaves its loads done and the run completes on the others."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from pagebench.runner.prepare import prepare
 from pagebench.results.store import Store
 from tests.conftest import Postgres
 from tests.helpers import HARNESS, drop_database, fresh_database, leftovers, needs_root, nothing_left, pagebench, \
-    tagged, write_spec
+    sigint_default, tagged, write_spec
 
 pytestmark = needs_root
 ray_cluster_utils = pytest.importorskip("ray.cluster_utils", reason="the ray extra: sudo harness/bootstrap test")
@@ -118,26 +119,49 @@ def test_a_run_across_two_lab_machines_loads_each_load_once_and_refuses_another_
     assert nothing_left(), leftovers()
 
 
-def test_a_node_lost_mid_run_leaves_its_loads_and_the_rest_complete_on_the_others(cluster, store_url, tmp_path):
-    ray_cluster, nodes, _ = cluster
-    proc = _driver(write_spec(tmp_path, **SPEC), ray_cluster.address, store_url)
-    engine = sa.create_engine(store_url)
-    deadline = time.monotonic() + 300
+def test_ctrl_c_on_the_driver_stops_every_shard_and_resume_finishes_the_run(cluster, store_url, tmp_path):
+    ray_cluster, _, _ = cluster
+    proc = subprocess.Popen([sys.executable, "-m", "pagebench", "run", str(write_spec(tmp_path, **SPEC)), "--ray",
+                             ray_cluster.address, "--db", store_url], cwd=HARNESS, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=tagged(), preexec_fn=sigint_default)
+    _wait_for(store_url, proc, "SELECT count(DISTINCT machine) FROM loads WHERE NOT warmup", 2)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = _finish(proc, timeout=300)
+    assert proc.returncode == 130, stderr[-2000:]
+    run = stderr.strip().splitlines()[-1].split("--resume ")[1].split()[0]
+    assert stderr.strip().endswith(f"pagebench run --resume {run} --ray {ray_cluster.address}"), stderr[-500:]
+    assert nothing_left(), leftovers()  # every shard took its lab down
+    _, kept = _loads(store_url)
+    assert 0 < len({load.seq for load in kept}) < 62
+    resumed = pagebench("run", "--resume", run, "--ray", ray_cluster.address, "--db", store_url)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    _assert_every_load_once(store_url)
+    assert nothing_left(), leftovers()
+
+
+def _wait_for(db: str, proc: subprocess.Popen[str], query: str, at_least: int, timeout: float = 300) -> None:
+    """Until the store answers `query` with at least `at_least` (the driver still running)."""
+    engine = sa.create_engine(db)
+    deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:
             assert proc.poll() is None, proc.communicate()[1][-2000:]
             try:
                 with engine.connect() as conn:
-                    done = conn.execute(sa.text("SELECT count(*) FROM loads WHERE machine = 'lab-b'")).scalar()
+                    if (conn.execute(sa.text(query)).scalar() or 0) >= at_least:
+                        return
             except sa.exc.DBAPIError:
-                done = 0
-            if done >= 8:
-                break
+                pass  # the driver is still making the store
             time.sleep(0.5)
-        else:
-            raise AssertionError("lab-b recorded no 8 loads in time")
+        raise AssertionError(f"{query}: not {at_least} in time")
     finally:
         engine.dispose()
+
+
+def test_a_node_lost_mid_run_leaves_its_loads_and_the_rest_complete_on_the_others(cluster, store_url, tmp_path):
+    ray_cluster, nodes, _ = cluster
+    proc = _driver(write_spec(tmp_path, **SPEC), ray_cluster.address, store_url)
+    _wait_for(store_url, proc, "SELECT count(*) FROM loads WHERE machine = 'lab-b'", 8)
     ray_cluster.remove_node(nodes["lab-b"], allow_graceful=False)  # its raylet and workers, killed
     _, stderr = _finish(proc)
     assert proc.returncode == 0, stderr[-2000:]
