@@ -228,6 +228,15 @@ class Store:
 
     # -- reads -----------------------------------------------------------------------
 
+    def done_by_machine(self, run_id: str) -> dict[str | None, int]:
+        """How many planned loads each machine recorded (None: the run's host): a fleet's
+        progress, asked every second, so counted by the database."""
+        with self._db.read() as conn:
+            experiment_id = self._experiment_id(conn, run_id)
+            query = (sa.select(loads.c.machine, sa.func.count(sa.distinct(loads.c.seq)))
+                     .where(loads.c.experiment_id == experiment_id).group_by(loads.c.machine))
+            return {machine: count for machine, count in conn.execute(query)}
+
     def done_seqs(self, run_id: str) -> set[int]:
         with self._db.read() as conn:
             experiment_id = self._experiment_id(conn, run_id)

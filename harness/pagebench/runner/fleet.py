@@ -118,15 +118,16 @@ def probe(backend: str) -> dict[str, Any]:
     return environment() | {"backend": choose_backend(backend), "machine": machine()}
 
 
-def probed(ray: Any, nodes: list[Node], backend: str) -> list[tuple[Node, dict[str, Any]]]:
-    """Each node's `probe`, run there (a node that cannot answer is left out)."""
+def probed(ray: Any, nodes: list[Node], backend: str, say: Callable[[str], None]) -> list[tuple[Node, dict[str, Any]]]:
+    """Each node's `probe`, run there; a node that cannot answer is said and left out."""
     task = ray.remote(probe)
     refs = [task.options(**_pinned(ray, node)).remote(backend) for node in nodes]
     found = []
     for node, ref in zip(nodes, refs):
         try:
             seen = ray.get(ref, timeout=120)
-        except Exception:  # noqa: BLE001 - a node that died meanwhile is simply not used
+        except Exception as error:  # noqa: BLE001 - a node that died or hangs is not used
+            say(f"node {node.address}: left out: it did not say its versions ({_first_line(error)})")
             continue
         found.append((Node(node.id, node.address, seen["machine"]), seen))
     return found
@@ -145,7 +146,8 @@ def accepted(where: str, stored: dict[str, Any], machines: list[tuple[Node, dict
             continue
         kept.append(node)
     if not kept:
-        raise FleetError(f"every lab machine of the cluster was refused: their versions differ from those {where}")
+        raise FleetError(f"no lab machine of the cluster can measure: each was refused (versions other than those "
+                         f"{where}) or did not answer")
     return kept
 
 
@@ -190,13 +192,8 @@ def run_shard(run_id: str, shard: str, db: str, allow_mixed: bool) -> tuple[int,
 
 def status(store: Store, run_id: str) -> Status:
     """The run's loads done, in all and per machine, from the store."""
-    plan = store.plan(run_id)
-    loads = store.loads(run_id, include_warmup=True)
-    by_machine: dict[str, int] = {}
-    for load in loads:
-        if load.client == 0:
-            by_machine[load.machine or "?"] = by_machine.get(load.machine or "?", 0) + 1
-    return Status(len({load.seq for load in loads}), len(plan), by_machine)
+    by_machine = {machine or "?": count for machine, count in store.done_by_machine(run_id).items()}
+    return Status(sum(by_machine.values()), store.experiment(run_id).planned, by_machine)
 
 
 def left(store: Store, run_id: str, count: int) -> list[Shard]:
@@ -214,7 +211,7 @@ def start(store: Store, db: str, prepared: Prepared, address: str, run_id: str |
     per block), then driven to its end (`drive`). Its id."""
     ray = connect(address)
     head = environment() | {"backend": choose_backend(prepared.spec.backend)}
-    machines = probed(ray, lab_nodes(ray), prepared.spec.backend)
+    machines = probed(ray, lab_nodes(ray), prepared.spec.backend, say)
     nodes = accepted("on the driver", head, machines, allow_mixed, say)
     blocks = 1 + max((load.repetition for load in prepared.loads if not load.warmup), default=-1)
     count = min(len(nodes), blocks)
@@ -239,8 +236,8 @@ def resume(store: Store, db: str, run_id: str, address: str, allow_mixed: bool, 
         raise SpecError(f"run {run_id}: not a sharded run: resume it without --ray")
     ray = connect(address)
     stored = {name: getattr(experiment, name) for name in VERSIONED}
-    nodes = accepted(f"in run {run_id}", stored, probed(ray, lab_nodes(ray), experiment.spec.get("backend", "auto")),
-                     allow_mixed, say)
+    machines = probed(ray, lab_nodes(ray), experiment.spec.get("backend", "auto"), say)
+    nodes = accepted(f"in run {run_id}", stored, machines, allow_mixed, say)
     drive(ray, store, db, run_id, nodes, allow_mixed, show, say)
 
 

@@ -21,7 +21,7 @@ from pagebench.core.records import Condition, LoadResult, PlannedLoad
 from pagebench.results.database import StoreError
 from pagebench.results.migrate import alembic_config
 from pagebench.results.rows import RunRow
-from pagebench.results.store import Store, UnknownRun, default_path
+from pagebench.results.store import AlreadyRecorded, Store, UnknownRun, default_path
 from pagebench.system import places
 from tests.helpers import HARNESS, META, PROFILES, SPEC, fake_load, make_plan
 from tests.results.shards import SHARD_PLAN, SHARDS, shard_attempts
@@ -71,6 +71,19 @@ def test_an_existing_run_is_refused_unless_exist_ok_with_the_same_plan(store):
     with pytest.raises(StoreError, match="different plan"):
         store.create_experiment("r1", SPEC, META, plan[:-1], PROFILES, exist_ok=True)
     assert len(store.runs()) == 1
+
+
+def test_a_shard_records_its_machine_and_a_seq_twice_is_already_recorded(store):
+    plan = make_plan()
+    store.create_experiment("r1", SPEC, META, plan, PROFILES)
+    store.record_loads("r1", plan[0], [fake_load(plan[0])], started_at=1.0)  # a one-machine run's load
+    for planned, machine in zip(plan[1:4], ("lab-a", "lab-b", "lab-a")):
+        store.record_loads("r1", planned, [fake_load(planned)], started_at=1.0, machine=machine)
+    assert store.done_by_machine("r1") == {None: 1, "lab-a": 2, "lab-b": 1}
+    assert [load.machine for load in store.loads("r1", include_warmup=True)][:4] == [None, "lab-a", "lab-b", "lab-a"]
+    with pytest.raises(AlreadyRecorded, match="load seq 2 is already recorded"):
+        store.record_loads("r1", plan[2], [fake_load(plan[2])], started_at=2.0, machine="lab-a")
+    assert store.done_by_machine("r1")["lab-b"] == 1  # the first kept
 
 
 def test_record_load_round_trip(store):
