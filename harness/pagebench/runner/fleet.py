@@ -113,12 +113,12 @@ def _pinned(ray: Any, node: Node, **options: Any) -> dict[str, Any]:
             "max_retries": 0, **options}
 
 
-def probe(backend: str) -> dict[str, Any]:
+def probe(backend: str | None) -> dict[str, Any]:
     """On a lab machine: its name and the versions a run compares (`shards.VERSIONED`)."""
     return environment() | {"backend": choose_backend(backend), "machine": machine()}
 
 
-def probed(ray: Any, nodes: list[Node], backend: str, say: Callable[[str], None]) -> list[tuple[Node, dict[str, Any]]]:
+def probed(ray: Any, nodes: list[Node], backend: str | None, say: Callable[[str], None]) -> list[tuple[Node, dict[str, Any]]]:
     """Each node's `probe`, run there; a node that cannot answer is said and left out."""
     task = ray.remote(probe)
     refs = [task.options(**_pinned(ray, node)).remote(backend) for node in nodes]
@@ -236,7 +236,7 @@ def resume(store: Store, db: str, run_id: str, address: str, allow_mixed: bool, 
         raise SpecError(f"run {run_id}: not a sharded run: resume it without --ray")
     ray = connect(address)
     stored = {name: getattr(experiment, name) for name in VERSIONED}
-    machines = probed(ray, lab_nodes(ray), experiment.spec.get("backend", "auto"), say)
+    machines = probed(ray, lab_nodes(ray), experiment.spec.get("backend"), say)
     nodes = accepted(f"in run {run_id}", stored, machines, allow_mixed, say)
     drive(ray, store, db, run_id, nodes, allow_mixed, show, say)
 
@@ -302,8 +302,9 @@ def _cancel(ray: Any, refs: list[Any]) -> None:
 
 
 def _first_line(error: BaseException) -> str:
-    """A Ray error's message in one line: a task's exception is its traceback's last line."""
+    """A Ray error's message in one line: a task's exception's own (`RayTaskError.cause`)."""
+    cause = getattr(error, "cause", None)
+    if isinstance(cause, BaseException):
+        error = cause
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    if not lines:
-        return type(error).__name__
-    return lines[-1] if "Traceback" in str(error) else lines[0]
+    return lines[0] if lines else type(error).__name__
