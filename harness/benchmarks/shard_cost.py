@@ -36,7 +36,7 @@ SPEC = {"name": "shard-cost", "sites": ["seed000-small-n20"], "modes": ["h2", "k
 #: Studies to plan: (what, conditions, repetitions).
 STUDIES = (("a seed's sweep: 40 conditions x 20 loads", 40, 20),
            ("a mode study: 5 modes x 4 links x 2 caches x 10 pages, 30 loads", 400, 30),
-           ("a corpus: 100 pages x 5 modes x 2 links x 2 caches, 30 loads", 2000, 30))
+           ("a large matrix: 2000 conditions (one lab for all), 30 loads", 2000, 30))
 MACHINES = (1, 4, 16, 64)
 
 
@@ -59,6 +59,10 @@ def shard(workdir: Path, db: str, k: int) -> dict:
     return {"wall": ended - started, "setup": first - started, "per_load": per_load, "n": len(measured),
             "warmups": len(warmups), "after": ended - last,
             "load_ms": statistics.median(load.load_ms for load in measured if load.load_ms is not None)}
+
+
+def _duration(hours: float) -> str:
+    return f"{hours:.1f} h" if hours >= 1 else f"{hours * 60:.0f} min"
 
 
 def main() -> None:
@@ -91,7 +95,7 @@ def main() -> None:
         cells = []
         for n in MACHINES:
             used = min(n, repetitions)
-            cells.append(f"{hours(used):.1f} h ({base / hours(used):.1f}x"
+            cells.append(f"{_duration(hours(used))} ({base / hours(used):.1f}x"
                          + (f", {used} used" if used < n else "") + ")")
         # beyond this N, a shard's fixed cost and warm-ups outweigh its measured loads
         worth = max(1, min(repetitions, math.floor(repetitions * conditions * per_load
