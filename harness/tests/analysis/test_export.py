@@ -21,7 +21,7 @@ LOADS = ["run", "seq", "condition_id", "repetition", "warmup", "started_at", "re
          "bound_ms", "client", "connections_proxy", "connections_proxy_reused", "unrecorded", "har", "trace",
          "first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms", "visual_complete_95_ms",
          "visual_complete_99_ms", "last_visual_change_ms", "cls", "tbt_ms", "long_tasks", "inp_ms", "frames",
-         "condition", "site",
+         "machine", "condition", "site",
          "mode", "topology", "profile", "cache", "tls", "encoding", "version", "device"]
 RESOURCES = ["run", "seq", "client", "position", "url", "origin", "protocol", "connection_id", "from_cache",
              "revalidated", "status", "resource_type", "start_ms", "response_start_ms", "end_ms", "transfer_bytes",
