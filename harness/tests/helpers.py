@@ -252,6 +252,20 @@ def fill(store: Store, run_id: str = "r1", reps: int = 6, record: int | None = N
     return plan
 
 
+def fill_sharded(store: Store, run_id: str = "r1", reps: int = 20, slower: float = 1.1) -> list:
+    """A run of keepalive and h2 on 3g measured in two shards, as `run --shard K/2` splits
+    it: lab-a the even repetitions, lab-b the odd ones, `slower` times lab-a's times."""
+    plan = make_plan(profiles=("3g",), reps=reps, warmups=0)
+    store.create_experiment(run_id, SPEC, META, plan, PROFILES)
+    for planned in plan:
+        odd = planned.repetition % 2
+        base = 1200.0 if planned.condition.mode is H2 else 2000.0
+        load_ms = base * (slower if odd else 1.0) + 10 * planned.repetition
+        store.record_loads(run_id, planned, [fake_load(planned, load_ms)], started_at=1_790_000_000.0 + planned.seq,
+                           machine="lab-b" if odd else "lab-a")
+    return plan
+
+
 # Stored loads made by hand (no store) ----------------------------------------------------
 
 _load_ids = itertools.count(1)

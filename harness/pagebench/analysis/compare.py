@@ -4,7 +4,8 @@ Pure: two runs' summaries in (`summary.Summary`), verdicts out. A condition regr
 when its candidate loads are slower with statistical significance (Mann-Whitney U, exact
 at small n, Holm-corrected across conditions so a big matrix does not cry wolf) AND its
 median grew beyond the threshold with confidence: the one-sided lower bound of the ratio
-of medians (bootstrap, at 1 - alpha) is above 1 + threshold. A point estimate just past
+of medians (bootstrap, at 1 - alpha; a side measured by several lab machines resamples
+its machines too, `stats.machines_bootstrap_ci`) is above 1 + threshold. A point estimate just past
 the threshold is not enough: on a shared VM a rerun of the same code can land one round
 trip slower in half its loads. A condition also regresses when the candidate's median of
 any metric breaks an absolute budget (`core/measure/budgets.py`). Flagged, failed and warm-up loads never count.
@@ -110,33 +111,28 @@ class Comparison:
         return [v for v in self.verdicts if v.status is Status.REGRESSION]
 
 
-def _side(summary: Summary, metric: str) -> dict[Condition, tuple[tuple[float, ...], float | None]]:
-    """Each condition with a usable value of the metric: its values and their median."""
-    sides = {c.condition: (tuple(float(v) for v in c.values(metric)), c.metrics[metric].median)
+#: A side of a condition: its values, their median, and its values by machine.
+Side = tuple[tuple[float, ...], float | None, stats.ByMachine]
+
+
+def _side(summary: Summary, metric: str) -> dict[Condition, Side]:
+    """Each condition with a usable value of the metric: its values, their median and its
+    values by the machine that measured them (what the ratio's interval resamples)."""
+    sides = {c.condition: (tuple(float(v) for v in c.values(metric)), c.metrics[metric].median, c.by_machine(metric))
              for c in summary.conditions}
     return {condition: side for condition, side in sides.items() if side[0]}
 
 
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1)."""
-    ranked = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
-    adjusted = [0.0] * len(pvalues)
-    running = 0.0
-    for rank, i in enumerate(ranked):
-        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
-        adjusted[i] = running
-    return adjusted
-
-
-def _tested(verdict: Verdict, alpha: float) -> Verdict:
-    """A verdict with both sides present: the test and the ratio's bounds, or can't tell."""
+def _tested(verdict: Verdict, alpha: float, base: stats.ByMachine, candidate: stats.ByMachine) -> Verdict:
+    """A verdict with both sides present (`base`, `candidate`: its values by machine): the
+    test and the ratio's bounds, or can't tell."""
     ratio = verdict.candidate_median / verdict.base_median if verdict.base_median else None
     if len(verdict.base) < MIN_LOADS or len(verdict.candidate) < MIN_LOADS:
         return replace(verdict, ratio=ratio, status=Status.CANT_TELL, reasons=(
             f"n={len(verdict.base)}/{len(verdict.candidate)}: want {MIN_LOADS} per side",))
     low = high = None
     if verdict.base_median:
-        interval = stats.ratio_ci(verdict.candidate, verdict.base, level=1 - 2 * alpha)
+        interval = stats.ratio_ci(candidate, base, level=1 - 2 * alpha)
         low, high = interval.low, interval.high
     test = stats.mann_whitney(verdict.candidate, verdict.base)
     return replace(verdict, ratio=ratio, ratio_low=low, ratio_high=high, p=test.p, delta=test.delta)
@@ -208,18 +204,18 @@ def compare(base_run: Summary, candidate_run: Summary, metric: str = "load_ms", 
                            "profile, cache, TLS, encoding, version and device must all be equal)")
     verdicts = []
     for condition in sorted(set(base) | set(candidate), key=order):
-        (base_values, base_median), (candidate_values, candidate_median) = (
-            side.get(condition, ((), None)) for side in (base, candidate))
+        (base_values, base_median, base_machines), (candidate_values, candidate_median, candidate_machines) = (
+            side.get(condition, ((), None, {})) for side in (base, candidate))
         verdict = Verdict(condition, base_values, candidate_values, base_median, candidate_median)
         if not verdict.candidate:
             verdict = replace(verdict, status=Status.ONLY_IN_BASE)
         elif not verdict.base:
             verdict = replace(verdict, status=Status.ONLY_IN_CANDIDATE)
         else:
-            verdict = _tested(verdict, alpha)
+            verdict = _tested(verdict, alpha, base_machines, candidate_machines)
         verdicts.append(verdict)
     tested = [i for i, v in enumerate(verdicts) if v.p is not None]
-    for i, adjusted in zip(tested, holm([verdicts[i].p for i in tested if verdicts[i].p is not None])):
+    for i, adjusted in zip(tested, stats.holm([verdicts[i].p for i in tested if verdicts[i].p is not None])):
         verdicts[i] = _judged(verdicts[i], adjusted, threshold, alpha, len(tested))
     return Comparison(metric, threshold, alpha, tuple(_budgeted(v, metric, budgets, candidate_run) for v in verdicts))
 

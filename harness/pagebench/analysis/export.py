@@ -47,8 +47,11 @@ def _resource(row: ResourceRow, load: LoadRow, run_id: str) -> dict[str, Any]:
 
 
 def _condition(summary: ConditionSummary, run_id: str) -> dict[str, Any]:
-    """A condition's summary, its statistics as `<metric>_<statistic>` columns."""
+    """A condition's summary, its statistics as `<metric>_<statistic>` columns (a sharded
+    run's medians per machine left out: the same columns for every run; `loads` names each
+    load's machine)."""
     found = summary.as_json()
+    found.pop("machines", None)
     stats = {f"{metric}_{name}": value for metric, described in found.pop("metrics").items()
              for name, value in described.items()}
     bound = {f"load_over_bound_{name}": value for name, value in found.pop("load_over_bound").items()}

@@ -1,9 +1,9 @@
 """A corpus run across its pages (`core.sites.corpus`): each page's load time in each mode
 against the base mode's (the first the run has in the modes table's order, usually
-HTTP/1.0), with a bootstrap interval, and the distribution of those ratios across the
-pages: on how many pages a mode is faster, slower or not told apart (or has too few usable
-loads to say), by how much (median
-and quartiles of the ratios), each page's traits (requests, origins, bytes, depth) beside.
+HTTP/1.0), with a bootstrap interval (a sharded run's resamples its machines too), and the
+distribution of those ratios across the pages: on how many pages a mode is faster, slower
+or not told apart (or has too few usable loads to say), by how much (median and quartiles
+of the ratios), each page's traits (requests, origins, bytes, depth) beside.
 
 Pure: the run's one summary and its meta (which sites are a corpus's pages, their traits).
 """
@@ -117,13 +117,12 @@ def across(summary: Summary, meta: Mapping[str, Any]) -> list[ModeAcross]:
 def _ratio(page: str, info: Mapping[str, Any], base: ConditionSummary | None,
            other: ConditionSummary | None) -> PageRatio:
     traits = {k: int(v) for k, v in info.items() if k in ("requests", "origins", "bytes", "depth")}
-    base_values = base.values("load_ms") if base is not None else []
-    values = other.values("load_ms") if other is not None else []
     base_ms = base.metrics["load_ms"].median if base is not None else None
     mode_ms = other.metrics["load_ms"].median if other is not None else None
     ratio = None
-    if len(base_values) >= MIN_LOADS and len(values) >= MIN_LOADS:
-        ratio = stats.ratio_ci(values, base_values)
+    if base is not None and other is not None and min(len(base.values("load_ms")),
+                                                      len(other.values("load_ms"))) >= MIN_LOADS:
+        ratio = stats.ratio_ci(other.by_machine("load_ms"), base.by_machine("load_ms"))
     return PageRatio(page, traits, base_ms, mode_ms, ratio)
 
 

@@ -2,10 +2,11 @@
 
 Page-load times are skewed and sometimes bimodal (a straggler waits one more round
 trip), so everything here is rank- or resampling-based: medians with percentile-bootstrap
-confidence intervals (`scipy.stats.bootstrap`), the Mann-Whitney U test
-(`scipy.stats.mannwhitneyu`, exact at the small n a CI gate runs) with Cliff's delta, and what
-a test at a given n could have seen at all (`detectable_slowdown`). Resampling is seeded:
-the same loads always give the same interval.
+confidence intervals (`scipy.stats.bootstrap`; a run measured by several lab machines:
+the machines resampled too, `machines_bootstrap_ci`), the Mann-Whitney U test
+(`scipy.stats.mannwhitneyu`, exact at the small n a CI gate runs) with Cliff's delta and
+Holm's correction, and what a test at a given n could have seen at all
+(`detectable_slowdown`). Resampling is seeded: the same loads always give the same interval.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -33,6 +34,13 @@ EXACT_MAX = 50
 #: split of the pooled loads, as long as there are at most this many splits (6 loads each:
 #: 924, ~10 ms); beyond, the normal approximation with scipy's tie correction.
 PERMUTATIONS_MAX = 1000
+
+
+#: A group's values by the lab machine that measured them (a sharded run;
+#: `summary.ConditionSummary.by_machine`): each machine one cluster of loads.
+ByMachine = Mapping[str, Sequence[float]]
+#: What `median_ci` and `ratio_ci` take: values, or values by machine.
+Sample = Sequence[float] | ByMachine
 
 
 #: The level of the intervals computed where none is given: 95 %, or a sequential rule's
@@ -150,20 +158,75 @@ def clustered_bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Seq
     return _percentiles(estimate, np.vectorize(statistic, otypes=[float])(*medians), level)
 
 
-def median_ci(values: Sequence[float], level: float | None = None, resamples: int = RESAMPLES,
-              seed: int = SEED) -> Interval:
-    """The median with a percentile-bootstrap confidence interval."""
-    return bootstrap_ci(lambda median: median, [values], level, resamples, seed)
+def machines_bootstrap_ci(statistic: Callable[..., float], groups: Sequence[ByMachine], level: float | None = None,
+                           resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
+    """statistic(median of group 1, ...) as `bootstrap_ci`, each group its values by the lab
+    machine that measured them. Where every group is one machine's: `bootstrap_ci` of the
+    values, the same numbers. Else a two-stage bootstrap: a resample draws as many machines
+    as the group has, with replacement, then each drawn machine's loads, with replacement,
+    and takes the median of all it drew; so the interval carries how much the machines
+    differ as well as how much loads do (loads resampled alone take the machines' mix as
+    fixed). Two stages, not clusters alone (`clustered_bootstrap_ci`): a run has a handful
+    of machines, and medians of two machines drawn whole take three values. Groups measured
+    by the same machines draw the same machines in each resample: a sharded run spreads
+    every condition over all its machines, so a machine's effect is common to them and
+    cancels in their ratio (drawn apart, it would not). Undefined resamples are left out.
+    `level`: 95 % unless `confidence` says otherwise."""
+    level = LEVEL.get() if level is None else level
+    named = [sorted(group) for group in groups]
+    if not all(named):
+        raise ValueError("need at least one machine's values")
+    if all(len(names) == 1 for names in named):
+        return bootstrap_ci(statistic, [group[names[0]] for group, names in zip(groups, named)], level, resamples, seed)
+    clusters = [[_array(group[name]) for name in names] for group, names in zip(groups, named)]
+    estimate = float(statistic(*(float(np.median(np.concatenate(group))) for group in clusters)))
+    rng = np.random.default_rng(seed)
+    shared = all(names == named[0] for names in named)
+    draws = rng.integers(0, len(named[0]), (resamples, len(named[0]))) if shared else None
+    medians = [_two_stage_medians(group, rng, resamples, draws) for group in clusters]
+    return _percentiles(estimate, np.vectorize(statistic, otypes=[float])(*medians), level)
 
 
-def ratio_ci(numerator: Sequence[float], denominator: Sequence[float], level: float | None = None,
-             resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
+def _two_stage_medians(clusters: Sequence[np.ndarray], rng: np.random.Generator, resamples: int,
+                       draws: np.ndarray | None) -> np.ndarray:
+    """The median of each two-stage resample of `clusters` (`machines_bootstrap_ci`):
+    `draws` are the clusters drawn (resamples x clusters), else drawn here."""
+    sizes = np.array([cluster.size for cluster in clusters])
+    padded = np.full((len(clusters), sizes.max()), np.inf)  # past a cluster's size: sorted last, never a median
+    for i, cluster in enumerate(clusters):
+        padded[i, :cluster.size] = cluster
+    if draws is None:
+        draws = rng.integers(0, len(clusters), (resamples, len(clusters)))
+    counts = sizes[draws]  # each drawn cluster's size: resamples x clusters
+    within = (rng.random((*draws.shape, sizes.max())) * counts[..., None]).astype(int)
+    drawn = padded[draws[..., None], within]
+    drawn[np.arange(sizes.max()) >= counts[..., None]] = np.inf
+    drawn = np.sort(drawn.reshape(resamples, -1), axis=1)
+    total, rows = counts.sum(axis=1), np.arange(resamples)
+    return (drawn[rows, (total - 1) // 2] + drawn[rows, total // 2]) / 2
+
+
+def _by_machine(sample: Sample) -> ByMachine:
+    """A sample as values by machine: plain values are one machine's."""
+    return sample if isinstance(sample, Mapping) else {"": sample}
+
+
+def median_ci(values: Sample, level: float | None = None, resamples: int = RESAMPLES, seed: int = SEED) -> Interval:
+    """The median with a percentile-bootstrap confidence interval; values by machine: the
+    machines resampled too (`machines_bootstrap_ci`)."""
+    return machines_bootstrap_ci(lambda median: median, [_by_machine(values)], level, resamples, seed)
+
+
+def ratio_ci(numerator: Sample, denominator: Sample, level: float | None = None, resamples: int = RESAMPLES,
+             seed: int = SEED) -> Interval:
     """median(numerator) / median(denominator), e.g. h2 over http1.0, with a bootstrap
-    interval that resamples both groups independently."""
-    if np.median(_array(denominator)) == 0:
+    interval that resamples both groups independently (values by machine: the machines
+    too, drawn alike where both groups have the same, `machines_bootstrap_ci`)."""
+    groups = [_by_machine(numerator), _by_machine(denominator)]
+    if np.median(np.concatenate([_array(values) for values in groups[1].values()])) == 0:
         raise ValueError("ratio over a zero median")
-    return bootstrap_ci(lambda top, bottom: top / bottom if bottom else math.nan, [numerator, denominator],
-                        level, resamples, seed)
+    return machines_bootstrap_ci(lambda top, bottom: top / bottom if bottom else math.nan, groups,
+                                 level, resamples, seed)
 
 
 @dataclass(frozen=True)
@@ -203,6 +266,17 @@ def mann_whitney(first: Sequence[float], second: Sequence[float]) -> MannWhitney
         how = sp.PermutationMethod(n_resamples=math.comb(a.size + b.size, a.size))
     result = sp.mannwhitneyu(a, b, alternative="two-sided", method=how)
     return MannWhitney(float(result.statistic), a.size * b.size, min(1.0, float(result.pvalue)), method)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm-Bonferroni adjusted p-values (step-down, monotone, capped at 1)."""
+    ranked = sorted(range(len(pvalues)), key=lambda i: pvalues[i])
+    adjusted = [0.0] * len(pvalues)
+    running = 0.0
+    for rank, i in enumerate(ranked):
+        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
 
 
 # What a test at this n can see ------------------------------------------------------

@@ -6,14 +6,21 @@ Pure: load rows (`results.rows.LoadRow`) and the plan in; no database. Only meas
 loads count (warm-ups are skipped). A load that failed (`ok` false) or was flagged is
 left out of the statistics and counted instead, never hidden: `n` + `flagged` + `failed`
 = measured loads recorded, and `planned` says how many there should be.
+
+A run measured by several lab machines (`run --shard`, `run --ray`) is one run with the
+machine as a stratum: a condition's statistics are over all its machines' loads, and where
+they come from two or more, its JSON adds each machine's medians (`machines`) and its
+warnings say when one machine's loads differ from the others' beyond noise.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from pagebench.analysis import stats
 from pagebench.core import encodings, modes
 from pagebench.core.devices import DEFAULT_DEVICE
 from pagebench.core.quantiles import percentile
@@ -27,6 +34,13 @@ if TYPE_CHECKING:
 DEFAULTS: dict[str, str] = {"encoding": encodings.IDENTITY.name, "version": "1", "device": DEFAULT_DEVICE}
 #: Below this many usable loads a condition's numbers say little: the report says so.
 MIN_N = 5
+#: A load's machine where it names none (`LoadRow.machine` None): the run's host, which
+#: measured every load of a run that was not sharded.
+HOST = "(run host)"
+#: The metric whose machines are set against each other (`differing_machine`): the one
+#: every reader leads with; and how surely one machine must differ to be named.
+MACHINE_METRIC = "load_ms"
+MACHINE_ALPHA = 0.01
 
 
 @dataclass(frozen=True)
@@ -45,6 +59,27 @@ def describe(values: Iterable[float | None]) -> Stats:
     if not present:
         return Stats()
     return Stats(percentile(present, 50), percentile(present, 90), min(present), max(present))
+
+
+@dataclass(frozen=True)
+class MachineSummary:
+    """A condition's used loads measured by one lab machine: how many, and each metric's median."""
+
+    n: int
+    medians: dict[str, float | None]  # by METRICS name; None: no load has it
+
+
+@dataclass(frozen=True)
+class MachineDifference:
+    """A lab machine whose loads of a condition differ from the other machines' beyond
+    noise (`ConditionSummary.differing_machine`), in MACHINE_METRIC."""
+
+    machine: str
+    median: float
+    others_median: float  # of the other machines' loads together
+    others: tuple[str, ...]  # the other machines, by name
+    p: float  # Mann-Whitney, Holm-adjusted over the machines tested
+    tested: int  # machines tested: Holm's family (1 for two machines: their two tests are one)
 
 
 @dataclass(frozen=True)
@@ -72,12 +107,83 @@ class ConditionSummary:
         """A metric's values over the used loads that have it, in load order."""
         return [value for row in self.used if (value := row.metric(metric)) is not None]
 
+    def machines(self) -> dict[str, tuple[LoadRow, ...]]:
+        """The used loads by the lab machine that measured them (HOST: the run's host), by
+        machine name, each in load order."""
+        found: dict[str, list[LoadRow]] = {}
+        for row in self.used:
+            found.setdefault(row.machine or HOST, []).append(row)
+        return {name: tuple(found[name]) for name in sorted(found)}
+
+    def by_machine(self, metric: str) -> dict[str, list[float]]:
+        """A metric's values over the used loads that have it, by machine (`machines`; one
+        machine: `values`): what the intervals resample (`stats.machines_bootstrap_ci`)."""
+        found = {name: [value for row in rows if (value := row.metric(metric)) is not None]
+                 for name, rows in self.machines().items()}
+        return {name: values for name, values in found.items() if values}
+
+    def machine_medians(self) -> dict[str, MachineSummary]:
+        """Each machine's n and medians where two or more machines measured the used loads;
+        {} where one did (every run that was not sharded)."""
+        machines = self.machines()
+        if len(machines) < 2:
+            return {}
+        return {name: MachineSummary(len(rows), {metric: describe(row.metric(metric) for row in rows).median
+                                                 for metric in METRICS})
+                for name, rows in machines.items()}
+
+    def differing_machine(self) -> MachineDifference | None:
+        """The machine whose MACHINE_METRIC differs from the other machines' beyond noise,
+        if one does: each machine's loads against the rest's (Mann-Whitney) where both have
+        at least MIN_N, Holm-corrected over the machines tested, below MACHINE_ALPHA. Of two
+        machines the two tests are one (the same samples, swapped): no correction. The most
+        different alone is named (the smallest p, then the median farthest from the rest's,
+        so of two the slower): with one machine off, another against a rest that holds it
+        can cross alpha too."""
+        values = self.by_machine(MACHINE_METRIC)
+        tested: dict[str, tuple[float, float, float]] = {}  # machine: its median, the rest's, p
+        for name, mine in values.items():
+            rest = [value for other, theirs in values.items() if other != name for value in theirs]
+            if len(mine) >= MIN_N and len(rest) >= MIN_N:
+                tested[name] = (percentile(mine, 50), percentile(rest, 50), stats.mann_whitney(mine, rest).p)
+        family = 1 if len(values) == 2 else len(tested)
+        found = [p for *_, p in tested.values()]
+        adjusted = dict(zip(tested, found if family == 1 else stats.holm(found)))
+        flagged = [name for name in tested if adjusted[name] < MACHINE_ALPHA]
+        if not flagged:
+            return None
+
+        def distance(name: str) -> float:
+            median, others, _ = tested[name]
+            return abs(median / others - 1) if others else math.inf
+
+        name = min(flagged, key=lambda name: (adjusted[name], -distance(name)))
+        median, others, _ = tested[name]
+        return MachineDifference(name, median, others, tuple(other for other in values if other != name),
+                                 adjusted[name], family)
+
+    def machine_warning(self) -> str | None:
+        """The line saying which machine differs (`differing_machine`), if one does."""
+        found = self.differing_machine()
+        if found is None:
+            return None
+        against = f"{found.others[0]}'s" if len(found.others) == 1 else "the others'"
+        holm = f", Holm over {found.tested} machines" if found.tested > 1 else ""
+        return (f"{label(self.condition)}: machine {found.machine}'s {MACHINE_METRIC} differs from {against} "
+                f"(median {found.median:.0f} vs {found.others_median:.0f} ms, p = {found.p:.2g}{holm}): "
+                "its loads may not be one sample with theirs")
+
     def as_json(self) -> dict[str, Any]:
         """The contract's condition: {site, mode, topology, profile, cache, tls, encoding,
         version, device, planned, n, flagged, failed, metrics: {metric: {median, p90, min, max}},
-        load_over_bound} (version an int, flagged and failed counts)."""
+        machines, load_over_bound} (version an int, flagged and failed counts). `machines`
+        only where two or more lab machines measured the used loads (a sharded run):
+        {machine: {n, medians: {metric: median}}} (`machine_medians`); absent otherwise."""
+        machines = self.machine_medians()
         return {**self.condition.as_names(), "planned": self.planned, "n": self.n, "flagged": len(self.flagged),
-                "failed": len(self.failed), "metrics": {name: asdict(stats) for name, stats in self.metrics.items()},
+                "failed": len(self.failed),
+                "metrics": {name: asdict(described) for name, described in self.metrics.items()},
+                **({"machines": {name: asdict(machine) for name, machine in machines.items()}} if machines else {}),
                 "load_over_bound": asdict(self.load_over_bound)}
 
 
@@ -121,7 +227,12 @@ class Summary:
                 reasons.append(f"n={c.n}{why}: can't tell: n too small (want at least {MIN_N})")
             if reasons:
                 lines.append(f"{label(c.condition)}: " + "; ".join(reasons))
-        return lines
+        return lines + self.machine_warnings()
+
+    def machine_warnings(self) -> list[str]:
+        """One line per condition where a lab machine's loads differ from the other
+        machines' beyond noise (`ConditionSummary.differing_machine`)."""
+        return [line for c in self.conditions if (line := c.machine_warning()) is not None]
 
 
 def summarize(run_id: str, loads: Iterable[LoadRow], plan: Iterable[PlannedLoad] = ()) -> Summary:

@@ -120,6 +120,9 @@ def compare(
             err.print(f"warning: compared across a difference (--allow-different {difference.kind}): {difference}",
                       highlight=False, markup=False, soft_wrap=True)
         base_summary, candidate_summary = of_run(base_store, base_id), of_run(candidate_store, candidate_id)
+    for side, summary in (("base", base_summary), ("candidate", candidate_summary)):
+        for line in summary.machine_warnings():
+            err.print(f"warning: {side} run {summary.run}: {line}", highlight=False, markup=False, soft_wrap=True)
     result = compare_mod.compare(base_summary, candidate_summary,
                                  metric=metric, threshold=limit, alpha=alpha, budgets=budgets)
     for unused in unmatched(budgets, [v.condition for v in result.verdicts if v.candidate]):

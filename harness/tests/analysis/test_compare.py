@@ -11,15 +11,17 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pagebench.analysis import compare as compare_mod
-from pagebench.analysis.compare import CompareError, Status, Verdict, holm, junit, markdown
+from pagebench.analysis.compare import CompareError, Status, Verdict, junit, markdown
+from pagebench.analysis.stats import mann_whitney
 from pagebench.analysis.summary import summarize
 from pagebench.core.encodings import GZIP, IDENTITY
 from pagebench.core import modes
 from pagebench.core.measure.budgets import parse_budgets, parse_expression
 from pagebench.core.records import Condition
 from pagebench.results.rows import LoadRow
+from pagebench.results.store import Store
 from pagebench.yamlfiles import load_budgets
-from tests.helpers import load_row
+from tests.helpers import fill_sharded, load_row, pagebench
 
 H2 = Condition("s", modes.H2, "direct", "p", "cold", "1.3")
 H1 = replace(H2, mode=modes.HTTP10)
@@ -46,12 +48,6 @@ def test_the_medians_are_the_summarys_and_conditions_without_values_are_left_out
     summary = summarize("base", base)
     assert verdict.base_median == summary.conditions[-1].metrics["load_ms"].median == 325.0
     assert verdict.candidate_median == 400.0 and verdict.base == (300.0, 310.0, 320.0, 330.0, 340.0, 350.0)
-
-
-def test_holm_adjustment():
-    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
-    assert holm([0.5]) == [0.5]
-    assert holm([0.9, 0.8]) == [1.0, 1.0]
 
 
 def test_slower_and_significant_is_a_regression_small_or_noisy_is_not():
@@ -236,3 +232,34 @@ def test_a_comparison_is_reproducible():
     """The bootstrap is seeded: the same loads, the same bounds and verdicts, every time."""
     base, candidate = loads(H2, noisy(300, 12, 1)), loads(H2, noisy(318, 12, 2))
     assert compare(base, candidate) == compare(base, candidate)
+
+
+# A run measured by several lab machines ---------------------------------------------------
+
+
+def test_the_ratios_bounds_carry_a_sharded_sides_machines_and_one_machine_changes_nothing():
+    """The candidate measured by lab-a and lab-b, lab-b 10 % slower: the ratio and the test
+    are the pooled loads', its bounds wider (lab-b's share could have been more or less);
+    one named machine is the run as before, bound for bound."""
+    base = loads(H2, noisy(300, 30, 1))
+    fast, slow = noisy(330, 15, 2), noisy(363, 15, 3)
+    [pooled] = compare(base, loads(H2, fast + slow)).verdicts
+    [sharded] = compare(base, loads(H2, fast, machine="lab-a") + loads(H2, slow, machine="lab-b")).verdicts
+    assert (sharded.ratio, sharded.p, sharded.candidate) == (pooled.ratio, pooled.p, pooled.candidate)
+    assert sharded.ratio_low < pooled.ratio_low and sharded.ratio_high > pooled.ratio_high
+    assert compare(base, loads(H2, fast + slow, machine="lab-a")).verdicts == (pooled,)
+
+
+def test_compare_warns_of_a_machine_that_differs_on_either_side(tmp_path):
+    url = f"sqlite:///{tmp_path}/runs.sqlite"
+    with Store(url) as store:
+        fill_sharded(store, "base", slower=1.0)
+        fill_sharded(store, "cand", slower=1.1)
+    result = pagebench("compare", "base", "cand", "--db", url)
+    assert result.returncode in (0, 1), result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2 and all(line.startswith("warning: candidate run cand: demo ") for line in warnings)
+    # fill_sharded: h2's lab-a 1200 + 10 r (r even), lab-b 1.1 x 1200 + 10 r (r odd), 10 loads each
+    p = mann_whitney([1320.0 + 10 * r for r in range(1, 20, 2)], [1200.0 + 10 * r for r in range(0, 20, 2)]).p
+    assert ("warning: candidate run cand: demo h2 direct 3g cold tls1.3: machine lab-b's load_ms differs from "
+            f"lab-a's (median 1420 vs 1290 ms, p = {p:.2g}): its loads may not be one sample with theirs") in warnings

@@ -12,7 +12,8 @@ import pytest
 from pagebench.analysis.summary import of_run
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import Store
-from tests.helpers import META, PROFILES, SPEC, fake_load, fill, make_plan, pagebench
+from pagebench.analysis.export import tables
+from tests.helpers import META, PROFILES, SPEC, fake_load, fill, fill_sharded, make_plan, pagebench
 
 #: The columns as exports have always had them (a public interface, like the store's).
 LOADS = ["run", "seq", "condition_id", "repetition", "warmup", "started_at", "recorded_at", "ok", "flagged", "url",
@@ -21,7 +22,7 @@ LOADS = ["run", "seq", "condition_id", "repetition", "warmup", "started_at", "re
          "bound_ms", "client", "connections_proxy", "connections_proxy_reused", "unrecorded", "har", "trace",
          "first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms", "visual_complete_95_ms",
          "visual_complete_99_ms", "last_visual_change_ms", "cls", "tbt_ms", "long_tasks", "inp_ms", "frames",
-         "condition", "site",
+         "machine", "condition", "site",
          "mode", "topology", "profile", "cache", "tls", "encoding", "version", "device"]
 RESOURCES = ["run", "seq", "client", "position", "url", "origin", "protocol", "connection_id", "from_cache",
              "revalidated", "status", "resource_type", "start_ms", "response_start_ms", "end_ms", "transfer_bytes",
@@ -85,6 +86,16 @@ def test_the_conditions_table_is_the_runs_summary(tmp_path):
     assert header[:14] == ["run", "site", "mode", "topology", "profile", "cache", "tls", "encoding", "version",
                            "device", "planned", "n", "flagged", "failed"]
     assert header[14:18] == ["load_ms_median", "load_ms_p90", "load_ms_min", "load_ms_max"]
+
+
+def test_a_sharded_runs_conditions_have_the_same_columns_and_its_loads_their_machine(tmp_path):
+    with Store(f"sqlite:///{tmp_path}/x.sqlite") as store:
+        fill(store, "one")
+        fill_sharded(store, "two")
+        one, two = tables(store, "one"), tables(store, "two")
+    assert list(two["conditions"][0]) == list(one["conditions"][0])  # no `machines`: the report's JSON has them
+    assert {row["machine"] for row in one["loads"]} == {None}
+    assert [row["machine"] for row in two["loads"]][:4] == ["lab-a", "lab-a", "lab-b", "lab-b"]
 
 
 def test_bad_export_arguments_are_one_line_errors(tmp_path):

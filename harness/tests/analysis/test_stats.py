@@ -180,6 +180,76 @@ def test_the_clustered_bootstrap_of_a_cut_resamples_each_group_and_keeps_a_singl
         stats.clustered_bootstrap_ci(lambda m: m, [[]])
 
 
+# A run measured by several lab machines ------------------------------------------------
+
+
+def _machines(shifts: list[float], seed: int, n: int = 30) -> dict[str, np.ndarray]:
+    """n loads of each machine: the same spread (8 %), each machine's median moved by its shift."""
+    rng = np.random.default_rng(seed)
+    return {f"lab-{chr(97 + i)}": rng.lognormal(math.log(480 * (1 + shift)), 0.08, n) for i, shift in enumerate(shifts)}
+
+
+def _width(interval: stats.Interval) -> float:
+    return interval.high - interval.low
+
+
+def test_one_machine_is_todays_interval_to_the_last_digit():
+    assert stats.median_ci({"lab-a": SKEWED}) == stats.median_ci(SKEWED) == stats.bootstrap_ci(lambda m: m, [SKEWED])
+    base, faster = NORMAL[:40], NORMAL[40:80] * 0.8
+    assert stats.ratio_ci({"lab-a": faster}, {"lab-b": base}) == stats.ratio_ci(faster, base)  # one machine a side
+    assert stats.median_ci({"lab-a": [7.0]}) == stats.Interval(7.0, 7.0, 7.0)
+
+
+def test_two_machines_whose_medians_differ_widen_the_interval():
+    for seed in range(4):
+        machines = _machines([0.0, 0.1], seed)
+        pooled = np.concatenate(list(machines.values()))
+        naive, both = stats.median_ci(pooled), stats.median_ci(machines)
+        assert both.estimate == naive.estimate == np.median(pooled)  # the estimate is the pooled median
+        assert _width(both) > 1.4 * _width(naive)
+        assert both.low < np.median(machines["lab-a"]) < np.median(machines["lab-b"]) < both.high
+
+
+def test_machines_that_agree_widen_it_little():
+    ratios = []
+    for seed in range(6):
+        machines = _machines([0.0, 0.0, 0.0], seed, n=20)
+        ratios.append(_width(stats.median_ci(machines)) / _width(stats.median_ci(np.concatenate(list(machines.values())))))
+    assert 0.8 < float(np.median(ratios)) < 1.4  # two stages count the loads' noise a little twice
+
+
+def test_groups_of_the_same_machines_draw_them_alike_so_a_common_machine_effect_cancels():
+    """h2 and http1.0 both measured on lab-a and lab-b, lab-b 10 % slower at both: their
+    ratio does not depend on the machine, and its interval stays as narrow as the pooled
+    one; drawn apart (machines named differently), it would carry lab-b's 10 %."""
+    h1 = _machines([0.0, 0.1], 1)
+    h2 = {name: values * 0.75 for name, values in _machines([0.0, 0.1], 2).items()}
+    pooled = stats.ratio_ci(np.concatenate(list(h2.values())), np.concatenate(list(h1.values())))
+    alike = stats.ratio_ci(h2, h1)
+    apart = stats.ratio_ci({f"other-{name}": values for name, values in h2.items()}, h1)
+    assert alike.estimate == apart.estimate == pooled.estimate
+    assert alike.low < 0.75 < alike.high
+    assert _width(alike) < 1.3 * _width(pooled) and _width(apart) > 1.5 * _width(alike)
+
+
+def test_the_machines_bootstrap_is_seeded_and_refuses_nothing_to_draw():
+    machines = _machines([0.0, 0.1], 5, n=8)
+    assert stats.median_ci(machines) == stats.median_ci(machines)
+    assert stats.median_ci(machines, seed=1) != stats.median_ci(machines, seed=2)
+    uneven = stats.median_ci({"lab-a": [480.0] * 12, "lab-b": [530.0]})  # a machine of one load is drawn too
+    assert (uneven.estimate, uneven.low, uneven.high) == (480.0, 480.0, 530.0)
+    with pytest.raises(ValueError):
+        stats.median_ci({})
+    with pytest.raises(ValueError):
+        stats.median_ci({"lab-a": [1.0], "lab-b": []})
+
+
+def test_holm_adjustment():
+    assert stats.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert stats.holm([0.5]) == [0.5]
+    assert stats.holm([0.9, 0.8]) == [1.0, 1.0]
+
+
 def test_empty_input_is_an_error():
     with pytest.raises(ValueError):
         stats.median_ci([])

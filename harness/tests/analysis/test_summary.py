@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
-from pagebench.analysis.summary import METRICS, Stats, describe, halves, label, summarize, without_twins
+from pagebench.analysis.stats import holm, mann_whitney
+from pagebench.analysis.summary import (
+    METRICS, MachineSummary, Stats, describe, halves, label, summarize, without_twins)
 from pagebench.core.encodings import GZIP
 from pagebench.core import modes
 from pagebench.core.quantiles import percentile
 from pagebench.core.records import Condition, PlannedLoad
+from pagebench.results.rows import LoadRow
 from tests.helpers import load_row
 
 H2 = Condition("demo", modes.H2, "direct", "3g", "cold")
@@ -197,3 +202,82 @@ def test_loads_stopped_early_are_not_owed_and_loads_missing_still_are(tmp_path):
         store.stop("auto", [p.seq for p in plan[8:]])
         summary = of_run(store, "auto")
     assert {c.planned for c in summary.conditions} == {2} and not any("resume" in w for w in summary.warnings())
+
+
+# A run measured by several lab machines (a sharded run) ----------------------------------
+
+
+def on_machines(condition: Condition, times: dict[str, list[float]]) -> list[LoadRow]:
+    """Used loads of `condition`, each machine's times measured by it (machine None: the run's host)."""
+    return [load_row(condition, float(t), machine=machine, ttfb_ms=300.0 + (machine == "lab-b"))
+            for machine, values in times.items() for t in values]
+
+
+def lognormal(seed: int, n: int = 30, shifts: tuple[float, ...] = (0.0, 0.0)) -> list[list[float]]:
+    """n load times per machine around 480 ms (8 % spread), each machine's moved by its shift."""
+    rng = np.random.default_rng(seed)
+    return [list(rng.lognormal(math.log(480 * (1 + shift)), 0.08, n)) for shift in shifts]
+
+
+def test_a_one_machine_run_reports_as_before_byte_for_byte():
+    times = [1000.0 + 7 * i for i in range(6)]
+    unnamed = summarize("r1", on_machines(H2, {None: times}), plan_for((H2, 0, 6)))
+    named = summarize("r1", on_machines(H2, {"lab-a": times}), plan_for((H2, 0, 6)))
+    assert json.dumps(named.as_json()) == json.dumps(unnamed.as_json())
+    assert "machines" not in unnamed.as_json()["conditions"][0]
+    assert unnamed.conditions[0].machine_medians() == {} and unnamed.machine_warnings() == []
+    assert named.conditions[0].by_machine("load_ms") == {"lab-a": times}
+    assert unnamed.conditions[0].by_machine("load_ms") == {"(run host)": times}
+
+
+def test_two_machines_add_their_medians_beside_the_metrics():
+    loads = on_machines(H2, {"lab-b": [500.0, 510.0, 520.0], "lab-a": [400.0, 420.0]})
+    loads.append(load_row(H2, 9000.0, machine="lab-c", flagged=True))  # flagged: not a machine of the used loads
+    [condition] = summarize("r1", loads, plan_for((H2, 0, 6))).as_json()["conditions"]
+    assert list(condition)[list(condition).index("metrics") + 1] == "machines"  # beside `metrics`, whose shape stays
+    assert list(condition["machines"]) == ["lab-a", "lab-b"]  # by name
+    a, b = condition["machines"]["lab-a"], condition["machines"]["lab-b"]
+    assert set(a) == {"n", "medians"} and set(a["medians"]) == set(METRICS)
+    assert (a["n"], a["medians"]["load_ms"], a["medians"]["ttfb_ms"], a["medians"]["lcp_ms"]) == (2, 410.0, 300.0, None)
+    assert (b["n"], b["medians"]["load_ms"], b["medians"]["ttfb_ms"]) == (3, 510.0, 301.0)
+    assert condition["metrics"]["load_ms"]["median"] == 500.0 and condition["n"] == 5  # all machines together
+    json.dumps(condition, allow_nan=False)
+    [summary] = summarize("r1", loads).conditions
+    assert summary.machine_medians()["lab-a"] == MachineSummary(2, a["medians"])
+
+
+def test_a_machine_ten_percent_slower_is_named_with_both_medians_and_its_p():
+    fast, slow = lognormal(1, shifts=(0.0, 0.1))
+    summary = summarize("r1", on_machines(H2, {"lab-a": fast, "lab-b": slow}))
+    p = mann_whitney(slow, fast).p
+    assert p < 1e-4  # far beyond alpha 0.01: the test does not hang on this seed
+    assert summary.warnings() == summary.machine_warnings() == [
+        f"demo h2 direct 3g cold tls1.3: machine lab-b's load_ms differs from lab-a's (median "
+        f"{np.median(slow):.0f} vs {np.median(fast):.0f} ms, p = {p:.2g}): its loads may not be one sample with theirs"]
+
+
+def test_two_machines_drawn_from_one_distribution_are_not_flagged():
+    first, second = lognormal(1)
+    assert mann_whitney(first, second).p > 0.5  # nowhere near alpha on this seed
+    summary = summarize("r1", on_machines(H2, {"lab-a": first, "lab-b": second}))
+    assert summary.conditions[0].differing_machine() is None and summary.warnings() == []
+
+
+def test_of_three_machines_the_one_off_is_named_after_holm():
+    a, b, c = lognormal(2, shifts=(0.0, 0.0, 0.15))
+    found = summarize("r1", on_machines(H2, {"lab-a": a, "lab-b": b, "lab-c": c})).conditions[0].differing_machine()
+    assert found is not None and (found.machine, found.others, found.tested) == ("lab-c", ("lab-a", "lab-b"), 3)
+    raw = [mann_whitney(mine, [*x, *y]).p for mine, x, y in ((a, b, c), (b, a, c), (c, a, b))]
+    assert found.p == holm(raw)[2] and found.others_median == np.median(a + b)
+    line = summarize("r1", on_machines(H2, {"lab-a": a, "lab-b": b, "lab-c": c})).machine_warnings()[0]
+    assert f"machine lab-c's load_ms differs from the others' (median {np.median(c):.0f} vs " in line
+    assert ", Holm over 3 machines): its loads may not be one sample with theirs" in line
+
+
+def test_machines_with_too_few_loads_are_not_tested():
+    b, c = lognormal(3, n=20)
+    a = [2 * v for v in lognormal(4, n=4, shifts=(0.0,))[0]]  # twice as slow, but 4 loads: below MIN_N
+    assert mann_whitney(a, b + c).p < 1e-4  # what a test of it would have said
+    summary = summarize("r1", on_machines(H2, {"lab-a": a, "lab-b": b, "lab-c": c}))
+    assert set(summary.conditions[0].machine_medians()) == {"lab-a", "lab-b", "lab-c"}
+    assert summary.machine_warnings() == []

@@ -1,6 +1,7 @@
 """What the HTML report shows, read from the store once (`gather`), and the run's one
 summary seen as the page sees it (`views`): each condition with its loads that have a load
-time, its median's bootstrap interval and the profile's RTT.
+time, its median's bootstrap interval (a sharded run's: its machines resampled too) and the
+profile's RTT.
 
 `gather` reads one query per table plus one per condition for the waterfall of its median
 load, so large runs stay fast; everything after it is pure.
@@ -93,7 +94,7 @@ def views(summary: Summary, profiles: Mapping[str, Mapping[str, Any]], fields: S
             label=" ".join(shown(f, getattr(c.condition, f)) for f in fields),
             used=used,
             flagged=tuple(row for row in c.flagged if row.load_ms is not None),
-            ci=stats.median_ci(times) if len(times) >= MIN_FOR_INTERVAL else None,
+            ci=stats.median_ci(c.by_machine("load_ms")) if len(times) >= MIN_FOR_INTERVAL else None,
             iqr=stats.iqr(times) if times else None,
             rtt_ms=None if rtt is None else float(rtt),
         ))

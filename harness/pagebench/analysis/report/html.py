@@ -40,6 +40,8 @@ def render(data: ReportData) -> str:
         section("Warnings", sections.warnings(summary.warnings()), "warnings"),
         section("Conditions", sections.condition_table(conditions, fields) + sections.excluded(summary),
                 "conditions"),
+        *([section("Machines", sections.machines(conditions), "machines")]
+          if any(c.summary.machine_medians() for c in conditions) else []),
         section("Protocols against each other", sections.mode_ratios(conditions), "ratios"),
         *([section("Encodings against identity", sections.encodings_against_identity(data.encodings), "encodings")]
           if data.encodings else []),

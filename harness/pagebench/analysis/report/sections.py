@@ -1,6 +1,7 @@
 """The HTML report's sections that are text and tables: how the run was made, its
-warnings, the conditions (from the one summary), the modes against each other, the
-encodings against identity, a corpus's pages, the link checks and the edge proxy's overhead.
+warnings, the conditions (from the one summary; a sharded run's also machine by machine),
+the modes against each other, the encodings against identity, a corpus's pages, the link
+checks and the edge proxy's overhead.
 Pure: `gather`'s values in, markup out.
 """
 
@@ -19,7 +20,8 @@ from pagebench.analysis.report import charts
 from pagebench.analysis.report.gather import MIN_FOR_INTERVAL, ConditionView
 from pagebench.analysis.report.page import DASH, cell, chip, figure, legend, number, utc
 from pagebench.analysis.report.text import device_lines, human_bytes, ms, proxy_line, proxy_settings, site_lines
-from pagebench.analysis.summary import CONDITION_FIELDS, MIN_N, Summary, is_default, shown
+from pagebench.analysis.summary import (
+    CONDITION_FIELDS, MACHINE_ALPHA, MACHINE_METRIC, MIN_N, Summary, is_default, shown)
 from pagebench.core import encodings, modes
 from pagebench.results.rows import LinkCheckRow, ProxyOverheadRow, RunRow
 from pagebench.results.schema import META_COLUMNS
@@ -114,6 +116,32 @@ def condition_table(conditions: Sequence[ConditionView], varying: Sequence[str])
     return f'<div class="scroll"><table class="numbers">{head}<tbody>{"".join(rows)}</tbody></table></div>'
 
 
+def machines(conditions: Sequence[ConditionView]) -> str:
+    """A sharded run's conditions machine by machine: each machine's n, its load median
+    against the condition's (all machines'), its TTFB median; the machine a warning names
+    marked. Conditions one machine measured are left out."""
+    rows = []
+    for c in conditions:
+        machines, overall = c.summary.machine_medians(), c.median
+        differs = c.summary.differing_machine()
+        for i, (machine, its) in enumerate(machines.items()):
+            load = its.medians["load_ms"]
+            against = DASH if load is None or not overall else f"{load / overall - 1:+.1%}"
+            marked = ' class="bad" title="differs from the others beyond noise: see the warnings"' if (
+                differs is not None and differs.machine == machine) else ""
+            first = f'<td class="f" rowspan="{len(machines)}">{cell(c.label)}</td>' if i == 0 else ""
+            rows.append(f'<tr>{first}<td class="f"><span{marked}>{cell(machine)}</span></td><td>{its.n}</td>'
+                        f"<td><b>{ms(load)}</b></td><td>{against}</td><td>{ms(its.medians['ttfb_ms'])}</td></tr>")
+    return ('<div class="scroll"><table class="numbers"><thead><tr><th>condition</th><th>machine</th><th>n</th>'
+            "<th>load median (ms)</th><th>against all</th><th>TTFB median (ms)</th></tr></thead>"
+            f'<tbody>{"".join(rows)}</tbody></table></div>'
+            '<p class="note">Each lab machine\'s used loads of each condition (the run was sharded). The intervals '
+            "of the conditions' medians and of the modes against each other resample the machines, then the loads "
+            "of each, so they carry how much the machines differ. "
+            f"A machine whose {MACHINE_METRIC} differs from the others' beyond noise (Mann-Whitney against the "
+            f"rest, Holm over the machines, p &lt; {MACHINE_ALPHA:g}) is marked and named in the warnings.</p>")
+
+
 def excluded(summary: Summary) -> str:
     """The measured loads left out of the statistics, each with its reason, in load order."""
     left_out = sorted((row for c in summary.conditions for row in (*c.flagged, *c.failed)),
@@ -131,7 +159,8 @@ def excluded(summary: Summary) -> str:
 def mode_ratios(conditions: Sequence[ConditionView]) -> str:
     """Median load time of each mode over the first mode's (in the modes table's order,
     usually HTTP/1.0), per (site, topology, profile, cache, TLS), with a bootstrap 95 %
-    interval (missing when either side has fewer than MIN_FOR_INTERVAL loads)."""
+    interval (missing when either side has fewer than MIN_FOR_INTERVAL loads; a sharded
+    run's resamples its machines too)."""
     groups: dict[tuple[str, ...], list[ConditionView]] = {}
     fields = [f for f in CONDITION_FIELDS if f != "mode"]
     for c in conditions:
@@ -142,7 +171,7 @@ def mode_ratios(conditions: Sequence[ConditionView]) -> str:
         members.sort(key=lambda c: modes.rank(c.condition.mode))
         base = members[0]
         for other in members[1:]:
-            ratio = stats.ratio_ci(other.summary.values("load_ms"), base.summary.values("load_ms"))
+            ratio = stats.ratio_ci(other.summary.by_machine("load_ms"), base.summary.by_machine("load_ms"))
             interval = (f"{ratio.low:.2f} – {ratio.high:.2f}"
                         if min(len(other.used), len(base.used)) >= MIN_FOR_INTERVAL else DASH)
             rows.append(f'<tr><td class="f">{cell(_words(fields, key, _present(conditions)))}</td>'

@@ -169,8 +169,9 @@ def overhead_line(row: ProxyOverheadRow) -> str:
 
 def report_table(store: Store, run_id: str) -> RenderableType:
     """One row per condition: n, load and TTFB (median, p90), connections, cache, size.
-    Warnings (incomplete conditions, n too small) are the table's caption. A run with
-    several encodings gets a second table: each encoding against identity."""
+    Warnings (incomplete conditions, n too small, a machine that differs) are the table's
+    caption. A run measured by several lab machines gets a table of each machine's medians;
+    a run with several encodings, one of each encoding against identity."""
     report = read(store, run_id)
     experiment, summary = report.experiment, report.summary
     versions = ", ".join(f"{name} {value}" for name, value in
@@ -224,9 +225,33 @@ def report_table(store: Store, run_id: str) -> RenderableType:
             _count(m["requests"].median), human_bytes(m["bytes"].median),
         )
     pages = pages_mod.across(summary, experiment.meta or {})
-    extra = ([encoding_table(list(report.savings), varying)] if report.savings else []) + (
+    sharded = any(c.machine_medians() for c in summary.conditions)
+    extra = ([machines_table(summary, varying)] if sharded else []) + (
+        [encoding_table(list(report.savings), varying)] if report.savings else []) + (
         [pages_table(pages)] if pages else [])
     return Group(table, *extra) if extra else table
+
+
+def machines_table(summary: summary_mod.Summary, varying: list[str]) -> Table:
+    """A sharded run's conditions machine by machine: each machine's n, its load median
+    against the condition's (all machines'), its TTFB median; conditions one machine
+    measured are left out."""
+    table = Table(title="machines: each condition's medians per lab machine",
+                  caption=f"a machine whose {summary_mod.MACHINE_METRIC} differs from the others' beyond noise is "
+                          "named in the warnings", caption_justify="left")
+    table.add_column("condition", no_wrap=True)
+    table.add_column("machine", no_wrap=True)
+    for column in ("n", "load median (ms)", "against all", "TTFB median (ms)"):
+        table.add_column(column, justify="right")
+    for condition in summary.conditions:
+        machines, overall = condition.machine_medians(), condition.metrics["load_ms"].median
+        name = " ".join(summary_mod.shown(f, getattr(condition.condition, f)) for f in varying)
+        for i, (machine, its) in enumerate(machines.items()):
+            load = its.medians["load_ms"]
+            table.add_row(name if i == 0 else "", machine, str(its.n), ms(load),
+                          "–" if load is None or not overall else f"{load / overall - 1:+.1%}",
+                          ms(its.medians["ttfb_ms"]), end_section=i == len(machines) - 1)
+    return table
 
 
 def pages_table(rows: list[pages_mod.ModeAcross]) -> Table:

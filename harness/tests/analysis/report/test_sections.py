@@ -12,7 +12,7 @@ from pagebench.core.modes import H2
 from pagebench.core.records import Condition
 from tests.analysis.report.pages import numbers_row, report, report_data
 from tests.analysis.test_encoding import load, resource
-from tests.helpers import fill
+from tests.helpers import fill, fill_sharded
 
 
 def test_table_shows_summary_ci_and_counts(store, tmp_path):
@@ -69,3 +69,21 @@ def test_encodings_are_drawn_in_the_encodings_tables_colours():
     fills = [html.index(f'fill="{e.colour}"') for e in encodings.ENCODINGS if e in present]
     assert fills == sorted(fills)  # identity, gzip, br: the table's order
     assert all(f'fill="{e.colour}"' not in html for e in encodings.ENCODINGS if e not in present)
+
+
+def test_a_sharded_run_has_its_machines_table_and_intervals_that_resample_them(store, tmp_path):
+    fill(store, "one")
+    assert '<section id="machines">' not in report(store, tmp_path, "one")
+    fill_sharded(store, "two", slower=1.1)  # lab-b 10 % slower: h2 lab-a 1200 + 10 r (r even), lab-b 1320 + 10 r
+    page = report(store, tmp_path, "two")
+    machines = page.split('<section id="machines">', 1)[1].split("</section>", 1)[0]
+    rows = machines.split("<tbody>", 1)[1].split("</tr>")[:-1]
+    assert len(rows) == 4 and '<td class="f" rowspan="2">h2</td>' in rows[2]
+    marked = '<span class="bad" title="differs from the others beyond noise: see the warnings">lab-b</span>'
+    assert marked in rows[1] and marked in rows[3] and "lab-a</span>" in rows[2] and "bad" not in rows[2]
+    assert "<td>10</td><td><b>1290</b></td><td>-4.8%</td><td>312</td>" in rows[2]
+    assert "machine lab-b&#x27;s load_ms differs from lab-a&#x27;s" in page.split('<section id="warnings">')[1]
+    h2 = {"lab-a": [1200.0 + 10 * r for r in range(0, 20, 2)], "lab-b": [1320.0 + 10 * r for r in range(1, 20, 2)]}
+    resampled, pooled = stats.median_ci(h2), stats.median_ci(h2["lab-a"] + h2["lab-b"])
+    assert resampled.high - resampled.low > 1.5 * (pooled.high - pooled.low)
+    assert f"<td><b>1355</b></td><td>{resampled.low:.0f}–{resampled.high:.0f}</td>" in numbers_row(page, "h2")

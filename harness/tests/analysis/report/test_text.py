@@ -15,7 +15,7 @@ from pagebench.results.store import Store
 from html import escape
 
 from tests.analysis.report.pages import report
-from tests.helpers import META, PROFILES, SPEC, fake_load, fill, make_plan
+from tests.helpers import META, PROFILES, SPEC, fake_load, fill, fill_sharded, make_plan
 
 @pytest.fixture
 def store(tmp_path):
@@ -58,6 +58,36 @@ def test_report_warns_about_incomplete_runs_and_small_n(store):
         "demo h2 direct 3g cold tls1.3: 2 of 6 planned loads recorded: resume the run; "
         "n=1 (1 flagged or failed left out): can't tell: n too small (want at least 5)"
     )
+
+
+def test_a_sharded_run_reports_each_machines_medians_and_the_machine_that_differs(store):
+    fill(store, "one")
+    fill_sharded(store, "two", slower=1.1)  # lab-b 10 % slower: lab-a 2000 + 10 r (r even), lab-b 2200 + 10 r (r odd)
+    one, two = report_json(store, "one"), report_json(store, "two")
+    assert not any("machines" in c for c in one["conditions"])
+    keepalive, h2 = two["conditions"]
+    assert {name: (m["n"], m["medians"]["load_ms"]) for name, m in keepalive["machines"].items()} == {
+        "lab-a": (10, 2090.0), "lab-b": (10, 2300.0)}
+    assert {name: m["medians"]["load_ms"] for name, m in h2["machines"].items()} == {"lab-a": 1290.0, "lab-b": 1420.0}
+    assert keepalive["n"] == 20 and keepalive["metrics"]["load_ms"]["median"] == 2195.0  # (2180 + 2210) / 2
+    json.dumps(two, allow_nan=False)
+    assert [line.split(": ", 1)[0] for line in two["warnings"]] == [
+        "demo keepalive direct 3g cold tls1.3", "demo h2 direct 3g cold tls1.3"]
+    assert all(": machine lab-b's load_ms differs from lab-a's (median " in line for line in two["warnings"])
+
+    def text(run_id: str) -> str:
+        console = Console(record=True, width=200)
+        console.print(report_table(store, run_id))
+        return console.export_text()
+
+    assert "machines:" not in text("one") and "lab-a" not in text("one")
+    sharded = text("two")
+    assert "machines: each condition's medians per lab machine" in sharded
+    assert "warning: demo keepalive direct 3g cold tls1.3: machine lab-b's load_ms differs from lab-a's" in sharded
+    rows = [line.strip("│ ").split() for line in sharded.splitlines() if line.startswith("│") and " lab-" in line]
+    assert [[cell for cell in row if cell != "│"] for row in rows] == [  # against all: 2090 / 2195 - 1, ...
+        ["keepalive", "lab-a", "10", "2090", "-4.8%", "312"], ["lab-b", "10", "2300", "+4.8%", "312"],
+        ["h2", "lab-a", "10", "1290", "-4.8%", "312"], ["lab-b", "10", "1420", "+4.8%", "312"]]
 
 
 def test_report_table_renders(store):
