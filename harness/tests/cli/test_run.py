@@ -185,7 +185,8 @@ def test_reproduce_resume_says_what_there_is_to_resume(tmp_path):
     (["--shard", "two"], "error: --shard 'two': expected K/N, e.g. 1/4 (shard K of N, K from 1)"),
     (["--shard", "1/4"], "error: --shard .../4: the run has 3 block(s) (one load of every condition each); a shard "
                          "is whole blocks: at most 3 shards"),
-    (["--run", "x"], "error: --run: names the run the shards of an experiment share: with --shard and a spec"),
+    (["--run", "x"], "error: --run: names the run the shards of an experiment share: with --shard or --ray, and a "
+                     "spec"),
 ])
 def test_a_bad_shard_starts_nothing(tmp_path, options, needle):
     spec = write_spec(tmp_path, sites=["seed000-small-n1"], modes=["h2"], repetitions=3)

@@ -30,8 +30,8 @@ FORMAT = "pagebench-reproduce-export"
 VERSION = 1
 #: A load's columns: LoadRow's fields (its condition as the store's names), evidence left out.
 CONDITION_COLUMNS = ("site", "mode", "topology", "profile", "cache", "tls", "encoding", "version")
-LOAD_COLUMNS = (tuple(f.name for f in fields(LoadRow) if f.name not in ("condition", "har", "trace", "frames"))
-               + CONDITION_COLUMNS)
+LOAD_COLUMNS = (tuple(f.name for f in fields(LoadRow)
+                     if f.name not in ("condition", "har", "trace", "frames", "machine")) + CONDITION_COLUMNS)
 #: A resource's columns: its load's id, its position, the Resource's fields.
 RESOURCE_COLUMNS = ("load_id", "position", *(f.name for f in fields(Resource)))
 #: Columns an older export may lack, read as None (as the store reads a column an older
@@ -39,9 +39,10 @@ RESOURCE_COLUMNS = ("load_id", "position", *(f.name for f in fields(Resource)))
 NULLABLE = frozenset(f.name for cls in (LoadRow, Resource) for f in fields(cls) if "None" in str(f.type))
 
 NO_EVIDENCE = {"har": None, "trace": None, "frames": None}
-#: A reproduction's loads are the default device's (its scenarios name none): the export
-#: keeps no device column, so exports stay what they were before devices.
-AS_RUN = {"device": DEFAULT_DEVICE}
+#: A reproduction's loads are the default device's (its scenarios name none) and its one
+#: machine's (`repetitions: auto` is never sharded): the export keeps neither column, so
+#: exports stay what they were before devices and shards.
+AS_RUN = {"device": DEFAULT_DEVICE, "machine": None}
 
 
 class ExportError(PagebenchError):
