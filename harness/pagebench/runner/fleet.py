@@ -163,6 +163,10 @@ def run_shard(run_id: str, shard: str, db: str, allow_mixed: bool) -> tuple[int,
     RUN --shard K/N` would run them there, after the labs of dead runs are cleaned up
     (`lab.netns.cleanup`); its exit code and last line. Cancelled (Ctrl-C
     on the driver), it stops the run as a SIGTERM does and waits for its lab to go."""
+    # Ray cancels a running task with `_thread.interrupt_main()`, which does nothing while
+    # SIGINT is ignored, as it is in a cluster started from a background job: Python's own
+    # handler, for this task (run in the worker's main thread).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     # What a lab of this machine left when its process was killed (its node lost: Ray kills
     # a dead worker's children outright): the lab of a live run is kept.
     netns.cleanup()

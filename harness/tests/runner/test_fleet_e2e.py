@@ -8,6 +8,7 @@ mid-run leaves its loads done and the run completes on the others."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -116,6 +117,10 @@ def test_a_run_across_two_lab_machines_loads_each_load_once_and_refuses_another_
     assert meta["shards"] == 2 and SHARED in meta["notes"]
     report = pagebench("report", run, "--db", store_url, "--json")
     assert report.returncode == 0, report.stderr
+    strata = [condition["machines"] for condition in json.loads(report.stdout)["conditions"]]
+    assert [sorted(machines) for machines in strata] == [["lab-a", "lab-b"]] * 2  # the machine as a stratum
+    assert all(0 < machine["n"] <= 15 and machine["medians"]["load_ms"] > 0
+               for machines in strata for machine in machines.values())
     assert nothing_left(), leftovers()
 
 
@@ -132,7 +137,8 @@ def test_ctrl_c_on_the_driver_stops_every_shard_and_resume_finishes_the_run(clus
     assert stderr.strip().endswith(f"pagebench run --resume {run} --ray {ray_cluster.address}"), stderr[-500:]
     assert nothing_left(), leftovers()  # every shard took its lab down
     _, kept = _loads(store_url)
-    assert 0 < len({load.seq for load in kept}) < 62
+    with Store(store_url) as store:
+        assert 0 < len({load.seq for load in kept}) < store.experiment(run).planned  # stopped before the end
     resumed = pagebench("run", "--resume", run, "--ray", ray_cluster.address, "--db", store_url)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     _assert_every_load_once(store_url)
