@@ -13,7 +13,8 @@ import pytest
 from pagebench.core.records import LoadResult, PlannedLoad
 from pagebench.core.spec import plan as planner
 from pagebench.core.spec.model import parse, resolve_devices
-from pagebench.results.store import Store
+from pagebench.core.spec.shard import Shard
+from pagebench.results.store import AlreadyRecorded, Store
 from pagebench.runner.prepare import Prepared
 from pagebench.runner.run import Keep, Runner
 from pagebench.yamlfiles import builtin_devices
@@ -57,7 +58,7 @@ class FakeLoads:
         return FakeMeasured(self.planned[seq])
 
 
-def _runner(tmp_path, committed: list[int]) -> Runner:
+def _runner(tmp_path, committed: list[int], said: list[str] | None = None, shard: Shard | None = None) -> Runner:
     spec = parse({"sites": ["a"], "modes": ["h2"], "repetitions": LOADS, "warmup": 0}, "s")
     rows = resolve_devices(spec, builtin_devices(), "s")
     loads = planner.loads(spec, planner.conditions(spec, ["a"], [NONE]))
@@ -66,7 +67,8 @@ def _runner(tmp_path, committed: list[int]) -> Runner:
     store.create_experiment("r", {}, {}, loads, {"none": NONE.fields()})
     progress = (lambda _done, _total, planned, result, _status:
                 committed.append(planned.seq) if result is not None else None)
-    runner = Runner(store, "r", prepared, progress, keep=Keep(har=False, frames=False))
+    runner = Runner(store, "r", prepared, progress, keep=Keep(har=False, frames=False),
+                    say=(said if said is not None else []).append, shard=shard)
     runner.plan = planner.run_plan(spec, {"a": site()}, [site()], [NONE], NONE, frozenset(), rows)
     runner._bound = lambda _step, _result: None  # type: ignore[method-assign]
     return runner
@@ -103,3 +105,28 @@ def test_a_failure_under_a_load_keeps_every_load_measured_before_it(tmp_path):
     with pytest.raises(RuntimeError, match="delay program died"):
         _run(runner, FakeLoads(runner.store, fails=3))
     assert runner.store.done_seqs("r") == {0, 1, 2} and committed == [0, 1, 2]
+
+
+def test_a_shard_keeps_a_load_another_machine_committed_first_and_says_so(tmp_path, monkeypatch):
+    """A lost machine's shard, stopping, may commit its last load after another machine
+    resumed the shard: that seq is kept as theirs, said, and the shard goes on."""
+    monkeypatch.setenv("PAGEBENCH_MACHINE", "lab-a")
+    committed: list[int] = []
+    said: list[str] = []
+    runner = _runner(tmp_path, committed, said, shard=Shard(1, 1))
+    lost = runner.plan.steps[2].planned
+    runner.store.record_loads("r", lost, [fake_load(lost, 999.0)], started_at=1.0, machine="lab-b")
+    _run(runner, FakeLoads(runner.store))
+    assert said == ["load seq 2: recorded meanwhile by another machine (a lost one's last): theirs is kept"]
+    assert committed == [0, 1, 3, 4, 5] and runner.store.done_by_machine("r") == {"lab-a": 5, "lab-b": 1}
+    assert [load.load_ms for load in runner.store.loads("r")][2] == 999.0  # theirs
+
+
+def test_outside_shards_a_load_committed_twice_is_an_error(tmp_path):
+    committed: list[int] = []
+    runner = _runner(tmp_path, committed)
+    lost = runner.plan.steps[2].planned
+    runner.store.record_loads("r", lost, [fake_load(lost)], started_at=1.0)
+    with pytest.raises(AlreadyRecorded, match="load seq 2 is already recorded"):
+        _run(runner, FakeLoads(runner.store))
+    assert committed == [0, 1]
