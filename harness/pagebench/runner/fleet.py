@@ -36,7 +36,7 @@ from pagebench.results.store import Store
 from pagebench.runner import shards
 from pagebench.runner.environment import environment, machine
 from pagebench.runner.prepare import Prepared, sharded
-from pagebench.runner.run import create
+from pagebench.runner.runs import create
 from pagebench.runner.shards import VERSIONED, check_versions
 
 #: The custom resource a lab machine offers the cluster: one lab at a time per machine.

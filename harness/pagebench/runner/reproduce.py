@@ -10,7 +10,8 @@ from pagebench.analysis.reproduce import stopping
 from pagebench.core.records import LoadResult, PlannedLoad
 from pagebench.results.store import Store
 from pagebench.runner.prepare import Prepared
-from pagebench.runner.run import Progress, new_run_id, resume, start
+from pagebench.runner.run import Progress, new_run_id
+from pagebench.runner.runs import resume, start
 
 
 #: (scenario, variant, run label) of a reproduction, and its run's prepared spec.

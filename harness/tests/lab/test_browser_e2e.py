@@ -1,7 +1,7 @@
 """The browser driver in real Chromium: the wrapper's arguments, and priming a profile
 with the dictionaries a page announces, then loading a later version of the page over a
 delta (dcz) from a small HTTPS server here, with the lab's private CA (what a Link
-header announces: `test_browser.py`)."""
+header announces: `test_network.py`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from playwright.sync_api import sync_playwright
 
 from pagebench.core import encodings
 from pagebench.core.measure.metrics import resources
-from pagebench.lab import browser
+from pagebench.lab import browser, network
 from pagebench.lab.browser import Driver, Setup, write_wrapper
 from tests.helpers import needs_root, readable_dir
 from tests.lab.handler import QuietHandler, https_origin
@@ -147,4 +147,4 @@ def test_priming_sees_a_dictionary_that_comes_after_the_pages_last_call(lab):
     started = time.monotonic()
     primed = driver.prime(setup, "late", PAGE, 20.0, dictionaries=True)
     assert primed.error is None, primed.error
-    assert time.monotonic() - started < browser.DICTIONARY_QUIET_S + 5.0  # not the 10 s deadline
+    assert time.monotonic() - started < network.DICTIONARY_QUIET_S + 5.0  # not the 10 s deadline

@@ -4,7 +4,7 @@ pages and replayed loads are `test_browser_replay.py`'s."""
 
 from __future__ import annotations
 
-from pagebench.lab.browser import dictionary_links
+from pagebench.lab.network import dictionary_links
 
 PAGE = "https://www.s.test/"
 
