@@ -13,7 +13,12 @@ from pagebench.cli.common import WaitOpt, command, err, fail, machine, open_stor
 from pagebench.core.errors import CHECK_FAILED
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from collections.abc import Callable
+
+    from rich.progress import Progress, TaskID
+
+    from pagebench.runner.fleet import Status
+    from pagebench.runner.reproduce import Reproduction
 
     from pagebench.analysis.reproduce.export import Export
     from pagebench.core.measure.budgets import Budget
@@ -146,13 +151,7 @@ def run(
                 f"  [{result.load_ms:.0f} ms]" if result.load_ms else "")
             bar.update(task, completed=done, total=total, description=label)
 
-        def say(line: str) -> None:  # kept above the bar: a throttled device's achieved CPU slowdown
-            err.print(line, highlight=False, soft_wrap=True)
-
-        def show(status) -> None:  # a fleet's loads, all machines together, and each machine's
-            machines = ", ".join(f"{name} {count}" + (f" ({status.doing[name]})" if name in status.doing else "")
-                                 for name, count in sorted(status.by_machine.items()))
-            bar.update(task, completed=status.done, total=status.total, description=f"fleet: {machines or 'starting'}")
+        say, show = _say, _fleet_show(bar, task)
 
         def named(new_id: str) -> None:
             created.append(new_id)
@@ -180,6 +179,21 @@ def run(
     then = f"pagebench compare {run_id}" if store.experiment(run_id).meta.get("baseline") else f"pagebench report {run_id}"
     out.print(f"run [bold]{run_id}[/] complete: {then}")
     raise typer.Exit(CHECK_FAILED if breached else 0)
+
+
+def _say(line: str) -> None:
+    """A line kept above the progress bar (a throttled device's achieved CPU slowdown, a fleet's machines)."""
+    err.print(line, highlight=False, soft_wrap=True)
+
+
+def _fleet_show(bar: Progress, task: TaskID) -> Callable[[Status], None]:
+    """A fleet's progress: its loads, all machines together, and each machine's (and what it runs)."""
+    def show(status: Status) -> None:
+        machines = ", ".join(f"{name} {count}" + (f" ({status.doing[name]})" if name in status.doing else "")
+                             for name, count in sorted(status.by_machine.items()))
+        bar.update(task, completed=status.done, total=status.total, description=f"fleet: {machines or 'starting'}")
+
+    return show
 
 
 def _shard(text: str) -> Shard:
@@ -246,6 +260,18 @@ def reproduce(
         "Continue an interrupted reproduction (its seeds and --quick as it was started): complete runs kept, "
         "an interrupted one resumed, the rest started. 'latest': the last one made."))] = None,
     wait: WaitOpt = False,
+    ray_address: Annotated[Optional[str], typer.Option("--ray", metavar="ADDRESS", help=(
+        "Run across the lab machines of a Ray cluster (its GCS host:port, or ray://...): each scenario variant's "
+        "runs on one machine offering the pagebench_lab resource, into the shared store (--db: PostgreSQL that "
+        "every machine reaches). This machine only drives. With --resume: the reproduction's runs left."))] = None,
+    scenario: Annotated[Optional[str], typer.Option("--scenario", metavar="SCENARIO/VARIANT", help=(
+        "With --reproduction: only this scenario variant's runs (e.g. 000-transfer/era), into that reproduction, "
+        "here: one machine's part of a reproduction spread by hand (--ray does it for you)."))] = None,
+    reproduction_id: Annotated[Optional[str], typer.Option("--reproduction", metavar="ID", help=(
+        "With --scenario: the reproduction the part belongs to (created by the first part to start)."))] = None,
+    allow_mixed: Annotated[bool, typer.Option("--allow-mixed", help=(
+        "With --ray or --scenario: measure even if a machine's Chromium, kernel, pagebench or link backend differ "
+        "from the reproduction's."))] = False,
 ) -> None:
     """Run the seeds' scenarios (era and today) and print paper against measured, one row per
     claim: value with its interval, verdict, and why where it differs. Scenarios load with
@@ -256,6 +282,18 @@ def reproduce(
     from pagebench.analysis.reproduce import verdicts as answer
 
     source = sources[-1] if sources else None
+    if (scenario is None) != (reproduction_id is None):
+        raise fail("--scenario and --reproduction go together: a part of a reproduction names both")
+    if scenario is not None:
+        given = [name for name, on in (("--resume", resume is not None), ("--reuse", reuse), ("--ray", ray_address),
+                                        ("--from", sources), ("--export", export_file), ("--html", html_file),
+                                        ("--figures", figures_dir), ("--markdown", markdown)) if on]
+        if given:
+            raise fail(f"--scenario: measures one part of a reproduction: not with {given[0]}")
+        _part(seeds, quick, db, scenario, reproduction_id, allow_mixed, wait)
+        return
+    if ray_address is not None and (reuse or sources):
+        raise fail(f"--ray: runs the scenarios: not with {'--reuse' if reuse else '--from'}")
     if source is not None:
         given = [name for name, on in (("seeds", bool(seeds)), ("--quick", quick), ("--db", db is not None),
                                         ("--reuse", reuse), ("--resume", resume is not None)) if on]
@@ -279,7 +317,7 @@ def reproduce(
             for later in sources[1:]:
                 found = exported.merge(found, exported.read(later))
     else:
-        found = _reproduced(seeds, quick, db, reuse, resume, wait)
+        found = _reproduced(seeds, quick, db, reuse, resume, wait, ray_address, allow_mixed)
     if export_file is not None:  # the answer is the export's, as the doc from it will be
         try:
             size = exported.write(export_file, found)
@@ -317,16 +355,74 @@ def reproduce(
                    "see pagebench report for their runs", 1)
 
 
+def _planned(seeds: list[str], quick: bool) -> Reproduction:
+    """The runs of the seeds' scenarios, each variant's in order, prepared."""
+    from pagebench.analysis.reproduce import claims as catalogue
+    from pagebench.runner.prepare import prepare
+
+    planned = []
+    for scenario in catalogue.scenarios_of(seeds):
+        for variant in scenario.variants:
+            for label, document in scenario.runs(variant, quick):
+                planned.append(((scenario.name, variant, label),
+                                prepare(document, f"scenario {scenario.name} ({variant})")))
+    return planned
+
+
+def _seeds(seeds: list[str] | None) -> list[str]:
+    """The seeds asked (default: all), each once, or the one-line error of an unknown one."""
+    from pagebench.analysis.reproduce import claims as catalogue
+
+    chosen = list(dict.fromkeys(seeds or catalogue.SEEDS))
+    unknown = catalogue.unknown_seed(chosen)
+    if unknown:
+        raise fail(unknown)
+    return chosen
+
+
+def _part(seeds: list[str] | None, quick: bool, db: str | None, scenario: str, reproduction: str,
+          allow_mixed: bool, wait: bool) -> None:
+    """`reproduce --scenario S/V --reproduction ID`: that scenario variant's runs of the
+    reproduction, here (its complete runs kept, an interrupted one resumed); no answer:
+    the reproduction's whole is answered by `--resume ID` or `--reuse` once every part is in."""
+    from pagebench.core.spec.model import SpecError
+    from pagebench.runner import reproduce as reproducing
+    from pagebench.system.signals import signals_raise
+
+    chosen = _seeds(seeds)
+    store = open_store(db)
+    created: list[str] = []
+    with reported(hint=lambda _: (f"runs so far are kept ({', '.join(created)}): run the same command again"
+                                  if created else None), interrupted="interrupted"):
+        try:
+            runs = reproducing.part(_planned(chosen, quick), scenario)
+            stored = reproducing.joined(store, reproduction, allow_mixed, runs[0][1].spec.backend)
+        except SpecError as error:
+            raise fail(str(error)) from None
+        with signals_raise(), machine("reproduce", wait) as lock, _bar() as bar:
+            task = bar.add_task("starting", total=sum(len(p.loads) for _, p in runs))
+
+            def progress(done, total, load, result, status):
+                bar.update(task, completed=done, total=total, description=status)
+
+            def named(new_id: str) -> None:
+                created.append(new_id)
+                lock.note_run(new_id)
+
+            reproducing.reproduce(store, runs, progress, created=named, about={"seeds": chosen, "quick": quick},
+                                  reproduction=reproduction, stored=stored, by_machine=True)
+    out.print(f"reproduction {reproduction}: {scenario} measured ({', '.join(created)})")
+
+
 def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: bool, resume: str | None,
-                wait: bool) -> Export:
-    """Run the chosen seeds' scenarios (or, `reuse`, find their latest stored runs) and read
-    what the answer needs from the store."""
+                wait: bool, ray_address: str | None = None, allow_mixed: bool = False) -> Export:
+    """Run the chosen seeds' scenarios (here, or on the lab machines of a Ray cluster: `ray_address`),
+    or, `reuse`, find their latest stored runs, and read what the answer needs from the store."""
     from pagebench.analysis.reproduce import claims as catalogue
     from pagebench.analysis.reproduce import verdicts as answer
     from pagebench.analysis.reproduce.export import Export
     from pagebench.analysis.reproduce.scenarios import VARIANT_NOTES
     from pagebench.runner import reproduce as reproducing
-    from pagebench.runner.prepare import prepare
     from pagebench.system.signals import signals_raise
 
     store_ = None
@@ -341,17 +437,9 @@ def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: boo
         except answer.NothingToResume as error:
             raise fail(str(error)) from None
         seeds, quick = previous.seeds, previous.quick
-    chosen = list(dict.fromkeys(seeds or catalogue.SEEDS))
-    unknown = catalogue.unknown_seed(chosen)
-    if unknown:
-        raise fail(unknown)
+    chosen = _seeds(seeds)
     scenarios = catalogue.scenarios_of(chosen)
-    planned: reproducing.Reproduction = []
-    for scenario in scenarios:
-        for variant in scenario.variants:
-            for label, document in scenario.runs(variant, quick):
-                planned.append(((scenario.name, variant, label),
-                                prepare(document, f"scenario {scenario.name} ({variant})")))
+    planned = _planned(chosen, quick)
     store = store_ or open_store(db, must_exist=reuse)
     if previous is not None and len(previous.runs) == len(planned) and all(
             store.experiment(run).status == "complete" for run in previous.runs.values()):
@@ -360,6 +448,18 @@ def _reproduced(seeds: list[str] | None, quick: bool, db: str | None, reuse: boo
     created: list[str] = []
     if reuse:
         runs = answer.latest_runs(store, [s.name for s in scenarios])
+    elif ray_address is not None:
+        reproduction = previous.reproduction if previous else reproducing.new_reproduction_id()
+
+        def resumable(_: BaseException) -> str | None:
+            return (f"runs so far are kept: pagebench reproduce --resume {reproduction} --ray {ray_address}"
+                    if reproducing.stored_runs(store, reproduction) else None)
+
+        with reported(hint=resumable, interrupted="interrupted"), signals_raise(), _bar() as bar:
+            task = bar.add_task("starting", total=sum(len(p.loads) for _, p in planned))
+            reproducing.on_fleet(store, store.url, planned, ray_address, ("reproduce", *chosen, *["--quick"] * quick),
+                                 reproduction, allow_mixed, _fleet_show(bar, task), _say)
+        runs = reproducing.stored_runs(store, reproduction)
     else:
         def kept(_: BaseException) -> str | None:
             return (f"runs so far are kept ({', '.join(created)}): pagebench reproduce --resume latest"

@@ -141,7 +141,10 @@ class Store:
     def _note(self, run_id: str, values: dict[str, Any]) -> None:
         with self._db.write() as conn:
             experiment_id = self._experiment_id(conn, run_id)
-            meta = conn.execute(sa.select(experiments.c.meta).where(experiments.c.id == experiment_id)).scalar_one()
+            # Locked until the update (PostgreSQL): a fleet's driver and a machine's runner noting
+            # the same run at once must not lose each other's keys.
+            meta = conn.execute(sa.select(experiments.c.meta).where(experiments.c.id == experiment_id)
+                                .with_for_update()).scalar_one()
             conn.execute(sa.update(experiments).where(experiments.c.id == experiment_id)
                          .values(meta={**meta, **values}))
 

@@ -18,6 +18,7 @@ import ctypes
 import importlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +33,7 @@ from pagebench.core.spec.model import SpecError
 from pagebench.core.spec.shard import Shard
 from pagebench.lab import netns
 from pagebench.link.emulator import choose_backend
+from pagebench.results.database import StoreError
 from pagebench.results.store import Store
 from pagebench.runner import shards
 from pagebench.runner.environment import environment, machine
@@ -89,11 +91,26 @@ def _ray() -> Any:
 def connect(address: str) -> Any:
     """Ray, connected to the cluster at `address` (a GCS host:port, or ray://)."""
     ray = _ray()
+    _reachable(address)
     try:
         ray.init(address=address, logging_level="ERROR", log_to_driver=False, configure_logging=False)
     except Exception as error:  # noqa: BLE001 - Ray's connection errors have no common class
         raise FleetError(f"--ray {address}: cannot join the cluster: {_first_line(error)}") from None
     return ray
+
+
+def _reachable(address: str) -> None:
+    """A GCS address that nothing answers at, refused at once (Ray itself retries for minutes)."""
+    if "://" in address or address == "auto":
+        return
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit():
+        raise FleetError(f"--ray {address}: not a GCS address (HOST:PORT, or ray://HOST:PORT)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=10).close()
+    except OSError as error:
+        raise FleetError(f"--ray {address}: cannot join the cluster: {error.strerror or error} "
+                         "(is the head's `ray start --head` running there?)") from None
 
 
 def lab_nodes(ray: Any) -> list[Node]:
@@ -158,11 +175,21 @@ def _die_with_parent() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
-def run_shard(run_id: str, shard: str, db: str, allow_mixed: bool) -> tuple[int, str]:
-    """On a lab machine (a Ray task): the shard's loads left, as `pagebench run --resume
-    RUN --shard K/N` would run them there, after the labs of dead runs are cleaned up
-    (`lab.netns.cleanup`); its exit code and last line. Cancelled (Ctrl-C
-    on the driver), it stops the run as a SIGTERM does and waits for its lab to go."""
+@dataclass(frozen=True)
+class Part:
+    """A fleet's unit of work on one machine: a shard of a run, or a scenario variant of a
+    reproduction. Its `argv` (pagebench's arguments) does it there, or the rest of it:
+    done again after its machine is lost, it resumes where the store says it stopped."""
+
+    name: str  # "shard 2/4", "000-transfer/era"
+    argv: tuple[str, ...]
+
+
+def run_part(argv: tuple[str, ...]) -> tuple[int, str]:
+    """On a lab machine (a Ray task): `pagebench ARGV` (a shard's `run --resume RUN --shard
+    K/N`, a reproduction's `reproduce --scenario`), after the labs of dead runs are cleaned
+    up (`lab.netns.cleanup`); its exit code and last line. Cancelled (Ctrl-C on the
+    driver), it stops pagebench as a SIGTERM does and waits for its lab to go."""
     # Ray cancels a running task with `_thread.interrupt_main()`, which does nothing while
     # SIGINT is ignored, as it is in a cluster started from a background job: Python's own
     # handler, for this task (run in the worker's main thread).
@@ -170,13 +197,11 @@ def run_shard(run_id: str, shard: str, db: str, allow_mixed: bool) -> tuple[int,
     # What a lab of this machine left when its process was killed (its node lost: Ray kills
     # a dead worker's children outright): the lab of a live run is kept.
     netns.cleanup()
-    argv = [sys.executable, "-m", "pagebench", "run", "--resume", run_id, "--shard", shard, "--db", db,
-            *(["--allow-mixed"] if allow_mixed else [])]
     # A session of its own: the signals sent to the worker's process group are not its
     # (one SIGTERM from here stops it); a worker that dies sends it SIGTERM (`_die_with_parent`).
     with tempfile.TemporaryFile("w+") as stderr:
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=stderr, text=True,
-                                   preexec_fn=_die_with_parent, start_new_session=True,
+        process = subprocess.Popen([sys.executable, "-m", "pagebench", *argv], stdout=subprocess.DEVNULL,
+                                   stderr=stderr, text=True, preexec_fn=_die_with_parent, start_new_session=True,
                                    env=os.environ | {"COLUMNS": "200"})
         try:
             while process.poll() is None:  # Python between waits: a cancel's KeyboardInterrupt lands
@@ -200,12 +225,32 @@ def status(store: Store, run_id: str) -> Status:
     return Status(sum(by_machine.values()), store.experiment(run_id).planned, by_machine)
 
 
-def left(store: Store, run_id: str, count: int) -> list[Shard]:
-    """The shards with loads not yet recorded."""
+def left(store: Store, run_id: str, count: int, db: str, allow_mixed: bool) -> list[Part]:
+    """The shards with loads not yet recorded, each as the `run --resume` that does its rest."""
     done = store.done_seqs(run_id) | store.stopped_seqs(run_id)
     plan = store.plan(run_id)
-    return [Shard(k, count) for k in range(1, count + 1)
-            if any(load.seq not in done for load in shard_mod.loads_of(plan, Shard(k, count)))]
+    return [Part(f"shard {shard}", ("run", "--resume", run_id, "--shard", str(shard), "--db", db,
+                              *(["--allow-mixed"] if allow_mixed else [])))
+            for shard in (Shard(k, count) for k in range(1, count + 1))
+            if any(load.seq not in done for load in shard_mod.loads_of(plan, shard))]
+
+
+def lab_machines(ray: Any, backend: str | None, where: str, stored: dict[str, Any], allow_mixed: bool,
+                 say: Callable[[str], None]) -> list[Node]:
+    """The cluster's lab machines whose versions match those `stored` `where`."""
+    return accepted(where, stored, probed(ray, lab_nodes(ray), backend, say), allow_mixed, say)
+
+
+def shared(nodes: list[Node]) -> bool:
+    """Whether lab machines share a host (a test's cluster): timings not a fleet's."""
+    return len({node.address for node in nodes}) < len(nodes)
+
+
+def note_shared(store: Store, run_id: str) -> None:
+    """The run says its machines shared a host (`SHARED`): the run's note, not each load's,
+    so its statistics still run."""
+    if SHARED not in (notes := store.experiment(run_id).meta.get("notes") or []):
+        store.note(run_id, notes=[*notes, SHARED])
 
 
 def start(store: Store, db: str, prepared: Prepared, address: str, run_id: str | None, allow_mixed: bool,
@@ -215,20 +260,19 @@ def start(store: Store, db: str, prepared: Prepared, address: str, run_id: str |
     per block), then driven to its end (`drive`). Its id."""
     ray = connect(address)
     head = environment() | {"backend": choose_backend(prepared.spec.backend)}
-    machines = probed(ray, lab_nodes(ray), prepared.spec.backend, say)
-    nodes = accepted("on the driver", head, machines, allow_mixed, say)
+    nodes = lab_machines(ray, prepared.spec.backend, "on the driver", head, allow_mixed, say)
     blocks = 1 + max((load.repetition for load in prepared.loads if not load.warmup), default=-1)
     count = min(len(nodes), blocks)
     prepared = sharded(prepared, count)
     run_id, _ = create(store, prepared, {"shards": count, "fleet": [node.machine for node in nodes]},
                           run_id or shards.run_id_of(prepared, count), exist_ok=True)
-    shared = len({node.address for node in nodes}) < len(nodes)
-    if shared and SHARED not in (notes := store.experiment(run_id).meta.get("notes") or []):
-        store.note(run_id, notes=[*notes, SHARED])  # the run's, not each load's: its statistics still run
+    if shared(nodes):
+        note_shared(store, run_id)
     created(run_id)
     say(f"run {run_id}: {count} shard(s) on {len(nodes)} lab machine(s): "
-        + ", ".join(node.label for node in nodes) + (f" ({SHARED})" if shared else ""))
-    drive(ray, store, db, run_id, nodes, allow_mixed, show, say)
+        + ", ".join(node.label for node in nodes) + (f" ({SHARED})" if shared(nodes) else ""))
+    drive(ray, left(store, run_id, count, db, allow_mixed), nodes, lambda: status(store, run_id), show, say,
+          f"--resume {run_id} --ray")
     return run_id
 
 
@@ -240,53 +284,57 @@ def resume(store: Store, db: str, run_id: str, address: str, allow_mixed: bool, 
         raise SpecError(f"run {run_id}: not a sharded run: resume it without --ray")
     ray = connect(address)
     stored = {name: getattr(experiment, name) for name in VERSIONED}
-    machines = probed(ray, lab_nodes(ray), experiment.spec.get("backend"), say)
-    nodes = accepted(f"in run {run_id}", stored, machines, allow_mixed, say)
-    drive(ray, store, db, run_id, nodes, allow_mixed, show, say)
+    nodes = lab_machines(ray, experiment.spec.get("backend"), f"in run {run_id}", stored, allow_mixed, say)
+    drive(ray, left(store, run_id, int(experiment.meta["shards"]), db, allow_mixed), nodes,
+          lambda: status(store, run_id), show, say, f"--resume {run_id} --ray")
 
 
-def drive(ray: Any, store: Store, db: str, run_id: str, nodes: list[Node], allow_mixed: bool,
-          show: Callable[[Status], None], say: Callable[[str], None]) -> None:
-    """Run every shard with loads left, one per machine at a time, until all are done; a
-    machine lost mid-shard is said and its shard given to another. A shard that fails
-    otherwise (its one line) stops the run; Ctrl-C cancels every shard."""
-    count = int(store.experiment(run_id).meta["shards"])
-    task = ray.remote(run_shard)
-    queue = left(store, run_id, count)
+def drive(ray: Any, parts: list[Part], nodes: list[Node], progress: Callable[[], Status],
+          show: Callable[[Status], None], say: Callable[[str], None], again: str) -> None:
+    """Run every part, one per machine at a time, in order, until all are done; `progress`
+    says from the store how far they are. A machine lost mid-part is said and its part
+    given to another; one that fails otherwise (its one line) stops them all, as does
+    Ctrl-C (every part cancelled). `again`: the options that resume the work."""
+    task = ray.remote(run_part)
+    queue = list(parts)
     live = list(nodes)
-    running: dict[Any, tuple[Shard, Node]] = {}
+    running: dict[Any, tuple[Part, Node]] = {}
+    last, away = Status(0, 0), None
     try:
         while queue or running:
             busy = {node.id for _, node in running.values()}
             for node in [node for node in live if node.id not in busy]:
                 if not queue:
                     break
-                shard = queue.pop(0)
-                ref = task.options(**_pinned(ray, node, resources={LAB: 1})).remote(run_id, str(shard), db,
-                                                                                    allow_mixed)
-                running[ref] = (shard, node)
+                part = queue.pop(0)
+                running[task.options(**_pinned(ray, node, resources={LAB: 1})).remote(part.argv)] = (part, node)
             if not live and queue:
-                raise FleetError(f"run {run_id}: no lab machine left for shard(s) "
-                                 f"{', '.join(str(s) for s in queue)}: resume with --resume {run_id} --ray")
-            current = status(store, run_id)
-            current.doing = {node.machine: f"shard {shard}" for shard, node in running.values()}
-            show(current)
+                raise FleetError(f"no lab machine left for {', '.join(part.name for part in queue)}: "
+                                 f"resume with {again}")
+            try:
+                current, away = progress(), None
+            except StoreError as error:  # the parts' own writes wait for it, then stop and say so
+                if away is None:
+                    say(f"the store is unreachable from the driver ({error}): each part's writes wait for it")
+                current, away = last, error
+            current.doing = {node.machine: part.name for part, node in running.values()}
+            show(last := current)
             finished, _ = ray.wait(list(running), num_returns=1, timeout=POLL_S)
             for ref in finished:
-                shard, node = running.pop(ref)
+                part, node = running.pop(ref)
                 try:
                     code, line = ray.get(ref)
                 except ray.exceptions.RayTaskError as error:
-                    raise FleetError(f"shard {shard} on {node.label}: {_first_line(error)}") from None
+                    raise FleetError(f"{part.name} on {node.label}: {_first_line(error)}") from None
                 except ray.exceptions.RayError as error:
                     live = [n for n in live if n.id != node.id]
-                    say(f"node {node.label} lost during shard {shard} ({_first_line(error)}): its loads done are "
+                    say(f"node {node.label} lost during {part.name} ({_first_line(error)}): its loads done are "
                         f"kept, the rest resume on another machine")
-                    queue.append(shard)
+                    queue.append(part)
                     continue
                 if code != 0:
-                    raise FleetError(f"shard {shard} on {node.label}: {line or f'exit {code}'}")
-        show(status(store, run_id))
+                    raise FleetError(f"{part.name} on {node.label}: {line or f'exit {code}'}")
+        show(progress())
     except BaseException:
         _cancel(ray, list(running))
         raise

@@ -86,6 +86,11 @@ class Keep:
     frames: bool = True
 
 
+#: A run's meta key: its loads name the machine that measured them (a run a fleet's
+#: machines share, or may: a reproduction's part, resumed elsewhere when its machine is lost).
+BY_MACHINE = "by_machine"
+
+
 class Runner:
     """Runs the remaining loads of one stored run in a fresh lab."""
 
@@ -94,11 +99,12 @@ class Runner:
     def __init__(self, store: Store, run_id: str, prepared: Prepared, progress: Progress,
                  roles: Roles | None = None, keep: Keep = Keep(), decide: Decide | None = None,
                  say: Say = lambda _: None, shard: Shard | None = None) -> None:
-        """`shard`: only that shard's loads of a sharded run (`prepared.loads` the whole plan);
-        each recorded with this machine's name (`environment.machine`)."""
+        """`shard`: only that shard's loads of a sharded run (`prepared.loads` the whole plan).
+        A fleet's loads (of a sharded run, or of a run whose meta says `by_machine`: a
+        reproduction's part) are each recorded with this machine's name (`environment.machine`)."""
         self.store = store
         self.shard = shard
-        self.machine = machine() if shard is not None else None
+        self.machine = machine() if shard is not None or store.experiment(run_id).meta.get(BY_MACHINE) else None
         self.say = say
         self.decide = decide or (lambda run, _rounds: run_settled(store, run))
         self.keep = keep if store.artifacts is not None else replace(keep, har=False, trace=False)  # nowhere to keep it

@@ -4,7 +4,9 @@ drives and lab nodes started as Ray nodes of their own on this machine, each wit
 set-up: the run says its machines share a host). Into a throwaway PostgreSQL: every load
 exactly once, the same measured loads as the spec run on one machine, each machine's
 loads named; a node with another Chromium build is refused in one line; a node killed
-mid-run leaves its loads done and the run completes on the others."""
+mid-run leaves its loads done and the run completes on the others; the store made
+unreachable stops every shard, keeping what was measured; a reproduction runs each
+scenario variant on one machine."""
 
 from __future__ import annotations
 
@@ -20,11 +22,13 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from pagebench.analysis.reproduce import claims as catalogue
+from pagebench.analysis.reproduce.verdicts import stored_reproduction
 from pagebench.runner.fleet import LAB, SHARED
 from pagebench.runner.prepare import prepare
 from pagebench.results.store import Store
 from tests.conftest import Postgres
-from tests.helpers import HARNESS, drop_database, fresh_database, leftovers, needs_root, nothing_left, pagebench, \
+from tests.helpers import HARNESS, admin, drop_database, fresh_database, leftovers, needs_root, nothing_left, pagebench, \
     sigint_default, tagged, write_spec
 
 pytestmark = needs_root
@@ -47,7 +51,7 @@ def cluster(tmp_path_factory, session_tag: str) -> Iterator[tuple[object, dict[s
     try:
         for name in ("lab-a", "lab-b", "lab-c"):
             # Each run's lab has its state directory under the host's state root, as on any host:
-            # a node cleaning up dead labs before its shard (`fleet.run_shard`) must see every
+            # a node cleaning up dead labs before its shard (`fleet.run_part`) must see every
             # lab of this host with its owner, so it never takes a live one for dead.
             env = {"PAGEBENCH_MACHINE": name, "PAGEBENCH_LOCK": str(base / f"{name}.lock"),
                    "PAGEBENCH_TAG": session_tag}
@@ -177,3 +181,55 @@ def test_a_node_lost_mid_run_leaves_its_loads_and_the_rest_complete_on_the_other
     machines = Counter(load.machine for load in loads if not load.warmup)
     assert machines["lab-b"] < 30 and machines["lab-a"] + machines["lab-b"] == 60
     assert nothing_left(), leftovers()  # the lost node's lab: cleaned up before the shard resumed
+
+
+def test_the_store_unreachable_stops_every_shard_keeping_the_loads_done(cluster, store_url, postgres, tmp_path):
+    ray_cluster, _, _ = cluster
+    database = store_url.split("@/")[1].split("?")[0]
+    proc = _driver(write_spec(tmp_path, **SPEC), ray_cluster.address, store_url)
+    _wait_for(store_url, proc, "SELECT count(DISTINCT machine) FROM loads WHERE NOT warmup", 2)
+    # No one connects to it any more, superuser or not: each shard's writes wait for it, then stop.
+    admin(postgres.url, f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS false',
+          f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{database}'")
+    try:
+        _, stderr = _finish(proc, timeout=400)
+    finally:
+        admin(postgres.url, f'ALTER DATABASE "{database}" ALLOW_CONNECTIONS true')
+    assert proc.returncode == 2, stderr[-2000:]
+    error = [line for line in stderr.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and database in error[0] and "shard" in error[0], stderr[-2000:]
+    assert "Traceback" not in stderr and nothing_left(), leftovers()  # every shard took its lab down
+    run, kept = _loads(store_url)
+    assert kept and len({load.seq for load in kept}) == len(kept)  # what was measured stays, each once
+    assert stderr.strip().endswith(f"pagebench run --resume {run} --ray {ray_cluster.address}"), stderr[-500:]
+    resumed = pagebench("run", "--resume", run, "--ray", ray_cluster.address, "--db", store_url)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    _assert_every_load_once(store_url)
+
+
+def test_a_reproduction_across_lab_machines_measures_each_scenario_variant_on_one_machine(cluster, store_url):
+    ray_cluster, _, _ = cluster
+    proc = subprocess.Popen([sys.executable, "-m", "pagebench", "reproduce", "002", "--quick", "--ray",
+                             ray_cluster.address, "--db", store_url], cwd=HARNESS, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=tagged())
+    stdout, stderr = _finish(proc, timeout=900)
+    assert proc.returncode == 0, stderr[-2000:]
+    assert "paper against measured" in stdout and "no data" not in stdout, stdout[-2000:]
+    refused = [line for line in stderr.splitlines() if "lab-c" in line]
+    assert len(refused) == 1 and "refused" in refused[0], stderr[-2000:]
+    planned = {(scenario.name, variant, label): prepare(document, "s").loads
+               for scenario in catalogue.scenarios_of(["002"]) for variant in scenario.variants
+               for label, document in scenario.runs(variant, True)}
+    with Store(store_url) as store:
+        runs = stored_reproduction(store).runs
+        assert set(runs) == set(planned)
+        where: dict[tuple[str, str], set[str | None]] = {}
+        for key, run in runs.items():
+            experiment = store.experiment(run)
+            assert experiment.status == "complete" and SHARED in experiment.meta["notes"]
+            loads = store.loads(run, include_warmup=True)
+            assert sorted(load.seq for load in loads) == [load.seq for load in planned[key]]  # each once
+            where.setdefault(key[:2], set()).update(load.machine for load in loads)
+    assert all(len(machines) == 1 for machines in where.values()), where  # a variant's runs: one machine's
+    assert set().union(*where.values()) == {"lab-a", "lab-b"}
+    assert nothing_left(), leftovers()
