@@ -10,10 +10,11 @@ link emulated), then `pagebench run` of a generated spec with pagebench's defaul
 
 browsertime is installed from the npm registry at BROWSERTIME_VERSION into the virtualenv
 (`.venv/share/browsertime/VERSION`, once), its driver downloads skipped: it drives Debian's
-chromedriver (package chromium-driver, installed with apt when missing). Its Chromium
-trusts the lab's authority as a root in an NSS database built from the shell's
-`$PAGEBENCH_CA`; certificate errors are never ignored (browsertime ignores them unless
-told not to).
+chromedriver (package chromium-driver, installed with apt when missing), which starts
+Chromium through pagebench's own launcher (`lab.browser.write_wrapper`: as `nobody`, its
+sandbox on). That Chromium trusts the lab's authority as a root in an NSS database built
+from the shell's `$PAGEBENCH_CA`; certificate errors are never ignored (browsertime
+ignores them unless told not to).
 
 Figures per tool: loads per minute steady (the measured loads' start-to-start intervals:
 browsertime's iteration timestamps, pagebench's stored start times) and end to end (the
@@ -45,7 +46,7 @@ import yaml
 BROWSERTIME_VERSION = "26.3.2"  # 28.3.0 pins an edgedriver the registry no longer serves
 NODE_MAJOR = 20  # browsertime 26's engines field
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
-NOBODY = 65534  # Chromium runs unprivileged with its sandbox on, as pagebench's does
+NOBODY = 65534  # the lab's NSS database is Chromium's, which runs as nobody (pagebench's launcher)
 SITE, MODE, TLS = "seed000-small-n20", "h2", "1.3"
 #: docs/benchmarks.md "Page loads": the CV condition.
 LINK = {"rtt_ms": 50, "down_mbit": 10, "up_mbit": 10}
@@ -219,10 +220,12 @@ def ensure_browsertime(share: Path) -> Path:
                            "--no-fund", "--save-exact", f"browsertime@{BROWSERTIME_VERSION}"],
                           capture_output=True, text=True, env=os.environ | SKIP_DOWNLOADS)
     if done.returncode != 0:
-        errors = [line for line in done.stderr.splitlines() if "error" in line.lower()] or ["?"]
+        shutil.rmtree(staging, ignore_errors=True)
+        errors = [line.removeprefix("npm error ") for line in done.stderr.splitlines() if line.startswith("npm error")]
+        said = next((line for line in errors if "reason:" in line), errors[0] if errors else "?")
         if any(code in done.stderr for code in NETWORK_ERRORS):
-            raise fail(f"npm cannot reach its registry ({errors[0]})")
-        raise fail(f"npm install browsertime@{BROWSERTIME_VERSION} failed: {errors[0]}")
+            raise fail(f"npm cannot reach its registry: {said}")
+        raise fail(f"npm install browsertime@{BROWSERTIME_VERSION} failed: {said}")
     shutil.rmtree(home, ignore_errors=True)
     staging.rename(home)
     return script
@@ -235,15 +238,15 @@ def pagebench(*args: str) -> list[str]:
     return [sys.executable, "-m", "pagebench", *args]
 
 
-def run_browsertime(label: str, options: list[str], loads: int, node_script: Path, chromium: str,
-                    workdir: Path, keep: Path | None) -> Result:
+def run_browsertime(label: str, options: list[str], loads: int, node_script: Path, workdir: Path,
+                    keep: Path | None) -> Result:
     """One configuration inside `pagebench shell`; the browsertime command's own wall
     time is its end to end (the lab's set-up is the shell's, said apart). `keep`: where
     its browsertime.json is copied."""
     job = workdir / label.replace(", ", "-").replace(" ", "-")
     job.mkdir()
-    spec = {"options": ["-n", str(loads), *options], "script": str(node_script), "chromium": chromium,
-            "home": str(job / "home"), "times": str(job / "times.json")}
+    spec = {"options": ["-n", str(loads), *options], "script": str(node_script), "home": str(job / "home"),
+            "times": str(job / "times.json")}
     (job / "job.json").write_text(json.dumps(spec))
     began = time.time()
     done = subprocess.run(pagebench("shell", "--wait", "--site", SITE, "--mode", MODE, "--tls", TLS, *LINK_OPTIONS,
@@ -252,7 +255,7 @@ def run_browsertime(label: str, options: list[str], loads: int, node_script: Pat
     shell_s = time.time() - began
     if done.returncode != 0:
         raise fail(f"{label}: pagebench shell -- browsertime exited {done.returncode} (its log is above)")
-    found = job / "home" / "out" / "browsertime.json"
+    found = job / "out" / "browsertime.json"
     if keep is not None:
         shutil.copy(found, keep / f"{job.name}.browsertime.json")
     times, starts = browsertime_loads(json.loads(found.read_text()))
@@ -264,7 +267,10 @@ def run_browsertime(label: str, options: list[str], loads: int, node_script: Pat
 
 def in_lab(job_path: Path) -> int:
     """Inside the lab's client namespace (as root): trust the lab's authority in an NSS
-    database of a home of its own, then run browsertime as `nobody` and time it."""
+    database of a home of its own, then run browsertime, its Chromium started by
+    pagebench's own launcher (`nobody`, sandbox on, that home), and time it."""
+    from pagebench.lab.browser import write_wrapper
+
     job = json.loads(job_path.read_text())
     home = Path(job["home"])
     nssdb = home / ".pki" / "nssdb"
@@ -273,11 +279,11 @@ def in_lab(job_path: Path) -> int:
     subprocess.run(["certutil", "-d", f"sql:{nssdb}", "-A", "-t", "C,,", "-n", "pagebench lab CA",
                     "-i", os.environ["PAGEBENCH_CA"]], check=True)
     subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(home)], check=True)
+    wrapper = write_wrapper(home.parent / "chromium-as-nobody", None, home)  # None: this namespace
     argv = lab_argv(job["options"], os.environ["PAGEBENCH_URL"], os.environ["PAGEBENCH_HOST_RESOLVER_RULES"],
-                    job["chromium"], str(CHROMEDRIVER))
+                    str(wrapper), str(CHROMEDRIVER))
     start = time.time()
-    done = subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "env", f"HOME={home}",
-                           "node", job["script"], "--resultDir", str(home / "out"), *argv], cwd=home)
+    done = subprocess.run(["node", job["script"], "--resultDir", str(home.parent / "out"), *argv], cwd=home.parent)
     Path(job["times"]).write_text(json.dumps({"start": start, "end": time.time()}))
     return done.returncode
 
@@ -349,8 +355,8 @@ def main() -> None:
     script = ensure_browsertime(Path(sys.prefix) / "share" / "browsertime")
     with tempfile.TemporaryDirectory(prefix="peers-") as tmp:
         workdir = Path(tmp)
-        workdir.chmod(0o755)  # browsertime runs as nobody below it
-        default, tuned = [run_browsertime(label, options, args.loads, script, CHROMIUM, workdir, args.keep)
+        workdir.chmod(0o755)  # Chromium runs as nobody with its home below it
+        default, tuned = [run_browsertime(label, options, args.loads, script, workdir, args.keep)
                           for label, options in CONFIGURATIONS]
         ours = run_pagebench(args.loads, workdir, args.keep)
     print(table([default, tuned], ours))
