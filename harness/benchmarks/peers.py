@@ -50,7 +50,7 @@ NOBODY = 65534  # the lab's NSS database is Chromium's, which runs as nobody (pa
 SITE, MODE, TLS = "seed000-small-n20", "h2", "1.3"
 #: docs/benchmarks.md "Page loads": the CV condition.
 LINK = {"rtt_ms": 50, "down_mbit": 10, "up_mbit": 10}
-LINK_OPTIONS = ["--rtt", "50", "--down", "10", "--up", "10"]
+LINK_OPTIONS = ["--rtt", str(LINK["rtt_ms"]), "--down", str(LINK["down_mbit"]), "--up", str(LINK["up_mbit"])]
 #: npm 11 skips unapproved install scripts; older npm runs them: the drivers' would
 #: download binaries (these variables are their install scripts' own switches).
 SKIP_DOWNLOADS = {"CHROMEDRIVER_SKIP_DOWNLOAD": "true", "GECKODRIVER_SKIP_DOWNLOAD": "true",
