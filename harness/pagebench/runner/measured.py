@@ -1,6 +1,6 @@
 """A load as the runner measured it: the browser's raw records and what the link, the
-servers and the edge proxy saw of it, read right after the load; evaluated later
-(`results`, pure), while the next load's browser settles (`runner.run`)."""
+servers and the edge proxy saw of it, read once the link has drained of it; evaluated
+(`results`, pure) while the next load's browser settles (`runner.run`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,17 @@ from pagebench.core.measure.metrics import LinkView, ProxyView, ServerView, eval
 from pagebench.core.records import LoadResult, RawLoad
 from pagebench.core.spec import plan as planner
 from pagebench.edge.proxy import ProxyStats
+from pagebench.lab.servers.origins import Offset
 from pagebench.link.counters import LinkCounters
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The link's counters and the servers' log offset at one moment with no packet held:
+    after one load, before the next."""
+
+    counters: LinkCounters
+    offset: Offset
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ from pagebench.link.emulator import LinkControl
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import AlreadyRecorded, Store
 from pagebench.runner.environment import machine
-from pagebench.runner.measured import Measured
+from pagebench.runner.measured import Measured, Reading
 from pagebench.runner.prepare import Prepared, encoding_costs, plan_run
 from pagebench.runner.watchdog import LOAD_GRACE_S, Watchdog, local_checks
 from pagebench.system.commands import Bed
@@ -116,7 +116,7 @@ class Runner:
         self._scheduling: str | None = None  # the delay program's, as noted in the store
         self._versions: tuple[str, str | None] | None = None  # pagebench's and Chromium's, for the HARs
         self._done = 0  # loads recorded, for the progress
-        self._pending: Callable[[], None] | None = None  # the last load's commit (`_finish`)
+        self._pending: Callable[[], Reading | None] | None = None  # the last load's commit (`_finish`)
         self._page = ""  # page by page: which page the loads are of ("page 3/25"), for the progress
         #: The DevTools CPU rate of each throttled device, once calibrated (at the run's first lab).
         self._rates: dict[str, float] = {}
@@ -317,35 +317,58 @@ class Runner:
 
     def _load(self, visit: planner.Visit, link: LinkControl, origins: Origins, driver: Driver,
               proxy: EdgeProxy | None, warm_profile: str, clients: int, emulation: Emulation = Emulation(),
-              ready: Callable[[], None] = lambda: None) -> Measured:
+              ready: Callable[[], Reading | None] = lambda: None) -> Callable[[], tuple[Measured, Reading]]:
         """One planned load: every client loads the page at once, as the `emulation`'s
-        device; counters read around it. `ready`: done before its navigation (`Driver.cold`)."""
+        device. `ready`: done before its navigation (`Driver.cold`), while the browser
+        settles: the load before's rest, whose reading of the link once drained of it is
+        this load's reading before. What is returned measures this load's rest (`_rest`):
+        called later, in the next load's `ready`, its wait for the link to drain (a
+        connection's close is one to two round trips) overlaps the next context's start."""
         spec, c = self.plan.spec, visit.condition
         setup = self._setup(visit, proxy)
+        if visit.upstream is not None:
+            self._finish()  # before the edge proxy is set anew: its pool may open connections across the link
         self._configure(visit, proxy)
-        link.wait_settled()
-        before, offset = link.counters(), origins.log_offset()
+        before: list[Reading] = []
+
+        def navigating() -> None:
+            before.append(ready() or self._read(link, origins))
+
         started = time.time()
         self._watchdog.raise_if_fired()
         with self._watchdog.deadline(spec.timeouts.load_s + LOAD_GRACE_S):
-            raws = (driver.cold(setup, visit.url, spec.timeouts.load_s, clients, emulation=emulation, ready=ready)
+            raws = (driver.cold(setup, visit.url, spec.timeouts.load_s, clients, emulation=emulation, ready=navigating)
                     if c.cache == "cold" else [driver.warm(setup, warm_profile, visit.url, spec.timeouts.load_s,
-                                                           emulation=emulation, ready=ready)])
+                                                           emulation=emulation, ready=navigating)])
         self._watchdog.raise_if_fired()  # a part died under the load: its error, not the load
+        if not before:  # lost before its navigation: nothing of it crossed the link
+            navigating()
+        return partial(self._rest, visit, raws, started, before[0], link, origins, proxy)
+
+    @staticmethod
+    def _read(link: LinkControl, origins: Origins) -> Reading:
+        """The link's counters and the servers' log offset, once no packet is held."""
         link.wait_settled()
-        delta = link.counters() - before  # raises if the delay program died: the link is down
+        return Reading(link.counters(), origins.log_offset())
+
+    def _rest(self, visit: planner.Visit, raws: list[RawLoad], started: float, before: Reading, link: LinkControl,
+              origins: Origins, proxy: EdgeProxy | None) -> tuple[Measured, Reading]:
+        """What the link, the servers and the edge proxy saw of a load, once the link has
+        drained of it; and that reading, the next load's before."""
+        after = self._read(link, origins)
+        delta = after.counters - before.counters  # raises if the delay program died: the link is down
         origins.check_alive()  # a load measured against dead servers is not kept
         if proxy is not None:
             proxy.check_alive()
-        log = origins.connections_since(offset)
+        log = origins.connections_since(before.offset)
         # An app site's load counts only if its app is still well after it (`lab.servers.apps`).
         check_app = getattr(origins, "check_app", None)
         if check_app is not None:
-            check_app(c.site, log.statuses_for(visit.document_path, urlsplit(visit.url).hostname))
+            check_app(visit.condition.site, log.statuses_for(visit.document_path, urlsplit(visit.url).hostname))
         stats = proxy.stats() if visit.proxied and proxy is not None else None
         server = ServerView(log.connections, log.requests, log.statuses_for(visit.document_path),
                             log.not_modified(), log.tls_seen())
-        return Measured.of(visit, raws, started, delta, server, stats, spec.replay_query)
+        return Measured.of(visit, raws, started, delta, server, stats, self.plan.spec.replay_query), after
 
     def _evidence(self, planned: PlannedLoad, raws: list[RawLoad], results: list[LoadResult]) -> list[Evidence]:
         """Each client's HAR, frames (those that changed the screen) and trace of a measured
@@ -371,6 +394,7 @@ class Runner:
             for step in steps:
                 planned, c = step.planned, step.planned.condition
                 if link.profile != step.profile:
+                    self._finish()  # its link reading before the delay program starts anew (its counters from 0)
                     link.apply(step.profile)
                     self._note_scheduling(link)
                 if step.prime is not None:
@@ -383,10 +407,9 @@ class Runner:
                                        plan.spec.timeouts.load_s, dictionaries=step.prime.dictionaries,
                                        emulation=self._emulation(step))
                     prime_errors[c.key] = raw.error
-                measured = self._load(step.visit, link, origins, driver, proxy, step.warm_profile,
-                                      plan.spec.clients, self._emulation(step), ready=self._finish)
-                self._finish()  # the load before, if this one never reached its navigation
-                self._pending = partial(self._record, step, measured, prime_errors.get(c.key))
+                rest = self._load(step.visit, link, origins, driver, proxy, step.warm_profile,
+                                  plan.spec.clients, self._emulation(step), ready=self._finish)
+                self._pending = partial(self._record, step, rest, prime_errors.get(c.key))
                 if self._ends_round(planned):
                     self._finish()
                     if self._look(planned.repetition + 1):
@@ -394,18 +417,20 @@ class Runner:
         finally:
             self._finish()  # the last load measured is kept, whatever stopped the loads
 
-    def _finish(self) -> None:
-        """The last load's evaluation and commit (`_record`), if not done yet: run while the
-        next load's browser settles (`Driver.cold`'s `ready`), a wait that was idle, else
-        before anything reads the store, and when the loads end however they end."""
+    def _finish(self) -> Reading | None:
+        """The last load's rest, evaluation and commit (`_record`), if not done yet: run
+        while the next load's browser settles (`Driver.cold`'s `ready`), a wait that was
+        idle, else before anything reads the store or crosses the link, and when the loads
+        end however they end. The link's reading after it, if a load was pending."""
         pending, self._pending = self._pending, None
-        if pending is not None:
-            pending()
+        return pending() if pending is not None else None
 
-    def _record(self, step: planner.Step, measured: Measured, prime_error: str | None) -> None:
-        """A load evaluated (its visual metrics are most of that), its evidence kept, its
-        rows committed."""
+    def _record(self, step: planner.Step, rest: Callable[[], tuple[Measured, Reading]],
+                prime_error: str | None) -> Reading:
+        """A load's rest measured (`_rest`), evaluated (its visual metrics are most of that),
+        its evidence kept, its rows committed; the link's reading after it."""
         planned = step.planned
+        measured, after = rest()
         results = [replace(r, bound_ms=self._bound(step, r)) for r in measured.results()]
         if prime_error:  # not warm as its condition says
             results = [replace(r, flagged=True, flags=(*r.flags, f"its warm profile's priming load failed: "
@@ -419,9 +444,10 @@ class Runner:
             # a lost machine's shard, stopping, committed its last load after this one resumed it
             self.say(f"load seq {planned.seq}: recorded meanwhile by another machine (a lost one's last): "
                      f"theirs is kept")
-            return
+            return after
         self._done += 1
         self.progress(self._done, len(self.plan.loads), planned, results[0], self._page)
+        return after
 
     def _ends_round(self, planned: PlannedLoad) -> bool:
         """Whether a measured load completes its round (`repetitions: auto`: rounds are
@@ -440,7 +466,7 @@ class Runner:
         for measured, visit in overhead.visits:
             topology = visit.condition.topology
             self._status(f"edge-proxy overhead: {topology}")
-            result = self._load(visit, link, origins, driver, proxy, "", 1).results()[0]
+            result = self._load(visit, link, origins, driver, proxy, "", 1)()[0].results()[0]
             if not result.ok or result.load_ms is None:
                 raise ProxyError(f"edge-proxy overhead: a {topology} load of {overhead.site} failed: "
                                  f"{'; '.join(result.errors) or 'no load time'}")

@@ -83,7 +83,7 @@ def test_table_and_verdicts() -> None:
 
 def test_lab_argv_puts_the_lab_url_in_the_check() -> None:
     url = "https://www.seed000.test/"
-    argv = peers.lab_argv(peers.TUNED, url, "MAP www.seed000.test 198.19.0.1, MAP * ~NOTFOUND",
+    argv = peers.lab_argv(peers.TUNED, url, "MAP www.seed000.test 198.19.0.1, MAP * ~NOTFOUND", "KEY=",
                           "/usr/lib/chromium/chromium-headless-shell", "/usr/bin/chromedriver")
     check = argv[argv.index("--pageCompleteCheck") + 1]
     assert check == ("return document.documentURI === 'https://www.seed000.test/' "
@@ -91,7 +91,9 @@ def test_lab_argv_puts_the_lab_url_in_the_check() -> None:
     assert argv[-1] == url
     assert "--chrome.args=--host-resolver-rules=MAP www.seed000.test 198.19.0.1, MAP * ~NOTFOUND" in argv
     assert argv[argv.index("--chrome.ignoreCertificateErrors") + 1] == "false"
-    assert not any("ignore-certificate-errors" in arg for arg in argv)  # no Chromium switch
+    # the lab leaf's key trusted as pagebench's browser trusts it, and no other error ignored
+    assert [arg for arg in argv if "ignore-certificate-errors" in arg] == [
+        "--chrome.args=--ignore-certificate-errors-spki-list=KEY="]
 
 
 def test_both_configurations_keep_certificate_errors_errors() -> None:

@@ -168,21 +168,6 @@ def _wait_for(db: str, proc: subprocess.Popen[str], query: str, at_least: int, t
         engine.dispose()
 
 
-def test_a_node_lost_mid_run_leaves_its_loads_and_the_rest_complete_on_the_others(cluster, store_url, tmp_path):
-    ray_cluster, nodes, _ = cluster
-    proc = _driver(write_spec(tmp_path, **SPEC), ray_cluster.address, store_url)
-    _wait_for(store_url, proc, "SELECT count(*) FROM loads WHERE machine = 'lab-b'", 8)
-    ray_cluster.remove_node(nodes["lab-b"], allow_graceful=False)  # its raylet and workers, killed
-    _, stderr = _finish(proc)
-    assert proc.returncode == 0, stderr[-2000:]
-    lost = [line for line in stderr.splitlines() if "lost" in line]
-    assert lost and "lab-b" in lost[0], stderr[-2000:]
-    _, loads = _assert_every_load_once(store_url)
-    machines = Counter(load.machine for load in loads if not load.warmup)
-    assert machines["lab-b"] < 30 and machines["lab-a"] + machines["lab-b"] == 60
-    assert nothing_left(), leftovers()  # the lost node's lab: cleaned up before the shard resumed
-
-
 def test_the_store_unreachable_stops_every_shard_keeping_the_loads_done(cluster, store_url, postgres, tmp_path):
     ray_cluster, _, _ = cluster
     database = store_url.split("@/")[1].split("?")[0]
@@ -233,3 +218,19 @@ def test_a_reproduction_across_lab_machines_measures_each_scenario_variant_on_on
     assert all(len(machines) == 1 for machines in where.values()), where  # a variant's runs: one machine's
     assert set().union(*where.values()) == {"lab-a", "lab-b"}
     assert nothing_left(), leftovers()
+
+
+# Last: it takes lab-b out of the module's cluster.
+def test_a_node_lost_mid_run_leaves_its_loads_and_the_rest_complete_on_the_others(cluster, store_url, tmp_path):
+    ray_cluster, nodes, _ = cluster
+    proc = _driver(write_spec(tmp_path, **SPEC), ray_cluster.address, store_url)
+    _wait_for(store_url, proc, "SELECT count(*) FROM loads WHERE machine = 'lab-b'", 8)
+    ray_cluster.remove_node(nodes["lab-b"], allow_graceful=False)  # its raylet and workers, killed
+    _, stderr = _finish(proc)
+    assert proc.returncode == 0, stderr[-2000:]
+    lost = [line for line in stderr.splitlines() if "lost" in line]
+    assert lost and "lab-b" in lost[0], stderr[-2000:]
+    _, loads = _assert_every_load_once(store_url)
+    machines = Counter(load.machine for load in loads if not load.warmup)
+    assert machines["lab-b"] < 30 and machines["lab-a"] + machines["lab-b"] == 60
+    assert nothing_left(), leftovers()  # the lost node's lab: cleaned up before the shard resumed
