@@ -54,8 +54,16 @@ def _print_check(profile: Profile, result: dict) -> None:
     table.add_column("what")
     table.add_column("configured", justify="right")
     table.add_column("measured", justify="right")
-    table.add_row("RTT median / p95 (ms)", f"{profile.rtt_ms:g}",
+    tcp = m.get("tcp_rtt_ms")
+    if tcp:
+        table.add_row("RTT, TCP's own: median / p95 / min (ms)", f"{profile.rtt_ms:g}",
+                      f"{tcp['median']:.3f} / {tcp['p95']:.3f} / {tcp['min']:.3f}  (n={tcp['n']})")
+    table.add_row("connect() median / p95 (ms)", f"{profile.rtt_ms:g}",
                   f"{m['rtt_ms']['median']:.2f} / {m['rtt_ms']['p95']:.2f}  (n={m['rtt_ms']['n']})")
+    if result.get("calibration"):
+        cal = result["calibration"]
+        table.add_row("hold calibrated (µs off the round trip)", "", f"{cal['offset_us']} (fastest handshake "
+                      f"+{cal['floor_us']:.0f} µs, median +{cal['median_us']:.0f} µs before it)")
     table.add_row("goodput down (Mbit/s)", f"{profile.down_mbit or '∞'}", f"{m['down_mbit']:.2f}")
     table.add_row("goodput up (Mbit/s)", f"{profile.up_mbit or '∞'}", f"{m['up_mbit']:.2f}")
     n = sum(v["sent"] for v in m["loss"].values())

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 
 from pagebench.core.profiles import Profile
+from pagebench.link import calibration
 from pagebench.link.emulator import Link, LinkControl
 from pagebench.system.commands import Bed
 from pagebench.system.process import ManagedProcess
@@ -53,10 +54,20 @@ def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: 
     `client(*args)` runs the probe client on the client side (whose address is `me`)."""
     plan = probe_plan(profile)
     link.wait_settled()
-    before = link.counters()
     common = ("--host", host, "--port", str(PROBE_PORT))
+    calibrated = None
+    if link.backend == "userspace" and profile.rtt_ms > 0:
+        step(f"calibrating the hold ({calibration.SAMPLES} connects)")
+        pairs = client("rtt", *common, "--count", str(calibration.SAMPLES), "--tcp")
+        assert isinstance(pairs, list)
+        calibrated = calibration.calibrate(profile, [tcp for _, tcp in pairs],
+                                           link.hold_offsets_us.get(profile.name, 0))
+        if not link.calibrate(profile, calibrated.offset_us):
+            calibrated = None
+        link.wait_settled()
+    before = link.counters()
     step(f"handshake RTT ({plan.rtt_samples} connects)")
-    rtt = client("rtt", *common, "--count", str(plan.rtt_samples))
+    rtt = client("rtt", *common, "--count", str(plan.rtt_samples), "--tcp")
     step(f"goodput down ({plan.bulk_s:.1f} s)")
     down = client("down", *common, "--seconds", str(plan.bulk_s))
     step(f"goodput up ({plan.bulk_s:.1f} s)")
@@ -72,8 +83,8 @@ def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: 
     delta = link.counters() - before
     assert isinstance(rtt, list) and isinstance(down, list) and isinstance(up, list) and isinstance(udp, dict)
     return summarize(
-        link.backend, profile, rtt,
+        link.backend, profile, [tuple(pair) for pair in rtt],
         steady_goodput_mbit([tuple(s) for s in down], plan.warm_s),
         steady_goodput_mbit([tuple(s) for s in up], plan.warm_s),
-        udp, delta,
+        udp, delta, calibrated,
     )

@@ -98,8 +98,15 @@ class LinkControl(Protocol):
     #: how the delay program runs, once applied (`delay_scheduling`); None when none runs
     #: (kernel netem without a window clamp)
     scheduling: str | None
+    #: each profile's calibrated hold offset (µs per round trip) by name (`calibrate`)
+    hold_offsets_us: dict[str, int]
 
     def apply(self, profile: Profile) -> None: ...
+
+    def calibrate(self, profile: Profile, offset_us: int) -> bool:
+        """Take `offset_us` off the profile's round-trip hold from now on (`link.calibration`)
+        and apply it; False where this link cannot (then nothing changed)."""
+        ...
 
     def counters(self) -> LinkCounters: ...
 
@@ -124,6 +131,9 @@ class Link:
         self.delay: ManagedProcess | None = None
         self.scheduling: str | None = None
         self.stats_path = bed.state_dir / "delay.stats"
+        #: A profile's calibrated hold offset (µs per round trip) by its name, from its link
+        #: check (`calibrate`, or set from a run's stored checks); the userspace backend's.
+        self.hold_offsets_us: dict[str, int] = {}
 
     def apply(self, profile: Profile) -> None:
         topo = self.bed.layout
@@ -135,7 +145,8 @@ class Link:
         if self.backend == "netem":
             plan = netem_plan(topo, profile, DELAY_PROGRAM, self.stats_path)
         else:
-            plan = userspace_plan(topo, profile, DELAY_PROGRAM, self.stats_path, self.seed)
+            plan = userspace_plan(topo, profile, DELAY_PROGRAM, self.stats_path, self.seed,
+                                  self.hold_offsets_us.get(profile.name, 0))
         for cmd in (plan.endpoint if self.endpoints else []) + plan.router_tc:
             self.bed.run(cmd)
         if plan.delay_argv is not None:
@@ -145,6 +156,13 @@ class Link:
         self.bed.run(("ip", "netns", "exec", topo.router, "iptables-restore"), input=plan.rules_v4)
         self.bed.run(("ip", "netns", "exec", topo.router, "ip6tables-restore"), input=plan.rules_v6)
         self.profile, self.plan = profile, plan
+
+    def calibrate(self, profile: Profile, offset_us: int) -> bool:
+        if self.backend != "userspace":
+            return False  # netem's delay is the kernel's, with no hand-over to shorten
+        self.hold_offsets_us[profile.name] = offset_us
+        self.apply(profile)
+        return True
 
     def reset(self) -> None:
         """Stop the delay program and remove the router's qdiscs (the firewall is the

@@ -172,14 +172,26 @@ def serve(host: str, port: int) -> None:
         threading.Thread(target=_handle, args=(conn,), daemon=True).start()
 
 
-def rtt(host: str, port: int, count: int) -> list[float]:
-    """Handshake times in ms: connect() returns when the SYN-ACK arrives, one RTT."""
-    samples = []
+#: struct tcp_info: tcpi_rtt (µs) at byte 68; after the handshake it is the SYN's own RTT.
+TCP_RTT_AT = 68
+
+
+def rtt(host: str, port: int, count: int, tcp: bool = False) -> list[float] | list[tuple[float, float]]:
+    """Handshake times in ms: connect() returns when the SYN-ACK arrives, one RTT. With
+    `tcp`, (connect() time, the client kernel's own RTT of the handshake) pairs: the
+    kernel's runs from the SYN's send to the SYN-ACK's arrival, without this process's
+    wake-up and system calls (what the link did, apart from what the host did)."""
+    samples: list = []
     for _ in range(count + 1):  # the first one also resolves neighbours: discarded
         sock = socket.socket(_family(host), socket.SOCK_STREAM)
         start = time.perf_counter_ns()
         sock.connect((host, port))
-        samples.append((time.perf_counter_ns() - start) / 1e6)
+        took = (time.perf_counter_ns() - start) / 1e6
+        if tcp:
+            info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
+            samples.append((took, struct.unpack_from("I", info, TCP_RTT_AT)[0] / 1000))
+        else:
+            samples.append(took)
         _abort(sock)
         time.sleep(0.002)
     return samples[1:]
@@ -273,6 +285,7 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--port", type=int, required=True)
         if name == "rtt":
             p.add_argument("--count", type=int, default=50)
+            p.add_argument("--tcp", action="store_true", help="(connect, kernel RTT) pairs")
         if name in ("down", "up"):
             p.add_argument("--seconds", type=float, required=True)
         if name == "loss":
@@ -286,7 +299,7 @@ def main(argv: list[str] | None = None) -> None:
         serve(args.host, args.port)
         return
     if args.cmd == "rtt":
-        result: object = rtt(args.host, args.port, args.count)
+        result: object = rtt(args.host, args.port, args.count, args.tcp)
     elif args.cmd == "down":
         result = down(args.host, args.port, args.seconds)
     elif args.cmd == "up":

@@ -210,6 +210,8 @@ class Runner:
                                 frames=self.keep.frames,
                                 click=spec.interaction.click if spec.interaction is not None else None)
                 try:
+                    # the holds calibrated by this run's stored checks (an earlier part's, a resumed run's)
+                    link.hold_offsets_us.update(self._hold_offsets())
                     if first:
                         self._link_checks(link, parts.measure)
                         self._calibrate(driver)
@@ -238,6 +240,16 @@ class Runner:
             self._note_scheduling(link)
             self._status(f"link check: {profile.name}")
             self.store.add_link_check(self.run_id, profile.name, measure(profile))
+
+    def _hold_offsets(self) -> dict[str, int]:
+        """Each profile's hold offset as its latest stored link check calibrated it
+        (`link.calibration`); the link applies it to the loads of that profile."""
+        offsets = {}
+        for check in self.store.link_checks(self.run_id):
+            calibration = (check.result or {}).get("calibration")
+            if calibration is not None:
+                offsets[check.profile] = int(calibration["offset_us"])
+        return offsets
 
     def _calibrate(self, driver: Driver) -> None:
         """Each throttled device's DevTools CPU rate for this host (`core.devices`): the

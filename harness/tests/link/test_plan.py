@@ -372,3 +372,9 @@ def test_netem_refuses_a_compressing_line_in_one_line():
         netem_plan(TOPO, MODEM, PROGRAM, STATS)
     check_backend_profile("userspace", MODEM)
     check_backend_profile("netem", SHAPED)
+
+
+def test_a_calibrated_userspace_plan_shortens_the_holds_by_the_offset():
+    plan = userspace_plan(TOPO, profile(rtt_ms=50), PROGRAM, STATS, seed=1, offset_us=151)
+    args = dict(zip(plan.delay_argv[5::2], plan.delay_argv[6::2]))
+    assert (args["--up-delay-us"], args["--down-delay-us"]) == ("24924", "24925")

@@ -44,6 +44,7 @@ class RemoteLink:
         self.backend: str = router.post("/link/open", {"backend": backend, "seed": seed})["backend"]
         self.profile: Profile | None = None
         self.scheduling: str | None = None
+        self.hold_offsets_us: dict[str, int] = {}  # never calibrated (`calibrate`)
 
     def apply(self, profile: Profile) -> None:
         self.profile = None  # until all three parts are set
@@ -51,6 +52,11 @@ class RemoteLink:
         apply_here(profile, SERVER_SIDE)
         self.sites.post("/endpoint/apply", {"profile": profile.fields()})
         self.profile = profile
+
+    def calibrate(self, profile: Profile, offset_us: int) -> bool:
+        """Not over the control channel yet: the router role's link keeps the profile's
+        holds, and its link check says it was not calibrated."""
+        return False
 
     def counters(self) -> LinkCounters:
         return counters_from(self.router.get("/link/counters")["counters"])
