@@ -33,12 +33,15 @@ def link_check_cmd(
 ) -> None:
     """Measure the emulated link in a throwaway lab: RTT, goodput, loss, lateness, drops."""
     from pagebench.lab.build import link_check
+    from pagebench.link.emulator import ceiling_warning, choose_backend
     from pagebench.system.signals import signals_raise
 
     chosen = profile_from_options(profile, profiles_file, knobs)
     check_backend(backend)
     with reported(interrupted="interrupted; the lab was torn down"), signals_raise(), \
             machine("link check", wait), err.status("link check") as status:
+        if (warning := ceiling_warning(chosen, choose_backend(backend))) is not None:
+            err.print(warning, highlight=False, soft_wrap=True)
         result = link_check(chosen, backend, seed, step=lambda text: status.update(f"link check: {text}"))
     if as_json:
         out.print_json(json.dumps(result))

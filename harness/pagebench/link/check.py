@@ -57,10 +57,12 @@ def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: 
     common = ("--host", host, "--port", str(PROBE_PORT))
     calibrated = None
     if link.backend == "userspace" and profile.rtt_ms > 0:
-        step(f"calibrating the hold ({calibration.SAMPLES} connects)")
-        pairs = client("rtt", *common, "--count", str(calibration.SAMPLES), "--tcp")
-        assert isinstance(pairs, list)
-        calibrated = calibration.calibrate(profile, [tcp for _, tcp in pairs],
+        step(f"calibrating the hold ({calibration.SAMPLES} connects idle, {calibration.SAMPLES} busy)")
+        idle = client("rtt", *common, "--count", str(calibration.SAMPLES), "--tcp")
+        busy = client("rtt", *common, "--count", str(calibration.SAMPLES), "--tcp",
+                      "--busy-pps", f"{calibration.busy_pps(profile):.0f}")
+        assert isinstance(idle, list) and isinstance(busy, list)
+        calibrated = calibration.calibrate(profile, [tcp for _, tcp in idle + busy],
                                            link.hold_offsets_us.get(profile.name, 0))
         if not link.calibrate(profile, calibrated.offset_us):
             calibrated = None

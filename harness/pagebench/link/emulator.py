@@ -19,6 +19,7 @@ from pagebench.system import places
 from pagebench.system.commands import Bed, LabError, probe_in_throwaway_namespace, run
 from pagebench.system.process import ManagedProcess
 from pagebench.link import delaystats
+from pagebench.link.ceiling import machine_kind, over_ceiling
 from pagebench.link.counters import EMPTY_HIST, LinkCounters, parse_iptables_save, parse_nfqueue, parse_qdisc_drops, queue_and_loss_drops
 from pagebench.link.plan import LinkPlan, check_backend, netem_plan, reset_commands, userspace_plan
 
@@ -66,6 +67,21 @@ def choose_backend(requested: str | None) -> str:
     if requested is not None:
         return requested
     return "netem" if has_netem else "userspace"
+
+
+def this_machine() -> str:
+    """This machine's kind, as the table of link ceilings names kinds (`link.ceiling`)."""
+    try:
+        virtual = " hypervisor" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        virtual = False
+    return machine_kind(os.cpu_count() or 1, virtual)
+
+
+def ceiling_warning(profile: Profile, backend: str) -> str | None:
+    """The line to print when the profile asks more of the backend than it was measured to
+    give on this kind of machine (`link.ceiling.over_ceiling`)."""
+    return over_ceiling(profile, backend, this_machine())
 
 
 def delay_scheduling(pid: int, warnings: str) -> str:

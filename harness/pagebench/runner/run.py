@@ -38,7 +38,7 @@ from pagebench.lab import build, tls
 from pagebench.lab.browser import Driver, Setup
 from pagebench.lab.build import Origins, Roles
 from pagebench.lab.emulation import Emulation
-from pagebench.link.emulator import LinkControl
+from pagebench.link.emulator import LinkControl, ceiling_warning
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import AlreadyRecorded, Store
 from pagebench.runner.environment import machine
@@ -143,6 +143,10 @@ class Runner:
         plan = self.plan = plan_run(self.p, done, self.shard)
         if self.roles is not None and plan.spec.by_page:
             raise SpecError(SPLIT_BY_PAGE)
+        backend = self.store.experiment(self.run_id).backend
+        for profile in self.p.profiles.values():  # once, before the lab: a profile past this machine's link
+            if backend is not None and (warning := ceiling_warning(profile, backend)) is not None:
+                self.say(warning)
         if self.store.artifacts is not None and (self.keep.har or self.keep.trace):
             self.store.artifacts.prepare(self.run_id)
         if plan.note_encoding_cost:  # seed 001's table 6-4: what compressing cost

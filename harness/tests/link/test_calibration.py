@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pagebench.core.profiles import make_profile
-from pagebench.link.calibration import MARGIN_US, calibrate, holds_us
+from pagebench.link.calibration import MARGIN_US, busy_pps, calibrate, holds_us
 
 
 def profile(**fields):
@@ -48,3 +48,9 @@ def test_holds_split_the_offset_between_the_directions_and_stay_non_negative():
     assert holds_us(p, 151) == (24_924, 24_925)
     assert holds_us(p, -5) == (25_000, 25_000)
     assert holds_us(profile(rtt_ms=0.1), 500) == (0, 0)
+
+
+def test_the_busy_pass_stays_a_tenth_of_the_uplink_and_at_most_2000_a_second():
+    assert busy_pps(profile(rtt_ms=50)) == 2000
+    assert busy_pps(profile(rtt_ms=50, up_mbit=100, down_mbit=100)) == 2000
+    assert busy_pps(profile(rtt_ms=50, up_mbit=0.848, down_mbit=1)) == pytest.approx(100)
