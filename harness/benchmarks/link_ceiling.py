@@ -3,7 +3,7 @@ its release lateness p99 passes 1 ms (where `link check` calls a link invalid).
 
     sudo flock /tmp/pagebench-e2e.lock .venv/bin/python harness/benchmarks/link_ceiling.py [--repeat 3] > ceiling.md
 
-One lab, the userspace backend, a 20 ms RTT throughout. Rate sweep: the profile's rate
+One lab, the userspace backend, one RTT throughout (--rtt, 20 ms by default). Rate sweep: the profile's rate
 both ways (10 .. 1000 Mbit/s, htb as in every run) and one bulk TCP transfer down for
 --seconds; packet-rate sweep: no rate limit, 64-byte datagrams up at a paced rate. Each
 point is measured --repeat times; the table gives the median over the repeats of each
@@ -36,7 +36,7 @@ from pagebench.link.verdict import MAX_LATENESS_P99_US, steady_goodput_mbit
 
 RATES = (10, 20, 50, 100, 200, 500, 1000)
 PACKET_RATES = (2_000, 5_000, 10_000, 20_000, 50_000)
-RTT_MS = 20
+RTT_MS = 20.0
 
 
 def _cpu() -> tuple[int, int]:
@@ -70,8 +70,8 @@ def _measure(bed: NamespaceBed, link: Link, run) -> dict:
     }
 
 
-def rate_point(bed: NamespaceBed, link: Link, mbit: float, seconds: float) -> dict:
-    link.apply(make_profile({"name": f"ceiling-{mbit:g}", "rtt_ms": RTT_MS, "down_mbit": mbit, "up_mbit": mbit}))
+def rate_point(bed: NamespaceBed, link: Link, mbit: float, seconds: float, rtt_ms: float) -> dict:
+    link.apply(make_profile({"name": f"ceiling-{mbit:g}", "rtt_ms": rtt_ms, "down_mbit": mbit, "up_mbit": mbit}))
     host = bed.layout.server_addresses[0]
 
     def run() -> dict:
@@ -82,8 +82,8 @@ def rate_point(bed: NamespaceBed, link: Link, mbit: float, seconds: float) -> di
     return _measure(bed, link, run)
 
 
-def packet_point(bed: NamespaceBed, link: Link, pps: int, seconds: float) -> dict:
-    link.apply(make_profile({"name": f"ceiling-{pps}pps", "rtt_ms": RTT_MS}))
+def packet_point(bed: NamespaceBed, link: Link, pps: int, seconds: float, rtt_ms: float) -> dict:
+    link.apply(make_profile({"name": f"ceiling-{pps}pps", "rtt_ms": rtt_ms}))
     host = bed.layout.server_addresses[0]
 
     def run() -> dict:
@@ -110,11 +110,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--rates", default=",".join(map(str, RATES)))
     parser.add_argument("--packet-rates", default=",".join(map(str, PACKET_RATES)))
+    parser.add_argument("--rtt", type=float, default=RTT_MS, help="the links' RTT (ms)")
     parser.add_argument("--json", type=Path, help="also write every measurement here")
     args = parser.parse_args()
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"{started}; host {platform.node()}, kernel {platform.release()}, {os.cpu_count()} cores; "
-          f"load average {os.getloadavg()[0]:.2f} at the start; RTT {RTT_MS} ms; {args.repeat} repeats\n")
+          f"load average {os.getloadavg()[0]:.2f} at the start; RTT {args.rtt:g} ms; {args.repeat} repeats of "
+          f"{args.seconds:g} s\n")
     if not netem_available():
         print("netem backend: not measured (this kernel has no sch_netem)\n")
     raw: dict[str, list[dict]] = {}
@@ -125,12 +127,12 @@ def main() -> None:
         link = Link(bed, "userspace")
         serve_probe(bed, bed.layout.server_addresses[0])
         for mbit in map(float, filter(None, args.rates.split(","))):
-            points = [rate_point(bed, link, mbit, args.seconds) for _ in range(args.repeat)]
+            points = [rate_point(bed, link, mbit, args.seconds, args.rtt) for _ in range(args.repeat)]
             raw[f"{mbit:g} Mbit/s"] = points
             print(_row(f"{mbit:g} Mbit/s bulk TCP down", points,
                        " / ".join(f"{p['goodput_mbit']:.1f}" for p in points)), flush=True)
         for pps in map(int, filter(None, args.packet_rates.split(","))):
-            points = [packet_point(bed, link, pps, args.seconds) for _ in range(args.repeat)]
+            points = [packet_point(bed, link, pps, args.seconds, args.rtt) for _ in range(args.repeat)]
             raw[f"{pps} pps"] = points
             print(_row(f"{pps} datagrams/s up (64 B)", points,
                        " / ".join(f"{p['received_pct']:.1f} %" for p in points)), flush=True)

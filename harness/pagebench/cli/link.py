@@ -65,8 +65,9 @@ def _print_check(profile: Profile, result: dict) -> None:
                   f"{m['rtt_ms']['median']:.2f} / {m['rtt_ms']['p95']:.2f}  (n={m['rtt_ms']['n']})")
     if result.get("calibration"):
         cal = result["calibration"]
-        table.add_row("hold calibrated (µs off the round trip)", "", f"{cal['offset_us']} (fastest handshake "
-                      f"+{cal['floor_us']:.0f} µs, median +{cal['median_us']:.0f} µs before it)")
+        table.add_row("hold calibrated (µs)", "", f"{cal['offset_us']} off the round trip, {cal['cold_us']} off "
+                      f"a cold release (fastest handshake idle +{cal['idle_floor_us']:.0f}, busy "
+                      f"+{cal['busy_floor_us']:.0f} before)")
     table.add_row("goodput down (Mbit/s)", f"{profile.down_mbit or '∞'}", f"{m['down_mbit']:.2f}")
     table.add_row("goodput up (Mbit/s)", f"{profile.up_mbit or '∞'}", f"{m['up_mbit']:.2f}")
     n = sum(v["sent"] for v in m["loss"].values())

@@ -48,6 +48,22 @@ def measure(bed: Bed, link: Link, profile: Profile, step: Step = lambda _: None)
         server.stop()
 
 
+def calibrate_link(link: LinkControl, profile: Profile, host: str, client: Callable[..., object],
+                   port: int = PROBE_PORT) -> calibration.Calibration | None:
+    """Measure the applied link's handshakes idle and busy, take their fastest's excess off
+    the holds (`link.calibration`) and apply that; None where the link cannot."""
+    common = ("--host", host, "--port", str(port), "--count", str(calibration.SAMPLES), "--tcp")
+    idle = client("rtt", *common)
+    busy = client("rtt", *common, "--busy-pps", f"{calibration.busy_pps(profile):.0f}")
+    assert isinstance(idle, list) and isinstance(busy, list)
+    calibrated = calibration.calibrate(profile, [tcp for _, tcp in idle], [tcp for _, tcp in busy],
+                                       link.holds.get(profile.name, calibration.Hold()))
+    if not link.calibrate(profile, calibrated.hold):
+        return None
+    link.wait_settled()
+    return calibrated
+
+
 def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: Callable[..., object],
                step: Step = lambda _: None) -> dict[str, object]:
     """The measurement itself, wherever its ends run: a probe server listens on `host`,
@@ -58,15 +74,7 @@ def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: 
     calibrated = None
     if link.backend == "userspace" and profile.rtt_ms > 0:
         step(f"calibrating the hold ({calibration.SAMPLES} connects idle, {calibration.SAMPLES} busy)")
-        idle = client("rtt", *common, "--count", str(calibration.SAMPLES), "--tcp")
-        busy = client("rtt", *common, "--count", str(calibration.SAMPLES), "--tcp",
-                      "--busy-pps", f"{calibration.busy_pps(profile):.0f}")
-        assert isinstance(idle, list) and isinstance(busy, list)
-        calibrated = calibration.calibrate(profile, [tcp for _, tcp in idle + busy],
-                                           link.hold_offsets_us.get(profile.name, 0))
-        if not link.calibrate(profile, calibrated.offset_us):
-            calibrated = None
-        link.wait_settled()
+        calibrated = calibrate_link(link, profile, host, client)
     before = link.counters()
     step(f"handshake RTT ({plan.rtt_samples} connects)")
     rtt = client("rtt", *common, "--count", str(plan.rtt_samples), "--tcp")

@@ -19,6 +19,7 @@ from pagebench.system import places
 from pagebench.system.commands import Bed, LabError, probe_in_throwaway_namespace, run
 from pagebench.system.process import ManagedProcess
 from pagebench.link import delaystats
+from pagebench.link.calibration import Hold
 from pagebench.link.ceiling import machine_kind, over_ceiling
 from pagebench.link.counters import EMPTY_HIST, LinkCounters, parse_iptables_save, parse_nfqueue, parse_qdisc_drops, queue_and_loss_drops
 from pagebench.link.plan import LinkPlan, check_backend, netem_plan, reset_commands, userspace_plan
@@ -114,14 +115,14 @@ class LinkControl(Protocol):
     #: how the delay program runs, once applied (`delay_scheduling`); None when none runs
     #: (kernel netem without a window clamp)
     scheduling: str | None
-    #: each profile's calibrated hold offset (µs per round trip) by name (`calibrate`)
-    hold_offsets_us: dict[str, int]
+    #: each profile's calibrated hold by name (`calibrate`)
+    holds: dict[str, Hold]
 
     def apply(self, profile: Profile) -> None: ...
 
-    def calibrate(self, profile: Profile, offset_us: int) -> bool:
-        """Take `offset_us` off the profile's round-trip hold from now on (`link.calibration`)
-        and apply it; False where this link cannot (then nothing changed)."""
+    def calibrate(self, profile: Profile, hold: Hold) -> bool:
+        """Take `hold` off the profile's holds from now on (`link.calibration`) and apply
+        it; False where this link cannot (then nothing changed)."""
         ...
 
     def counters(self) -> LinkCounters: ...
@@ -147,9 +148,9 @@ class Link:
         self.delay: ManagedProcess | None = None
         self.scheduling: str | None = None
         self.stats_path = bed.state_dir / "delay.stats"
-        #: A profile's calibrated hold offset (µs per round trip) by its name, from its link
-        #: check (`calibrate`, or set from a run's stored checks); the userspace backend's.
-        self.hold_offsets_us: dict[str, int] = {}
+        #: A profile's calibrated hold by its name, from its link check (`calibrate`, or set
+        #: from a run's stored checks); the userspace backend's.
+        self.holds: dict[str, Hold] = {}
 
     def apply(self, profile: Profile) -> None:
         topo = self.bed.layout
@@ -162,7 +163,7 @@ class Link:
             plan = netem_plan(topo, profile, DELAY_PROGRAM, self.stats_path)
         else:
             plan = userspace_plan(topo, profile, DELAY_PROGRAM, self.stats_path, self.seed,
-                                  self.hold_offsets_us.get(profile.name, 0))
+                                  self.holds.get(profile.name, Hold()))
         for cmd in (plan.endpoint if self.endpoints else []) + plan.router_tc:
             self.bed.run(cmd)
         if plan.delay_argv is not None:
@@ -173,10 +174,10 @@ class Link:
         self.bed.run(("ip", "netns", "exec", topo.router, "ip6tables-restore"), input=plan.rules_v6)
         self.profile, self.plan = profile, plan
 
-    def calibrate(self, profile: Profile, offset_us: int) -> bool:
+    def calibrate(self, profile: Profile, hold: Hold) -> bool:
         if self.backend != "userspace":
             return False  # netem's delay is the kernel's, with no hand-over to shorten
-        self.hold_offsets_us[profile.name] = offset_us
+        self.holds[profile.name] = hold
         self.apply(profile)
         return True
 

@@ -38,6 +38,7 @@ from pagebench.lab import build, tls
 from pagebench.lab.browser import Driver, Setup
 from pagebench.lab.build import Origins, Roles
 from pagebench.lab.emulation import Emulation
+from pagebench.link.calibration import Hold
 from pagebench.link.emulator import LinkControl, ceiling_warning
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import AlreadyRecorded, Store
@@ -215,7 +216,7 @@ class Runner:
                                 click=spec.interaction.click if spec.interaction is not None else None)
                 try:
                     # the holds calibrated by this run's stored checks (an earlier part's, a resumed run's)
-                    link.hold_offsets_us.update(self._hold_offsets())
+                    link.holds.update(self._holds())
                     if first:
                         self._link_checks(link, parts.measure)
                         self._calibrate(driver)
@@ -245,15 +246,15 @@ class Runner:
             self._status(f"link check: {profile.name}")
             self.store.add_link_check(self.run_id, profile.name, measure(profile))
 
-    def _hold_offsets(self) -> dict[str, int]:
-        """Each profile's hold offset as its latest stored link check calibrated it
+    def _holds(self) -> dict[str, Hold]:
+        """Each profile's hold as its latest stored link check calibrated it
         (`link.calibration`); the link applies it to the loads of that profile."""
-        offsets = {}
+        holds = {}
         for check in self.store.link_checks(self.run_id):
             calibration = (check.result or {}).get("calibration")
             if calibration is not None:
-                offsets[check.profile] = int(calibration["offset_us"])
-        return offsets
+                holds[check.profile] = Hold.of(calibration)
+        return holds
 
     def _calibrate(self, driver: Driver) -> None:
         """Each throttled device's DevTools CPU rate for this host (`core.devices`): the

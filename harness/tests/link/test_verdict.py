@@ -6,7 +6,7 @@ import pytest
 
 from pagebench.core.profiles import make_profile
 from pagebench.core.quantiles import percentile
-from pagebench.link.calibration import MARGIN_US, Calibration
+from pagebench.link.calibration import MARGIN_US, Calibration, Hold
 from pagebench.link.counters import EMPTY_HIST, LinkCounters
 from pagebench.link.verdict import MAX_PPS, PROBE_WIRE_BITS, probe_plan, steady_goodput_mbit, summarize
 
@@ -185,7 +185,8 @@ def test_the_tcp_rtt_is_reported_beside_connect_and_a_link_faster_than_its_profi
 
 
 def test_the_calibration_is_reported():
-    cal = Calibration(offset_us=230, before_us=0, floor_us=250.0, median_us=270.0, n=30)
+    cal = Calibration(Hold(230, 40), Hold(), idle_floor_us=320.0, busy_floor_us=240.0, idle_median_us=350.0, n=60)
     report = summarize("userspace", profile(rtt_ms=50), RTT, 1.0, 1.0, UDP, LinkCounters(), cal)
-    assert report["calibration"] == {"offset_us": 230, "before_us": 0, "floor_us": 250.0, "median_us": 270.0,
-                                     "n": 30, "margin_us": MARGIN_US}
+    assert report["calibration"] == {"offset_us": 230, "cold_us": 40, "before_offset_us": 0, "before_cold_us": 0,
+                                     "idle_floor_us": 320.0, "busy_floor_us": 240.0, "idle_median_us": 350.0,
+                                     "n": 60, "margin_us": MARGIN_US}
