@@ -67,7 +67,7 @@ def rtt_runs(rtts: list[float], runs: int) -> None:
     """The RTT acceptance: each link checked `runs` times, one row per check."""
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; host {platform.node()}, kernel "
           f"{platform.release()}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}\n")
-    print("| link | run | TCP RTT median / min (ms) | connect() median (ms) | hold offset (µs) "
+    print("| link | run | TCP RTT median / min (ms) | connect() median (ms) | hold offset / cold release (µs) "
           "| lateness p99 (µs) | steal % | valid | median within +0.1 ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     for rtt in rtts:
@@ -81,7 +81,7 @@ def rtt_runs(rtts: list[float], runs: int) -> None:
             hits += ok
             cal = r["calibration"] or {}
             print(f"| {rtt:g} ms, 10/10 Mbit/s | {run} | {tcp['median']:.3f} / {tcp['min']:.3f} "
-                  f"| {m['rtt_ms']['median']:.3f} | {cal.get('offset_us')} | {r['lateness_us']['p99']} "
+                  f"| {m['rtt_ms']['median']:.3f} | {cal.get('offset_us')} / {cal.get('cold_us')} | {r['lateness_us']['p99']} "
                   f"| {100 * (steal1 - steal0) / max(1, total1 - total0):.1f} | {r['valid']} | {ok} |", flush=True)
         print(f"\n{rtt:g} ms: {hits} of {runs} within 0.1 ms\n", flush=True)
 

@@ -28,7 +28,7 @@ from pagebench.core.profiles import Profile
 
 #: What the calibrated floor keeps above the profile's RTT (µs): room for the floor to be
 #: lower in another minute than in the one measured.
-MARGIN_US = 10
+MARGIN_US = 20
 #: Handshakes the calibration measures with the link idle, and again busy (the check then
 #: measures its own).
 SAMPLES = 30
