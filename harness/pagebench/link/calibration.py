@@ -74,6 +74,17 @@ class Calibration:
                 "idle_median_us": round(self.idle_median_us, 1), "n": self.n, "margin_us": MARGIN_US}
 
 
+#: connect() this much longer than the kernel's RTT: the SYN or SYN-ACK was lost and sent
+#: again (the first retransmission waits 1 s), and the kernel's figure is not one RTT.
+RETRANSMITTED_MS = 100.0
+
+
+def first_try(pairs: list[tuple[float, float]]) -> list[float]:
+    """The kernel RTTs of (connect(), kernel RTT) pairs whose handshake needed no
+    retransmission (a lossy profile loses some)."""
+    return [tcp for took, tcp in pairs if tcp > 0 and took - tcp < RETRANSMITTED_MS]
+
+
 def busy_pps(profile: Profile) -> float:
     """The busy pass's datagram rate for the profile's uplink."""
     if profile.up_mbit is None:

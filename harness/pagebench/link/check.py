@@ -56,7 +56,10 @@ def calibrate_link(link: LinkControl, profile: Profile, host: str, client: Calla
     idle = client("rtt", *common)
     busy = client("rtt", *common, "--busy-pps", f"{calibration.busy_pps(profile):.0f}")
     assert isinstance(idle, list) and isinstance(busy, list)
-    calibrated = calibration.calibrate(profile, [tcp for _, tcp in idle], [tcp for _, tcp in busy],
+    idle, busy = calibration.first_try(idle), calibration.first_try(busy)
+    if not idle or not busy:
+        return None  # every handshake of a pass was retransmitted: nothing to go by
+    calibrated = calibration.calibrate(profile, idle, busy,
                                        link.holds.get(profile.name, calibration.Hold()))
     if not link.calibrate(profile, calibrated.hold):
         return None

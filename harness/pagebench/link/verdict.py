@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pagebench.core.profiles import Profile
 from pagebench.core.quantiles import percentile
-from pagebench.link.calibration import Calibration
+from pagebench.link.calibration import Calibration, first_try
 from pagebench.link.counters import LinkCounters
 
 #: A link is trusted only if packets were released on time and none were lost in
@@ -85,7 +85,7 @@ def summarize(
     """`rtt_ms`: per handshake, connect()'s time and the client kernel's own RTT of it
     (plain numbers: connect() alone, from a probe that did not read the kernel's)."""
     connect = [s[0] if isinstance(s, tuple) else s for s in rtt_ms]
-    tcp = [s[1] for s in rtt_ms if isinstance(s, tuple)]
+    tcp = first_try([s for s in rtt_ms if isinstance(s, tuple)])
     sent = udp["up"]["sent"] + udp["down"]["sent"]
     lost = sent - udp["up"]["received"] - udp["down"]["received"]
     lateness = delta.lateness_us()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pagebench.core.profiles import make_profile
-from pagebench.link.calibration import MARGIN_US, Hold, busy_pps, calibrate, holds_us
+from pagebench.link.calibration import MARGIN_US, Hold, busy_pps, calibrate, first_try, holds_us
 
 
 def profile(**fields):
@@ -70,3 +70,8 @@ def test_the_busy_pass_stays_a_tenth_of_the_uplink_and_at_most_2000_a_second():
     assert busy_pps(profile(rtt_ms=50)) == 2000
     assert busy_pps(profile(rtt_ms=50, up_mbit=100, down_mbit=100)) == 2000
     assert busy_pps(profile(rtt_ms=50, up_mbit=0.848, down_mbit=1)) == pytest.approx(100)
+
+
+def test_handshakes_that_were_retransmitted_are_left_out():
+    pairs = [(50.2, 50.1), (1050.3, 50.2), (50.3, 0.0), (50.25, 50.12)]
+    assert first_try(pairs) == [50.1, 50.12]
