@@ -133,6 +133,14 @@ int dq_pop_due(struct dq *q, uint64_t now_ns, struct dq_entry *out)
 	return dq_pop_any(q, out);
 }
 
+uint64_t dq_due_until(uint64_t now_ns, uint64_t last_verdict_ns, uint64_t cold_gap_ns,
+		      uint64_t cold_early_ns)
+{
+	if (cold_early_ns && (last_verdict_ns == 0 || now_ns - last_verdict_ns > cold_gap_ns))
+		return now_ns + cold_early_ns;
+	return now_ns;
+}
+
 uint64_t dq_next_deadline(const struct dq *q)
 {
 	if (q->head == q->tail)

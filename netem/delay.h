@@ -64,6 +64,14 @@ int dq_pop_due(struct dq *q, uint64_t now_ns, struct dq_entry *out);
 /* Pop the head regardless of its deadline (flush); returns 1 if popped. */
 int dq_pop_any(struct dq *q, struct dq_entry *out);
 
+/* The time up to which deadlines are due at `now_ns`: now, or `cold_early_ns` later when
+ * no verdict was issued for longer than `cold_gap_ns` (last_verdict_ns 0: never). A verdict
+ * after an idle moment reaches the wire later than one right after another (the kernel's
+ * forwarding path is out of the caches, the vCPU was halted): such a release is issued that
+ * much early, as measured by pagebench's link check. */
+uint64_t dq_due_until(uint64_t now_ns, uint64_t last_verdict_ns, uint64_t cold_gap_ns,
+		      uint64_t cold_early_ns);
+
 /* Deadline of the head, UINT64_MAX if empty. */
 uint64_t dq_next_deadline(const struct dq *q);
 size_t dq_len(const struct dq *q);

@@ -81,6 +81,7 @@ struct opts {
 	uint64_t rate_bps[2];   /* 0: no line (the kernel's htb shapes) */
 	uint64_t queue_bytes[2]; /* the line's queue, as bytes at its rate */
 	unsigned v42_n2, v42_n7; /* n2 0: no V.42bis */
+	uint64_t cold_early_us, cold_gap_us; /* early 0: every release on time */
 };
 
 struct app;
@@ -113,6 +114,8 @@ struct app {
 	int64_t rt_offset_ns; /* CLOCK_REALTIME - CLOCK_MONOTONIC */
 	uint64_t read_ns;     /* CLOCK_MONOTONIC when the message was read */
 	uint64_t recv_enobufs, nl_errors;
+	uint64_t last_verdict_ns; /* CLOCK_MONOTONIC of the last verdict, 0: none yet */
+	uint64_t cold_early_ns, cold_gap_ns;
 	bool ready; /* all queues bound */
 	bool dirty; /* something to publish */
 };
@@ -174,7 +177,11 @@ static void usage(FILE *f)
 		"(512..65535;\n"
 		"                      needs both rates)\n"
 		"  --v42bis-max-string N7  V.42bis's longest string, 6..250 "
-		"(default 32)\n",
+		"(default 32)\n"
+		"  --cold-early-us N   release N us early after an idle moment "
+		"(default 0)\n"
+		"  --cold-gap-us N     an idle moment: no verdict for N us "
+		"(default 1000)\n",
 		MAX_DELAY_US);
 }
 
@@ -218,7 +225,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		O_UP_JITTER, O_DOWN_JITTER, O_UP_LOSS, O_DOWN_LOSS, O_SEED,
 		O_STATS, O_SPIN, O_RT, O_MAXLEN, O_CAPACITY, O_RWND_QUEUE,
 		O_RWND_BYTES, O_NO_DELAY_QUEUES, O_UP_RATE, O_DOWN_RATE,
-		O_UP_QBYTES, O_DOWN_QBYTES, O_V42, O_V42_N7,
+		O_UP_QBYTES, O_DOWN_QBYTES, O_V42, O_V42_N7, O_COLD_EARLY,
+		O_COLD_GAP,
 	};
 	static const struct option longopts[] = {
 		{"up-queue", required_argument, NULL, O_UP_QUEUE},
@@ -244,6 +252,8 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		{"down-queue-bytes", required_argument, NULL, O_DOWN_QBYTES},
 		{"v42bis", required_argument, NULL, O_V42},
 		{"v42bis-max-string", required_argument, NULL, O_V42_N7},
+		{"cold-early-us", required_argument, NULL, O_COLD_EARLY},
+		{"cold-gap-us", required_argument, NULL, O_COLD_GAP},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -257,6 +267,7 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		.delay_queues = true,
 		.queue_bytes = {8 * 1514, 8 * 1514},
 		.v42_n7 = 32,
+		.cold_gap_us = 1000,
 	};
 	const char *delay_opt = NULL; /* a delay-queue option given */
 	bool rwnd_queue_given = false;
@@ -342,6 +353,12 @@ static void parse_args(int argc, char **argv, struct opts *o)
 		case O_V42_N7:
 			o->v42_n7 = parse_uint(name, optarg, V42_MIN_N7,
 					       V42_MAX_N7);
+			break;
+		case O_COLD_EARLY:
+			o->cold_early_us = parse_uint(name, optarg, 0, 10000);
+			break;
+		case O_COLD_GAP:
+			o->cold_gap_us = parse_uint(name, optarg, 1, 1000000);
 			break;
 		case 'h':
 			usage(stdout);
@@ -493,6 +510,7 @@ static void set_verdict(struct dir *d, uint32_t id, uint32_t verdict)
 {
 	if (nfq_set_verdict(d->qh, id, verdict, 0, NULL) < 0)
 		d->st.verdict_errors++;
+	d->app->last_verdict_ns = clock_ns(CLOCK_MONOTONIC);
 }
 
 static void accept_entry(struct dir *d, const struct dq_entry *e)
@@ -605,6 +623,7 @@ static int on_rwnd_packet(struct nfq_q_handle *qh, struct nfgenmsg *nfmsg,
 	int rc = changed ? nfq_set_verdict(qh, id, NF_ACCEPT, (uint32_t)copied,
 					   payload)
 			 : nfq_set_verdict(qh, id, NF_ACCEPT, 0, NULL);
+	r->app->last_verdict_ns = clock_ns(CLOCK_MONOTONIC);
 	if (rc < 0)
 		r->verdict_errors++;
 	return 0;
@@ -653,6 +672,9 @@ static void release_due(struct app *a)
 {
 	for (;;) {
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
+		/* after an idle moment, what falls due within cold_early goes now */
+		uint64_t until = dq_due_until(now, a->last_verdict_ns, a->cold_gap_ns,
+					      a->cold_early_ns);
 		bool released = false;
 
 		for (int i = 0; i < 2; i++) {
@@ -661,8 +683,9 @@ static void release_due(struct app *a)
 			uint32_t last = 0;
 			bool any = false;
 
-			while (dq_pop_due(&d->dq, now, &e)) {
-				uint64_t late = now - e.deadline_ns;
+			while (dq_pop_due(&d->dq, until, &e)) {
+				/* lateness against the release time aimed at */
+				uint64_t late = until - e.deadline_ns;
 				hist_add(d, late);
 				d->st.lateness_sum_ns += late;
 				if (late > d->st.lateness_max_ns)
@@ -676,6 +699,7 @@ static void release_due(struct app *a)
 				continue;
 			if (nfq_set_verdict_batch(d->qh, last, NF_ACCEPT) < 0)
 				d->st.verdict_errors++;
+			a->last_verdict_ns = clock_ns(CLOCK_MONOTONIC);
 			d->st.held = dq_len(&d->dq);
 			released = true;
 		}
@@ -816,7 +840,8 @@ static int enable_rx_timestamps(void)
 
 static int run(struct app *a, const struct opts *o, const sigset_t *waitmask)
 {
-	uint64_t spin_ns = o->spin_us * NSEC_PER_USEC;
+	/* wake early enough for a cold release as well */
+	uint64_t spin_ns = (o->spin_us + o->cold_early_us) * NSEC_PER_USEC;
 	uint64_t last_publish = 0;
 
 	while (!stop_requested) {
@@ -890,6 +915,8 @@ int main(int argc, char **argv)
 		return 1;
 	a.rwnd.app = &a;
 	a.rwnd.bytes = o.rwnd_bytes;
+	a.cold_early_ns = o.cold_early_us * NSEC_PER_USEC;
+	a.cold_gap_ns = o.cold_gap_us * NSEC_PER_USEC;
 	for (int i = 0; i < 2; i++) {
 		struct dir *d = &a.dir[i];
 		d->app = &a;

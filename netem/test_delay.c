@@ -257,6 +257,28 @@ static void test_pop_due(void)
 	dq_free(&q);
 }
 
+static void test_cold_releases_come_early(void)
+{
+	/* off: always now */
+	CHECK(dq_due_until(10 * MS, 0, 1 * MS, 0) == 10 * MS);
+	/* never a verdict yet, or none for longer than the gap: early */
+	CHECK(dq_due_until(10 * MS, 0, 1 * MS, 30 * US) == 10 * MS + 30 * US);
+	CHECK(dq_due_until(10 * MS, 8 * MS, 1 * MS, 30 * US) == 10 * MS + 30 * US);
+	/* a verdict within the gap: warm, on time */
+	CHECK(dq_due_until(10 * MS, 9 * MS, 1 * MS, 30 * US) == 10 * MS);
+	CHECK(dq_due_until(10 * MS, 9 * MS + 500 * US, 1 * MS, 30 * US) == 10 * MS);
+
+	/* with the queue: a head due 20 us from now leaves now only when cold */
+	struct dq q;
+	uint64_t dl;
+	struct dq_entry e;
+	init_or_die(&q, 8, 5 * MS, 0, 0, 1);
+	CHECK(dq_offer(&q, 1, 60, 5 * MS + 20 * US, &dl) == DQ_HOLD);
+	CHECK(!dq_pop_due(&q, dq_due_until(10 * MS, 9 * MS + 900 * US, 1 * MS, 30 * US), &e));
+	CHECK(dq_pop_due(&q, dq_due_until(10 * MS, 8 * MS, 1 * MS, 30 * US), &e) && e.id == 1);
+	dq_free(&q);
+}
+
 static void test_hist_bucket(void)
 {
 	CHECK(pb_hist_bucket(0) == 0);
@@ -284,6 +306,7 @@ int main(void)
 		{"full", test_full},
 		{"pop_due", test_pop_due},
 		{"hist_bucket", test_hist_bucket},
+		{"cold_releases_come_early", test_cold_releases_come_early},
 	};
 	int passed = 0, failed = 0;
 

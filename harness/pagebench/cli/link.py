@@ -33,12 +33,15 @@ def link_check_cmd(
 ) -> None:
     """Measure the emulated link in a throwaway lab: RTT, goodput, loss, lateness, drops."""
     from pagebench.lab.build import link_check
+    from pagebench.link.emulator import ceiling_warning, choose_backend
     from pagebench.system.signals import signals_raise
 
     chosen = profile_from_options(profile, profiles_file, knobs)
     check_backend(backend)
     with reported(interrupted="interrupted; the lab was torn down"), signals_raise(), \
             machine("link check", wait), err.status("link check") as status:
+        if (warning := ceiling_warning(chosen, choose_backend(backend))) is not None:
+            err.print(warning, highlight=False, soft_wrap=True)
         result = link_check(chosen, backend, seed, step=lambda text: status.update(f"link check: {text}"))
     if as_json:
         out.print_json(json.dumps(result))
@@ -54,8 +57,17 @@ def _print_check(profile: Profile, result: dict) -> None:
     table.add_column("what")
     table.add_column("configured", justify="right")
     table.add_column("measured", justify="right")
-    table.add_row("RTT median / p95 (ms)", f"{profile.rtt_ms:g}",
+    tcp = m.get("tcp_rtt_ms")
+    if tcp:
+        table.add_row("RTT, TCP's own: median / p95 / min (ms)", f"{profile.rtt_ms:g}",
+                      f"{tcp['median']:.3f} / {tcp['p95']:.3f} / {tcp['min']:.3f}  (n={tcp['n']})")
+    table.add_row("connect() median / p95 (ms)", f"{profile.rtt_ms:g}",
                   f"{m['rtt_ms']['median']:.2f} / {m['rtt_ms']['p95']:.2f}  (n={m['rtt_ms']['n']})")
+    if result.get("calibration"):
+        cal = result["calibration"]
+        table.add_row("hold calibrated (µs)", "", f"{cal['offset_us']} off the round trip, {cal['cold_us']} off "
+                      f"a cold release (fastest handshake idle +{cal['idle_floor_us']:.0f}, busy "
+                      f"+{cal['busy_floor_us']:.0f} before)")
     table.add_row("goodput down (Mbit/s)", f"{profile.down_mbit or '∞'}", f"{m['down_mbit']:.2f}")
     table.add_row("goodput up (Mbit/s)", f"{profile.up_mbit or '∞'}", f"{m['up_mbit']:.2f}")
     n = sum(v["sent"] for v in m["loss"].values())

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 
 from pagebench.core.profiles import Profile
+from pagebench.link import calibration
 from pagebench.link.emulator import Link, LinkControl
 from pagebench.system.commands import Bed
 from pagebench.system.process import ManagedProcess
@@ -47,16 +48,39 @@ def measure(bed: Bed, link: Link, profile: Profile, step: Step = lambda _: None)
         server.stop()
 
 
+def calibrate_link(link: LinkControl, profile: Profile, host: str, client: Callable[..., object],
+                   port: int = PROBE_PORT) -> calibration.Calibration | None:
+    """Measure the applied link's handshakes idle and busy, take their fastest's excess off
+    the holds (`link.calibration`) and apply that; None where the link cannot."""
+    common = ("--host", host, "--port", str(port), "--count", str(calibration.SAMPLES), "--tcp")
+    idle = client("rtt", *common)
+    busy = client("rtt", *common, "--busy-pps", f"{calibration.busy_pps(profile):.0f}")
+    assert isinstance(idle, list) and isinstance(busy, list)
+    idle, busy = calibration.first_try(idle), calibration.first_try(busy)
+    if not idle or not busy:
+        return None  # every handshake of a pass was retransmitted: nothing to go by
+    calibrated = calibration.calibrate(profile, idle, busy,
+                                       link.holds.get(profile.name, calibration.Hold()))
+    if not link.calibrate(profile, calibrated.hold):
+        return None
+    link.wait_settled()
+    return calibrated
+
+
 def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: Callable[..., object],
                step: Step = lambda _: None) -> dict[str, object]:
     """The measurement itself, wherever its ends run: a probe server listens on `host`,
     `client(*args)` runs the probe client on the client side (whose address is `me`)."""
     plan = probe_plan(profile)
     link.wait_settled()
-    before = link.counters()
     common = ("--host", host, "--port", str(PROBE_PORT))
+    calibrated = None
+    if link.backend == "userspace" and profile.rtt_ms > 0:
+        step(f"calibrating the hold ({calibration.SAMPLES} connects idle, {calibration.SAMPLES} busy)")
+        calibrated = calibrate_link(link, profile, host, client)
+    before = link.counters()
     step(f"handshake RTT ({plan.rtt_samples} connects)")
-    rtt = client("rtt", *common, "--count", str(plan.rtt_samples))
+    rtt = client("rtt", *common, "--count", str(plan.rtt_samples), "--tcp")
     step(f"goodput down ({plan.bulk_s:.1f} s)")
     down = client("down", *common, "--seconds", str(plan.bulk_s))
     step(f"goodput up ({plan.bulk_s:.1f} s)")
@@ -72,8 +96,8 @@ def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: 
     delta = link.counters() - before
     assert isinstance(rtt, list) and isinstance(down, list) and isinstance(up, list) and isinstance(udp, dict)
     return summarize(
-        link.backend, profile, rtt,
+        link.backend, profile, [tuple(pair) for pair in rtt],
         steady_goodput_mbit([tuple(s) for s in down], plan.warm_s),
         steady_goodput_mbit([tuple(s) for s in up], plan.warm_s),
-        udp, delta,
+        udp, delta, calibrated,
     )

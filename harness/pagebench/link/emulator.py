@@ -19,6 +19,8 @@ from pagebench.system import places
 from pagebench.system.commands import Bed, LabError, probe_in_throwaway_namespace, run
 from pagebench.system.process import ManagedProcess
 from pagebench.link import delaystats
+from pagebench.link.calibration import Hold
+from pagebench.link.ceiling import machine_kind, over_ceiling
 from pagebench.link.counters import EMPTY_HIST, LinkCounters, parse_iptables_save, parse_nfqueue, parse_qdisc_drops, queue_and_loss_drops
 from pagebench.link.plan import LinkPlan, check_backend, netem_plan, reset_commands, userspace_plan
 
@@ -68,6 +70,21 @@ def choose_backend(requested: str | None) -> str:
     return "netem" if has_netem else "userspace"
 
 
+def this_machine() -> str:
+    """This machine's kind, as the table of link ceilings names kinds (`link.ceiling`)."""
+    try:
+        virtual = " hypervisor" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        virtual = False
+    return machine_kind(os.cpu_count() or 1, virtual)
+
+
+def ceiling_warning(profile: Profile, backend: str) -> str | None:
+    """The line to print when the profile asks more of the backend than it was measured to
+    give on this kind of machine (`link.ceiling.over_ceiling`)."""
+    return over_ceiling(profile, backend, this_machine())
+
+
 def delay_scheduling(pid: int, warnings: str) -> str:
     """How the delay program runs, as the kernel has it (its policy and locked memory),
     with the program's own reason where it was refused: real time and locked memory keep
@@ -98,8 +115,15 @@ class LinkControl(Protocol):
     #: how the delay program runs, once applied (`delay_scheduling`); None when none runs
     #: (kernel netem without a window clamp)
     scheduling: str | None
+    #: each profile's calibrated hold by name (`calibrate`)
+    holds: dict[str, Hold]
 
     def apply(self, profile: Profile) -> None: ...
+
+    def calibrate(self, profile: Profile, hold: Hold) -> bool:
+        """Take `hold` off the profile's holds from now on (`link.calibration`) and apply
+        it; False where this link cannot (then nothing changed)."""
+        ...
 
     def counters(self) -> LinkCounters: ...
 
@@ -124,6 +148,9 @@ class Link:
         self.delay: ManagedProcess | None = None
         self.scheduling: str | None = None
         self.stats_path = bed.state_dir / "delay.stats"
+        #: A profile's calibrated hold by its name, from its link check (`calibrate`, or set
+        #: from a run's stored checks); the userspace backend's.
+        self.holds: dict[str, Hold] = {}
 
     def apply(self, profile: Profile) -> None:
         topo = self.bed.layout
@@ -135,7 +162,8 @@ class Link:
         if self.backend == "netem":
             plan = netem_plan(topo, profile, DELAY_PROGRAM, self.stats_path)
         else:
-            plan = userspace_plan(topo, profile, DELAY_PROGRAM, self.stats_path, self.seed)
+            plan = userspace_plan(topo, profile, DELAY_PROGRAM, self.stats_path, self.seed,
+                                  self.holds.get(profile.name, Hold()))
         for cmd in (plan.endpoint if self.endpoints else []) + plan.router_tc:
             self.bed.run(cmd)
         if plan.delay_argv is not None:
@@ -145,6 +173,13 @@ class Link:
         self.bed.run(("ip", "netns", "exec", topo.router, "iptables-restore"), input=plan.rules_v4)
         self.bed.run(("ip", "netns", "exec", topo.router, "ip6tables-restore"), input=plan.rules_v6)
         self.profile, self.plan = profile, plan
+
+    def calibrate(self, profile: Profile, hold: Hold) -> bool:
+        if self.backend != "userspace":
+            return False  # netem's delay is the kernel's, with no hand-over to shorten
+        self.holds[profile.name] = hold
+        self.apply(profile)
+        return True
 
     def reset(self) -> None:
         """Stop the delay program and remove the router's qdiscs (the firewall is the

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from pagebench.core.profiles import FRAME_BYTES, Profile, ProfileError
 from pagebench.core.layout import ORIGIN_NETWORK, ORIGIN_NETWORK6, Command, Layout
+from pagebench.link.calibration import Hold, holds_us
 
 BACKENDS = ("netem", "userspace")
 UP_QUEUE, DOWN_QUEUE, RWND_QUEUE = 0, 1, 2
@@ -255,21 +256,24 @@ def netem_plan(topo: Layout, profile: Profile, program: Path | None = None, stat
                     firewall_rules(topo, profile, False, ipv6=True), argv, notes + rwnd_notes(profile))
 
 
-def userspace_plan(topo: Layout, profile: Profile, program: Path, stats: Path, seed: int) -> LinkPlan:
+def userspace_plan(topo: Layout, profile: Profile, program: Path, stats: Path, seed: int,
+                   hold: Hold = Hold()) -> LinkPlan:
+    """`hold`: the link check's calibration (`link.calibration`): its offset taken off the
+    round trip's holds, half each way, and its cold releases issued early."""
     tc: list[Command] = []
     for _, dev, mbit in directions(topo, profile):
         if mbit is not None and profile.modem_compression is None:  # a modem's line is the program's
             tc += htb_commands(topo.router, dev, "root", 1, mbit, profile.queue_limit_bytes(mbit))
-    delay = str(profile.one_way_delay_us)
+    up, down = holds_us(profile, hold)
     jitter = str(profile.jitter_us)
     loss = f"{profile.loss_pct / 100:.6g}"
     argv = (
         "ip", "netns", "exec", topo.router, str(program),
         "--up-queue", str(UP_QUEUE), "--down-queue", str(DOWN_QUEUE),
-        "--up-delay-us", delay, "--down-delay-us", delay,
+        "--up-delay-us", str(up), "--down-delay-us", str(down),
         "--up-jitter-us", jitter, "--down-jitter-us", jitter,
         "--up-loss", loss, "--down-loss", loss,
         "--seed", str(seed), "--stats", str(stats), "--spin-us", str(SPIN_US),
-    ) + modem_args(profile) + rwnd_args(profile)
+    ) + (("--cold-early-us", str(hold.cold_us)) if hold.cold_us else ()) + modem_args(profile) + rwnd_args(profile)
     return LinkPlan("userspace", endpoint_commands(topo, profile), tc, firewall_rules(topo, profile, True),
                     firewall_rules(topo, profile, True, ipv6=True), argv, modem_notes(profile) + rwnd_notes(profile))

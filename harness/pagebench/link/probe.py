@@ -172,14 +172,44 @@ def serve(host: str, port: int) -> None:
         threading.Thread(target=_handle, args=(conn,), daemon=True).start()
 
 
-def rtt(host: str, port: int, count: int) -> list[float]:
-    """Handshake times in ms: connect() returns when the SYN-ACK arrives, one RTT."""
-    samples = []
+#: struct tcp_info: tcpi_rtt (µs) at byte 68; after the handshake it is the SYN's own RTT.
+TCP_RTT_AT = 68
+
+
+def _stream(host: str, port: int, pps: float) -> None:
+    """Paced 64-byte datagrams to a port nobody listens on, for as long as the process lives."""
+    sock = socket.socket(_family(host), socket.SOCK_DGRAM)
+    start, seq = time.monotonic(), 0
+    while True:
+        seq += 1
+        delay = start + seq / pps - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        sock.sendto(bytes(64), (host, port))
+
+
+def rtt(host: str, port: int, count: int, tcp: bool = False,
+        busy_pps: float = 0) -> list[float] | list[tuple[float, float]]:
+    """Handshake times in ms: connect() returns when the SYN-ACK arrives, one RTT. With
+    `tcp`, (connect() time, the client kernel's own RTT of the handshake) pairs: the
+    kernel's runs from the SYN's send to the SYN-ACK's arrival, without this process's
+    wake-up and system calls (what the link did, apart from what the host did). With
+    `busy_pps`, paced datagrams cross the link meanwhile (to port + 2, closed), so the
+    path is never idle between handshakes, as on a link a page load keeps busy."""
+    if busy_pps:
+        threading.Thread(target=_stream, args=(host, port + 2, busy_pps), daemon=True).start()
+        time.sleep(0.2)
+    samples: list = []
     for _ in range(count + 1):  # the first one also resolves neighbours: discarded
         sock = socket.socket(_family(host), socket.SOCK_STREAM)
         start = time.perf_counter_ns()
         sock.connect((host, port))
-        samples.append((time.perf_counter_ns() - start) / 1e6)
+        took = (time.perf_counter_ns() - start) / 1e6
+        if tcp:
+            info = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, TCP_INFO_LEN)
+            samples.append((took, struct.unpack_from("I", info, TCP_RTT_AT)[0] / 1000))
+        else:
+            samples.append(took)
         _abort(sock)
         time.sleep(0.002)
     return samples[1:]
@@ -273,6 +303,8 @@ def main(argv: list[str] | None = None) -> None:
         p.add_argument("--port", type=int, required=True)
         if name == "rtt":
             p.add_argument("--count", type=int, default=50)
+            p.add_argument("--tcp", action="store_true", help="(connect, kernel RTT) pairs")
+            p.add_argument("--busy-pps", type=float, default=0.0, help="paced datagrams across the link meanwhile")
         if name in ("down", "up"):
             p.add_argument("--seconds", type=float, required=True)
         if name == "loss":
@@ -286,7 +318,7 @@ def main(argv: list[str] | None = None) -> None:
         serve(args.host, args.port)
         return
     if args.cmd == "rtt":
-        result: object = rtt(args.host, args.port, args.count)
+        result: object = rtt(args.host, args.port, args.count, args.tcp, args.busy_pps)
     elif args.cmd == "down":
         result = down(args.host, args.port, args.seconds)
     elif args.cmd == "up":

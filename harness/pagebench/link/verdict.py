@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from pagebench.core.profiles import Profile
 from pagebench.core.quantiles import percentile
+from pagebench.link.calibration import Calibration, first_try
 from pagebench.link.counters import LinkCounters
 
 #: A link is trusted only if packets were released on time and none were lost in
@@ -66,19 +67,32 @@ def steady_goodput_mbit(samples: list[tuple[float, ...]], warm_s: float) -> floa
     return (end[-1] - start[-1]) * 8 / (end[0] - start[0]) / 1e6
 
 
+def _spread(samples: list[float]) -> dict[str, float | int]:
+    return {"median": round(statistics.median(samples), 3), "p95": round(percentile(samples, 95), 3),
+            "min": round(min(samples), 3), "n": len(samples)}
+
+
 def summarize(
     backend: str,
     profile: Profile,
-    rtt_ms: list[float],
+    rtt_ms: list[tuple[float, float]] | list[float],
     down_mbit: float,
     up_mbit: float,
     udp: dict[str, dict[str, int]],
     delta: LinkCounters,
+    calibration: Calibration | None = None,
 ) -> dict[str, object]:
+    """`rtt_ms`: per handshake, connect()'s time and the client kernel's own RTT of it
+    (plain numbers: connect() alone, from a probe that did not read the kernel's)."""
+    connect = [s[0] if isinstance(s, tuple) else s for s in rtt_ms]
+    tcp = first_try([s for s in rtt_ms if isinstance(s, tuple)])
     sent = udp["up"]["sent"] + udp["down"]["sent"]
     lost = sent - udp["up"]["received"] - udp["down"]["received"]
     lateness = delta.lateness_us()
     problems = []
+    # A link is never faster than its profile: a calibration that overshot says so.
+    if tcp and statistics.median(tcp) < profile.rtt_ms:
+        problems.append(f"TCP RTT median {statistics.median(tcp):.3f} ms < the profile's {profile.rtt_ms:g} ms")
     if lateness["p99"] is not None and lateness["p99"] > MAX_LATENESS_P99_US:
         problems.append(f"release lateness p99 {lateness['p99']:.0f} µs > {MAX_LATENESS_P99_US} µs")
     if delta.drops_nfqueue:
@@ -91,11 +105,10 @@ def summarize(
         "backend": backend,
         "configured": profile.fields(),
         "measured": {
-            "rtt_ms": {
-                "median": round(statistics.median(rtt_ms), 3),
-                "p95": round(percentile(rtt_ms, 95), 3),
-                "n": len(rtt_ms),
-            },
+            # connect() as a process on this host sees it (its wake-up included)
+            "rtt_ms": _spread(connect),
+            # the same handshakes as the client's TCP timed them: the link's own RTT
+            "tcp_rtt_ms": _spread(tcp) if tcp else None,
             "down_mbit": round(down_mbit, 3),
             "up_mbit": round(up_mbit, 3),
             "loss_pct": round(100 * lost / sent, 3) if sent else None,
@@ -106,6 +119,8 @@ def summarize(
             },
         },
         "lateness_us": {key: lateness[key] for key in ("p50", "p99", "max")},
+        # the hold offset this check measured and applied (`link.calibration`), None if none
+        "calibration": calibration.as_dict() if calibration is not None else None,
         "drops": delta.drops,
         "counters": {key: value for key, value in delta.as_dict().items() if key != "lateness_us"},
         "valid": not problems,

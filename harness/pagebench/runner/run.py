@@ -38,7 +38,8 @@ from pagebench.lab import build, tls
 from pagebench.lab.browser import Driver, Setup
 from pagebench.lab.build import Origins, Roles
 from pagebench.lab.emulation import Emulation
-from pagebench.link.emulator import LinkControl
+from pagebench.link.calibration import Hold
+from pagebench.link.emulator import LinkControl, ceiling_warning
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import AlreadyRecorded, Store
 from pagebench.runner.environment import machine
@@ -149,6 +150,10 @@ class Runner:
         plan = self.plan = plan_run(self.p, done, self.shard)
         if self.roles is not None and plan.spec.by_page:
             raise SpecError(SPLIT_BY_PAGE)
+        backend = self.store.experiment(self.run_id).backend
+        for profile in self.p.profiles.values():  # once, before the lab: a profile past this machine's link
+            if backend is not None and (warning := ceiling_warning(profile, backend)) is not None:
+                self.say(warning)
         if self.store.artifacts is not None and (self.keep.har or self.keep.trace):
             self.store.artifacts.prepare(self.run_id)
         if plan.note_encoding_cost:  # seed 001's table 6-4: what compressing cost
@@ -216,6 +221,8 @@ class Runner:
                                 frames=self.keep.frames,
                                 click=spec.interaction.click if spec.interaction is not None else None)
                 try:
+                    # the holds calibrated by this run's stored checks (an earlier part's, a resumed run's)
+                    link.holds.update(self._holds())
                     if first:
                         self._link_checks(link, parts.measure)
                         self._calibrate(driver)
@@ -244,6 +251,16 @@ class Runner:
             self._note_scheduling(link)
             self._status(f"link check: {profile.name}")
             self.store.add_link_check(self.run_id, profile.name, measure(profile))
+
+    def _holds(self) -> dict[str, Hold]:
+        """Each profile's hold as its latest stored link check calibrated it
+        (`link.calibration`); the link applies it to the loads of that profile."""
+        holds = {}
+        for check in self.store.link_checks(self.run_id):
+            calibration = (check.result or {}).get("calibration")
+            if calibration is not None:
+                holds[check.profile] = Hold.of(calibration)
+        return holds
 
     def _calibrate(self, driver: Driver) -> None:
         """Each throttled device's DevTools CPU rate for this host (`core.devices`): the

@@ -9,6 +9,7 @@ import pytest
 
 from pagebench.core.layout import Layout
 from pagebench.core.profiles import ProfileError, make_profile
+from pagebench.link.calibration import Hold
 from pagebench.link.plan import (
     DEFAULT_RMEM,
     DEFAULT_WMEM,
@@ -372,3 +373,11 @@ def test_netem_refuses_a_compressing_line_in_one_line():
         netem_plan(TOPO, MODEM, PROGRAM, STATS)
     check_backend_profile("userspace", MODEM)
     check_backend_profile("netem", SHAPED)
+
+
+def test_a_calibrated_userspace_plan_shortens_the_holds_and_releases_cold_packets_early():
+    plan = userspace_plan(TOPO, profile(rtt_ms=50), PROGRAM, STATS, seed=1, hold=Hold(151, 30))
+    args = dict(zip(plan.delay_argv[5::2], plan.delay_argv[6::2]))
+    assert (args["--up-delay-us"], args["--down-delay-us"], args["--cold-early-us"]) == ("24924", "24925", "30")
+    plain = userspace_plan(TOPO, profile(rtt_ms=50), PROGRAM, STATS, seed=1, hold=Hold(151))
+    assert "--cold-early-us" not in plain.delay_argv

@@ -6,6 +6,7 @@ import pytest
 
 from pagebench.core.profiles import make_profile
 from pagebench.core.quantiles import percentile
+from pagebench.link.calibration import MARGIN_US, Calibration, Hold
 from pagebench.link.counters import EMPTY_HIST, LinkCounters
 from pagebench.link.verdict import MAX_PPS, PROBE_WIRE_BITS, probe_plan, steady_goodput_mbit, summarize
 
@@ -115,11 +116,13 @@ def test_summary_is_the_json_contract():
                          lateness_hist=lateness(120))
     report = summarize("userspace", shaped, RTT, 9.41234, 1.8849, UDP, delta)
     assert set(report) == {"backend", "configured", "measured", "lateness_us", "drops", "counters", "valid",
-                           "problems"}
+                           "problems", "calibration"}
+    assert report["calibration"] is None
     assert report["backend"] == "userspace"
     assert report["configured"] == shaped.fields()
     assert report["measured"] == {
-        "rtt_ms": {"median": 52.45, "p95": 54.655, "n": 50},
+        "rtt_ms": {"median": 52.45, "p95": 54.655, "min": 50.0, "n": 50},
+        "tcp_rtt_ms": None,  # connect() times alone: no kernel RTT was read
         "down_mbit": 9.412,
         "up_mbit": 1.885,
         "loss_pct": 1.5,  # 60 of 4000
@@ -168,3 +171,22 @@ def test_a_window_clamp_that_missed_a_syn_invalidates_the_link():
     # the era's TCP sends no window scale to strip
     era = profile(rtt_ms=50, rwnd_bytes=32767, window_scaling=False)
     assert summarize("netem", era, RTT, 1.0, 1.0, UDP, LinkCounters(tcp_conns=53))["valid"] is True
+
+
+def test_the_tcp_rtt_is_reported_beside_connect_and_a_link_faster_than_its_profile_is_invalid():
+    pairs = [(50.3 + i / 1000, 50.02 + i / 1000) for i in range(11)]
+    report = summarize("userspace", profile(rtt_ms=50), pairs, 1.0, 1.0, UDP, LinkCounters())
+    assert report["measured"]["rtt_ms"] == {"median": 50.305, "p95": 50.309, "min": 50.3, "n": 11}
+    assert report["measured"]["tcp_rtt_ms"] == {"median": 50.025, "p95": 50.029, "min": 50.02, "n": 11}
+    assert report["valid"] is True
+    fast = [(50.1, 49.95)] * 6 + [(50.1, 50.2)] * 5
+    report = summarize("userspace", profile(rtt_ms=50), fast, 1.0, 1.0, UDP, LinkCounters())
+    assert report["problems"] == ["TCP RTT median 49.950 ms < the profile's 50 ms"]
+
+
+def test_the_calibration_is_reported():
+    cal = Calibration(Hold(230, 40), Hold(), idle_floor_us=320.0, busy_floor_us=240.0, idle_median_us=350.0, n=60)
+    report = summarize("userspace", profile(rtt_ms=50), RTT, 1.0, 1.0, UDP, LinkCounters(), cal)
+    assert report["calibration"] == {"offset_us": 230, "cold_us": 40, "before_offset_us": 0, "before_cold_us": 0,
+                                     "idle_floor_us": 320.0, "busy_floor_us": 240.0, "idle_median_us": 350.0,
+                                     "n": 60, "margin_us": MARGIN_US}

@@ -16,6 +16,7 @@ from typing import Any
 from pagebench.core.servers.accesslog import ServerLog, parse_both
 from pagebench.core.layout import Command
 from pagebench.core.profiles import Profile
+from pagebench.link.calibration import Hold
 from pagebench.core.servers.plan import ServerPlan, binding_rows
 from pagebench.lab import tls
 from pagebench.lab.servers.apps import AppError
@@ -44,6 +45,7 @@ class RemoteLink:
         self.backend: str = router.post("/link/open", {"backend": backend, "seed": seed})["backend"]
         self.profile: Profile | None = None
         self.scheduling: str | None = None
+        self.holds: dict[str, Hold] = {}  # never calibrated (`calibrate`)
 
     def apply(self, profile: Profile) -> None:
         self.profile = None  # until all three parts are set
@@ -51,6 +53,11 @@ class RemoteLink:
         apply_here(profile, SERVER_SIDE)
         self.sites.post("/endpoint/apply", {"profile": profile.fields()})
         self.profile = profile
+
+    def calibrate(self, profile: Profile, hold: Hold) -> bool:
+        """Not over the control channel yet: the router role's link keeps the profile's
+        holds, and its link check says it was not calibrated."""
+        return False
 
     def counters(self) -> LinkCounters:
         return counters_from(self.router.get("/link/counters")["counters"])
