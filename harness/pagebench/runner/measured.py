@@ -1,16 +1,19 @@
 """A load as the runner measured it: the browser's raw records and what the link, the
-servers and the edge proxy saw of it, read once the link has drained of it; evaluated
-(`results`, pure) while the next load's browser settles (`runner.run`)."""
+servers and the edge proxy saw of it, read once the link has drained of it (`rest`);
+evaluated (`results`, pure) while the next load's browser settles (`runner.run`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from pagebench.core.measure.metrics import LinkView, ProxyView, ServerView, evaluate
 from pagebench.core.records import LoadResult, RawLoad
 from pagebench.core.spec import plan as planner
-from pagebench.edge.proxy import ProxyStats
+from pagebench.edge.proxy import EdgeProxy, ProxyStats
+from pagebench.lab.build import Origins
 from pagebench.lab.servers.origins import Offset
+from pagebench.link.emulator import LinkControl
 from pagebench.link.counters import LinkCounters
 
 
@@ -52,3 +55,29 @@ class Measured:
         return [evaluate(visit.condition, raw, self.link, self.server, view, expect_delta=visit.expect_delta,
                          versioned=visit.versioned, recording=visit.recording, query=self.query, app=visit.app)
                 for raw, view in zip(self.raws, self.proxy)]
+
+
+def read(link: LinkControl, origins: Origins) -> Reading:
+    """The link's counters and the servers' log offset, once no packet is held."""
+    link.wait_settled()
+    return Reading(link.counters(), origins.log_offset())
+
+
+def rest(visit: planner.Visit, raws: list[RawLoad], started: float, before: Reading, link: LinkControl,
+         origins: Origins, proxy: EdgeProxy | None, query: str) -> tuple[Measured, Reading]:
+    """What the link, the servers and the edge proxy saw of a load, once the link has
+    drained of it; and that reading, the next load's before."""
+    after = read(link, origins)
+    delta = after.counters - before.counters  # raises if the delay program died: the link is down
+    origins.check_alive()  # a load measured against dead servers is not kept
+    if proxy is not None:
+        proxy.check_alive()
+    log = origins.connections_since(before.offset)
+    # An app site's load counts only if its app is still well after it (`lab.servers.apps`).
+    check_app = getattr(origins, "check_app", None)
+    if check_app is not None:
+        check_app(visit.condition.site, log.statuses_for(visit.document_path, urlsplit(visit.url).hostname))
+    stats = proxy.stats() if visit.proxied and proxy is not None else None
+    server = ServerView(log.connections, log.requests, log.statuses_for(visit.document_path),
+                        log.not_modified(), log.tls_seen())
+    return Measured.of(visit, raws, started, delta, server, stats, query), after

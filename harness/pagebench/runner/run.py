@@ -18,14 +18,12 @@ from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from functools import partial
-from urllib.parse import urlsplit
 
 from pagebench.analysis.sequential import run_settled
 from pagebench.core import devices as devices_mod
 from pagebench.core.measure import visual
 from pagebench.core.measure.bound import fetches_of, lower_bound_ms
 from pagebench.core.measure.har import har
-from pagebench.core.measure.metrics import ServerView
 from pagebench.core.profiles import Profile
 from pagebench.core.records import LoadResult, PlannedLoad, RawLoad
 from pagebench.core.spec import plan as planner
@@ -43,7 +41,7 @@ from pagebench.link.emulator import LinkControl, ceiling_warning
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import AlreadyRecorded, Store
 from pagebench.runner.environment import machine
-from pagebench.runner.measured import Measured, Reading
+from pagebench.runner.measured import Measured, Reading, read, rest
 from pagebench.runner.prepare import Prepared, encoding_costs, plan_run
 from pagebench.runner.watchdog import LOAD_GRACE_S, Watchdog, local_checks
 from pagebench.system.commands import Bed
@@ -338,7 +336,7 @@ class Runner:
         """One planned load: every client loads the page at once, as the `emulation`'s
         device. `ready`: done before its navigation (`Driver.cold`), while the browser
         settles: the load before's rest, whose reading of the link once drained of it is
-        this load's reading before. What is returned measures this load's rest (`_rest`):
+        this load's reading before. What is returned measures this load's rest (`measured.rest`):
         called later, in the next load's `ready`, its wait for the link to drain (a
         connection's close is one to two round trips) overlaps the next context's start."""
         spec, c = self.plan.spec, visit.condition
@@ -349,7 +347,7 @@ class Runner:
         before: list[Reading] = []
 
         def navigating() -> None:
-            before.append(ready() or self._read(link, origins))
+            before.append(ready() or read(link, origins))
 
         started = time.time()
         self._watchdog.raise_if_fired()
@@ -360,32 +358,7 @@ class Runner:
         self._watchdog.raise_if_fired()  # a part died under the load: its error, not the load
         if not before:  # lost before its navigation: nothing of it crossed the link
             navigating()
-        return partial(self._rest, visit, raws, started, before[0], link, origins, proxy)
-
-    @staticmethod
-    def _read(link: LinkControl, origins: Origins) -> Reading:
-        """The link's counters and the servers' log offset, once no packet is held."""
-        link.wait_settled()
-        return Reading(link.counters(), origins.log_offset())
-
-    def _rest(self, visit: planner.Visit, raws: list[RawLoad], started: float, before: Reading, link: LinkControl,
-              origins: Origins, proxy: EdgeProxy | None) -> tuple[Measured, Reading]:
-        """What the link, the servers and the edge proxy saw of a load, once the link has
-        drained of it; and that reading, the next load's before."""
-        after = self._read(link, origins)
-        delta = after.counters - before.counters  # raises if the delay program died: the link is down
-        origins.check_alive()  # a load measured against dead servers is not kept
-        if proxy is not None:
-            proxy.check_alive()
-        log = origins.connections_since(before.offset)
-        # An app site's load counts only if its app is still well after it (`lab.servers.apps`).
-        check_app = getattr(origins, "check_app", None)
-        if check_app is not None:
-            check_app(visit.condition.site, log.statuses_for(visit.document_path, urlsplit(visit.url).hostname))
-        stats = proxy.stats() if visit.proxied and proxy is not None else None
-        server = ServerView(log.connections, log.requests, log.statuses_for(visit.document_path),
-                            log.not_modified(), log.tls_seen())
-        return Measured.of(visit, raws, started, delta, server, stats, self.plan.spec.replay_query), after
+        return partial(rest, visit, raws, started, before[0], link, origins, proxy, spec.replay_query)
 
     def _evidence(self, planned: PlannedLoad, raws: list[RawLoad], results: list[LoadResult]) -> list[Evidence]:
         """Each client's HAR, frames (those that changed the screen) and trace of a measured
@@ -444,7 +417,7 @@ class Runner:
 
     def _record(self, step: planner.Step, rest: Callable[[], tuple[Measured, Reading]],
                 prime_error: str | None) -> Reading:
-        """A load's rest measured (`_rest`), evaluated (its visual metrics are most of that),
+        """A load's rest measured (`measured.rest`), evaluated (its visual metrics are most of that),
         its evidence kept, its rows committed; the link's reading after it."""
         planned = step.planned
         measured, after = rest()
