@@ -108,18 +108,6 @@ def handshakes(host: str, count: int, pause: float = 0.002) -> list[dict[str, fl
     return rows
 
 
-def _udp_stream(host: str, pps: float) -> None:
-    """Paced datagrams to the server's discard port, so the delay program is never idle."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    start, seq = time.monotonic(), 0
-    while True:
-        seq += 1
-        delay = start + seq / pps - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        sock.sendto(bytes(64), (host, 9))
-
-
 # ---- the orchestration ----------------------------------------------------------------
 
 
@@ -235,7 +223,9 @@ def main() -> None:
     if args.cmd == "connect":
         if args.warm_pps:
             import threading
-            threading.Thread(target=_udp_stream, args=(args.host, args.warm_pps), daemon=True).start()
+
+            from pagebench.link.probe import paced_datagrams
+            threading.Thread(target=paced_datagrams, args=(args.host, 9, args.warm_pps), daemon=True).start()
             time.sleep(0.5)
         json.dump(handshakes(args.host, args.count), sys.stdout)
         return

@@ -61,8 +61,8 @@ NETWORK_ERRORS = ("ENOTFOUND", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EAI_A
 #: The page-complete check of the tuned configuration: true once the page under test (not
 #: the start page, whose load event fired long ago) has fired its load event.
 LOADED_CHECK = "return document.documentURI === {url!r} && performance.timing.loadEventEnd > 0;"
-#: browsertime's defaults, but for the certificate trust (browsertime passes
-#: --ignore-certificate-errors by default).
+#: browsertime's defaults, but for the certificate trust: browsertime tells Chromium to
+#: accept any certificate unless told not to, which would also turn its HTTP cache off.
 DEFAULT = ["--chrome.ignoreCertificateErrors", "false"]
 #: The fastest honest configuration of browsertime 26.3.2 (its `--help`; a zero falls back
 #: to the default in its code, so 1 ms is the shortest wait it takes).

@@ -36,9 +36,10 @@ SAMPLES = 30
 #: a tenth of the uplink's rate (so they never queue at the bottleneck, which would add delay).
 BUSY_PPS = 2000
 BUSY_SHARE = 0.1
-DATAGRAM_WIRE_BITS = (64 + 28 + 14) * 8
 #: `pagebench-delay --cold-early-us` at most.
 MAX_COLD_US = 10_000
+#: A probe datagram on the wire: 64 B payload + UDP/IP 28 B + Ethernet 14 B.
+PROBE_WIRE_BITS = (64 + 28 + 14) * 8
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ def busy_pps(profile: Profile) -> float:
     """The busy pass's datagram rate for the profile's uplink."""
     if profile.up_mbit is None:
         return BUSY_PPS
-    return min(BUSY_PPS, BUSY_SHARE * profile.up_mbit * 1e6 / DATAGRAM_WIRE_BITS)
+    return min(BUSY_PPS, BUSY_SHARE * profile.up_mbit * 1e6 / PROBE_WIRE_BITS)
 
 
 def _excess_us(profile: Profile, samples_ms: list[float]) -> list[float]:

@@ -176,7 +176,7 @@ def serve(host: str, port: int) -> None:
 TCP_RTT_AT = 68
 
 
-def _stream(host: str, port: int, pps: float) -> None:
+def paced_datagrams(host: str, port: int, pps: float) -> None:
     """Paced 64-byte datagrams to a port nobody listens on, for as long as the process lives."""
     sock = socket.socket(_family(host), socket.SOCK_DGRAM)
     start, seq = time.monotonic(), 0
@@ -197,7 +197,7 @@ def rtt(host: str, port: int, count: int, tcp: bool = False,
     `busy_pps`, paced datagrams cross the link meanwhile (to port + 2, closed), so the
     path is never idle between handshakes, as on a link a page load keeps busy."""
     if busy_pps:
-        threading.Thread(target=_stream, args=(host, port + 2, busy_pps), daemon=True).start()
+        threading.Thread(target=paced_datagrams, args=(host, port + 2, busy_pps), daemon=True).start()
         time.sleep(0.2)
     samples: list = []
     for _ in range(count + 1):  # the first one also resolves neighbours: discarded

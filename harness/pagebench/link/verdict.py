@@ -8,15 +8,13 @@ from dataclasses import dataclass
 
 from pagebench.core.profiles import Profile
 from pagebench.core.quantiles import percentile
-from pagebench.link.calibration import Calibration, first_try
+from pagebench.link.calibration import PROBE_WIRE_BITS, Calibration, first_try
 from pagebench.link.counters import LinkCounters
 
 #: A link is trusted only if packets were released on time and none were lost in
 #: the hand-over to the delay program.
 MAX_LATENESS_P99_US = 1000
 RTT_SAMPLES = 50
-#: Probe datagram on the wire: 64 B payload + UDP/IP 28 B + Ethernet 14 B.
-PROBE_WIRE_BITS = (64 + 28 + 14) * 8
 MAX_PPS = 5000
 
 
