@@ -849,6 +849,12 @@ static int run(struct app *a, const struct opts *o, const sigset_t *waitmask)
 		uint64_t now = clock_ns(CLOCK_MONOTONIC);
 		a->rt_offset_ns =
 			(int64_t)clock_ns(CLOCK_REALTIME) - (int64_t)now;
+		/* before sleeping: a reader waiting for the queues to empty
+		 * must see the last release now, not when the sleep ends */
+		if (a->dirty || now - last_publish >= REFRESH_NS) {
+			publish(a, now);
+			last_publish = now;
+		}
 
 		uint64_t next = dq_next_deadline(&a->dir[0].dq);
 		uint64_t next_down = dq_next_deadline(&a->dir[1].dq);
@@ -873,12 +879,6 @@ static int run(struct app *a, const struct opts *o, const sigset_t *waitmask)
 		if (n > 0 && (pfd.revents & (POLLIN | POLLERR)) &&
 		    drain(a) < 0)
 			return -1;
-
-		now = clock_ns(CLOCK_MONOTONIC);
-		if (a->dirty || now - last_publish >= REFRESH_NS) {
-			publish(a, now);
-			last_publish = now;
-		}
 	}
 	return 0;
 }

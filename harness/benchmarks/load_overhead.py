@@ -31,6 +31,7 @@ from pagebench.link import emulator
 from pagebench.results.store import Store
 from pagebench.runner import run as runner
 from pagebench.runner import runs
+from pagebench.runner.measured import Keep
 from pagebench.runner.prepare import prepare
 
 SPEC = {"name": "load-overhead", "sites": ["seed000-small-n20"], "modes": ["h2"], "cache": ["cold"],
@@ -72,7 +73,7 @@ def one_run(frames: bool) -> tuple[float, float, int]:
     """A run's overhead per load and median load time (ms), and its measured loads."""
     with tempfile.TemporaryDirectory() as tmp, Store(f"sqlite:///{tmp}/overhead.sqlite") as store:
         run_id = runs.start(store, prepare(SPEC, "load_overhead"), lambda *_: None,
-                            keep=runner.Keep(har=True, frames=frames))
+                            keep=Keep(har=True, frames=frames))
         loads = [load for load in store.loads(run_id) if load.ok and load.load_ms is not None]
     times = [load.load_ms for load in loads if load.load_ms is not None]
     wall = (max(load.recorded_at for load in loads) - min(load.started_at for load in loads)) * 1000

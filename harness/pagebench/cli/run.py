@@ -88,6 +88,7 @@ def run(
     checked. Exit 0 done, 1 a budget breached, 2 an error, 130 interrupted."""
     from pagebench.runner import run as runner
     from pagebench.runner import runs
+    from pagebench.runner.measured import Keep
     from pagebench.runner.prepare import Baseline, prepare
     from pagebench.core.spec.model import SpecError
     from pagebench.edge.proxy import rt_priority
@@ -168,12 +169,12 @@ def run(
                 fleet.resume(store, store.url, run_id, ray_address, allow_mixed, show, say)
         elif prepared is not None:
             run_id = runs.start(store, prepared, progress, roles, created=named,
-                                  keep=runner.Keep(har, trace, frames), say=say, shard=one, run_id=run_name,
+                                  keep=Keep(har, trace, frames), say=say, shard=one, run_id=run_name,
                                   allow_mixed=allow_mixed)
         else:
             assert run_id is not None
             lock.note_run(run_id)
-            runs.resume(store, run_id, progress, roles, runner.Keep(har, trace, frames), say=say, shard=one,
+            runs.resume(store, run_id, progress, roles, Keep(har, trace, frames), say=say, shard=one,
                           allow_mixed=allow_mixed)
     breached = _gate(store, run_id, budgets, junit, markdown)
     then = f"pagebench compare {run_id}" if store.experiment(run_id).meta.get("baseline") else f"pagebench report {run_id}"

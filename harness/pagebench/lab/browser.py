@@ -9,6 +9,7 @@ errors (Chromium then skips its HTTP cache).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -152,7 +153,8 @@ class _Tracer:
 
 def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeout_s: float,
              dictionaries: bool = False, trace: bool = False, frames: bool = True,
-             click: str | None = None, ready: Callable[[], None] = lambda: None) -> list[RawLoad]:
+             click: str | None = None, ready: Callable[[], None] = lambda: None,
+             meanwhile: Callable[[], None] = lambda: None) -> list[RawLoad]:
     """Each page loads `url`, all at the same moment (several clients: aggregation).
     Sync Playwright's `goto` returns only at `load`, so with several pages each
     navigation is started from the page itself, then awaited. With `dictionaries`, it
@@ -162,7 +164,8 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
     (Chromium allows one trace at a time), and no frames. With `click`, once that ends,
     each page is clicked there (`interact`: the load's INP). `ready`: the caller's work
     that must be done before the navigation starts, done while the browser settles
-    (SETTLE_S)."""
+    (SETTLE_S); `meanwhile`: its work that may wait until the page has loaded, done at the
+    start of the network-idle wait (IDLE_S), which then sees what arrived meanwhile."""
     for page in pages:
         page.evaluate("1")  # the renderer is up and answering before navigation starts
     settled = time.monotonic() + SETTLE_S
@@ -194,11 +197,12 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
                     page.wait_for_url(url, wait_until="load", timeout=timeout_s * 1000)
                 else:
                     page.goto(url, wait_until="load", timeout=timeout_s * 1000)
+                meanwhile()
                 recorder.wait_idle(timeout=min(10.0, timeout_s))
                 if tracer is not None:
                     tracer.stop()
                     tracer = None
-                raw.page = page.evaluate(PAGE_METRICS_JS)
+                raw.page = json.loads(page.evaluate(PAGE_METRICS_JS))  # while the trace flushes
                 if dictionaries:
                     raw.error = recorder.wait_dictionaries(timeout=timeout_s)  # as long as a load: a dictionary is a file
             except Exception as error:  # noqa: BLE001 - any navigation failure is recorded, not raised
@@ -297,9 +301,11 @@ class Driver:
         return browser
 
     def cold(self, setup: Setup, url: str, timeout_s: float, clients: int = 1,
-             emulation: Emulation = Emulation(), ready: Callable[[], None] = lambda: None) -> list[RawLoad]:
+             emulation: Emulation = Emulation(), ready: Callable[[], None] = lambda: None,
+             meanwhile: Callable[[], None] = lambda: None) -> list[RawLoad]:
         """One load per client, each in a fresh context of the `emulation`'s device; several
-        clients load together; `ready` is done before the navigation (`_measure`). A browser
+        clients load together; `ready` is done before the navigation, `meanwhile` after its
+        `load` (`_measure`). A browser
         lost during the load (killed, crashed: Playwright tells it from any other failure
         only later) makes it a failed load, recorded and counted as such; the next load
         launches a new browser."""
@@ -314,7 +320,7 @@ class Driver:
             for context, page in zip(contexts, pages):
                 emulation.throttle(context, page)  # its session lasts as long as the context
             return _measure(pages, contexts, url, timeout_s, trace=self.trace, frames=self.frames, click=self.click,
-                            ready=ready)
+                            ready=ready, meanwhile=meanwhile)
         except PlaywrightError as error:
             self._browsers.pop(setup, None)
             _quietly(browser.close)
@@ -340,7 +346,7 @@ class Driver:
 
     def warm(self, setup: Setup, profile: str, url: str, timeout_s: float, dictionaries: bool = False,
              measured: bool = True, emulation: Emulation = Emulation(),
-             ready: Callable[[], None] = lambda: None) -> RawLoad:
+             ready: Callable[[], None] = lambda: None, meanwhile: Callable[[], None] = lambda: None) -> RawLoad:
         context = self.pw.chromium.launch_persistent_context(str(self._profile(profile)),
                                                             **self._launch_options(setup),
                                                             **emulation.context_options())
@@ -350,7 +356,8 @@ class Driver:
             page = context.pages[0] if context.pages else context.new_page()
             emulation.throttle(context, page)  # its session lasts as long as the context
             return _measure([page], [context], url, timeout_s, dictionaries, trace=self.trace and measured,
-                            frames=self.frames and measured, click=self.click if measured else None, ready=ready)[0]
+                            frames=self.frames and measured, click=self.click if measured else None, ready=ready,
+                            meanwhile=meanwhile)[0]
         except PlaywrightError as error:
             return _lost(url, started, error)
         finally:

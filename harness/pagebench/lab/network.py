@@ -122,12 +122,13 @@ class Recorder:
         self.page.wait_for_timeout(20)
 
     def wait_idle(self, timeout: float, quiet_s: float = IDLE_S) -> None:
-        """Until nothing is in flight and nothing happened for quiet_s (or timeout)."""
+        """Until nothing is in flight and nothing happened for quiet_s (or timeout). The
+        events that came while the caller was busy are seen first."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            self._pause()
             if not self.inflight and time.monotonic() - self.last_activity >= quiet_s:
                 return
-            self._pause()
 
     def wait_dictionaries(self, timeout: float) -> str | None:
         """Until every dictionary the document's `Link:` header announced was fetched and

@@ -4,8 +4,9 @@ A run's plan (`core/spec/plan.py`) says what to do; this module does it, in orde
 the lab (namespaces, link, origin servers, edge proxy), Chromium and the store: the link
 checks, the edge proxy's overhead, the CPU calibration of throttled devices, then per
 planned load: apply the profile, prime a warm profile, load the page as its device,
-read the link and server counters; then evaluate and commit it while the next load's
-browser settles. Interrupted runs resume from the store.
+read the link and server counters once the link has drained of it (while the next load's
+browser starts); then evaluate and commit it while the next load waits for its network to
+go idle. Interrupted runs resume from the store.
 """
 
 from __future__ import annotations
@@ -14,16 +15,15 @@ import secrets
 import statistics
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
 
 from pagebench.analysis.sequential import run_settled
 from pagebench.core import devices as devices_mod
-from pagebench.core.measure import visual
 from pagebench.core.measure.bound import fetches_of, lower_bound_ms
-from pagebench.core.measure.har import har
 from pagebench.core.profiles import Profile
 from pagebench.core.records import LoadResult, PlannedLoad, RawLoad
 from pagebench.core.spec import plan as planner
@@ -41,7 +41,7 @@ from pagebench.link.emulator import LinkControl, ceiling_warning
 from pagebench.results.artifacts import Evidence
 from pagebench.results.store import AlreadyRecorded, Store
 from pagebench.runner.environment import machine
-from pagebench.runner.measured import Measured, Reading, read, rest
+from pagebench.runner.measured import Keep, Measured, Reading, read, rest
 from pagebench.runner.prepare import Prepared, encoding_costs, plan_run
 from pagebench.runner.watchdog import LOAD_GRACE_S, Watchdog, local_checks
 from pagebench.system.commands import Bed
@@ -70,19 +70,6 @@ Decide = Callable[[str, int], bool]
 #: Why a corpus is refused a split lab: its roles serve one set of sites for the whole run.
 SPLIT_BY_PAGE = ("a corpus runs page by page, a lab per page, which the compose lab (--router, --sites) does not "
                  "build: run it natively")
-
-
-@dataclass(frozen=True)
-class Keep:
-    """What evidence each measured load leaves in the store's artifact directory: its HAR
-    (built from what the load collected anyway: milliseconds between loads), its frames
-    (the screenshots its visual metrics come from: captured in every load unless off,
-    docs/benchmarks.md measures what that costs), its Chrome trace (recorded during the
-    load: it costs the browser CPU, so a traced run's timings are its own)."""
-
-    har: bool = True
-    trace: bool = False
-    frames: bool = True
 
 
 #: A run's meta key: its loads name the machine that measured them (a run a fleet's
@@ -115,7 +102,8 @@ class Runner:
         self._scheduling: str | None = None  # the delay program's, as noted in the store
         self._versions: tuple[str, str | None] | None = None  # pagebench's and Chromium's, for the HARs
         self._done = 0  # loads recorded, for the progress
-        self._pending: Callable[[], Reading | None] | None = None  # the last load's commit (`_finish`)
+        self._pending: Callable[[], Reading] | None = None  # the last load's rest (`_measure_last`)
+        self._commit: Callable[[], None] | None = None  # the last measured load's commit (`_commit_last`)
         self._page = ""  # page by page: which page the loads are of ("page 3/25"), for the progress
         #: The DevTools CPU rate of each throttled device, once calibrated (at the run's first lab).
         self._rates: dict[str, float] = {}
@@ -331,96 +319,121 @@ class Runner:
                         dict(upstream.addresses), upstream.pool, key=upstream.key)
 
     def _load(self, visit: planner.Visit, link: LinkControl, origins: Origins, driver: Driver,
-              proxy: EdgeProxy | None, warm_profile: str, clients: int, emulation: Emulation = Emulation(),
-              ready: Callable[[], Reading | None] = lambda: None) -> Callable[[], tuple[Measured, Reading]]:
+              proxy: EdgeProxy | None, warm_profile: str, clients: int,
+              emulation: Emulation = Emulation()) -> Callable[[Reading], Measured]:
         """One planned load: every client loads the page at once, as the `emulation`'s
-        device. `ready`: done before its navigation (`Driver.cold`), while the browser
-        settles: the load before's rest, whose reading of the link once drained of it is
-        this load's reading before. What is returned measures this load's rest (`measured.rest`):
-        called later, in the next load's `ready`, its wait for the link to drain (a
-        connection's close is one to two round trips) overlaps the next context's start."""
+        device. Before its navigation (`Driver.cold`'s `ready`), while the browser settles:
+        the load before's rest (`_measure_last`), whose reading of the link once drained of
+        it is this load's reading before; after its `load`, while its network goes idle:
+        the load before's commit (`_commit_last`). What is returned measures this load's
+        rest (`measured.rest`) given the reading after it."""
         spec, c = self.plan.spec, visit.condition
         setup = self._setup(visit, proxy)
         if visit.upstream is not None:
             self._finish()  # before the edge proxy is set anew: its pool may open connections across the link
         self._configure(visit, proxy)
         before: list[Reading] = []
+        failed: list[Exception] = []
 
         def navigating() -> None:
-            before.append(ready() or read(link, origins))
+            before.append(self._measure_last() or read(link, origins))
+
+        def meanwhile() -> None:
+            try:
+                self._commit_last()
+            except Exception as error:  # noqa: BLE001 - raised below, as the run's error, not as the load's
+                failed.append(error)
 
         started = time.time()
         self._watchdog.raise_if_fired()
         with self._watchdog.deadline(spec.timeouts.load_s + LOAD_GRACE_S):
-            raws = (driver.cold(setup, visit.url, spec.timeouts.load_s, clients, emulation=emulation, ready=navigating)
+            raws = (driver.cold(setup, visit.url, spec.timeouts.load_s, clients, emulation=emulation,
+                                ready=navigating, meanwhile=meanwhile)
                     if c.cache == "cold" else [driver.warm(setup, warm_profile, visit.url, spec.timeouts.load_s,
-                                                           emulation=emulation, ready=navigating)])
+                                                           emulation=emulation, ready=navigating,
+                                                           meanwhile=meanwhile)])
         self._watchdog.raise_if_fired()  # a part died under the load: its error, not the load
+        if failed:
+            raise failed[0]
         if not before:  # lost before its navigation: nothing of it crossed the link
             navigating()
-        return partial(rest, visit, raws, started, before[0], link, origins, proxy, spec.replay_query)
+        self._commit_last()  # the load ended before its idle wait
+        return partial(rest, visit, raws, started, before[0], origins=origins, proxy=proxy, query=spec.replay_query)
 
     def _evidence(self, planned: PlannedLoad, raws: list[RawLoad], results: list[LoadResult]) -> list[Evidence]:
-        """Each client's HAR, frames (those that changed the screen) and trace of a measured
-        load, as `keep` asks (frames are kept where frames were captured)."""
-        if not self.keep.har and not self.keep.trace and not self.keep.frames:
-            return []
-        run = self.store.experiment(self.run_id) if self._versions is None else None
-        if run is not None:
+        """What `keep` asks of a measured load (`Keep.evidence`), its HARs naming the run's versions."""
+        if self._versions is None:
+            run = self.store.experiment(self.run_id)
             self._versions = (run.pagebench_version or "", run.chromium_version)
-        creator, browser = self._versions or ("", None)
-        title = f"{planned.condition.key} seq {planned.seq}"
-        return [Evidence(har=har(raw, result, title + (f" client {k}" if len(raws) > 1 else ""), creator, browser)
-                         if self.keep.har else None, trace=raw.trace if self.keep.trace else None,
-                         frames=visual.kept(raw.trace, result.visual_progress) if self.keep.frames else None)
-                for k, (raw, result) in enumerate(zip(raws, results))]
+        return self.keep.evidence(f"{planned.condition.key} seq {planned.seq}", raws, results, *self._versions)
 
     def _loads(self, steps: tuple[planner.Step, ...], link: LinkControl, origins: Origins, driver: Driver,
                proxy: EdgeProxy | None) -> None:
         plan = self.plan
         total = len(plan.loads)
         prime_errors: dict[str, str | None] = {}
-        try:
-            for step in steps:
-                planned, c = step.planned, step.planned.condition
-                if link.profile != step.profile:
-                    self._finish()  # its link reading before the delay program starts anew (its counters from 0)
-                    link.apply(step.profile)
-                    self._note_scheduling(link)
-                if step.prime is not None:
-                    self._finish()
-                    self.progress(self._done, total, planned, None, "priming the warm profile"
-                                  + (" with version 1" if c.version != 1 else ""))
-                    first = step.prime.visit
-                    self._configure(first, proxy)
-                    raw = driver.prime(self._setup(first, proxy), step.warm_profile, first.url,
-                                       plan.spec.timeouts.load_s, dictionaries=step.prime.dictionaries,
-                                       emulation=self._emulation(step))
-                    prime_errors[c.key] = raw.error
-                rest = self._load(step.visit, link, origins, driver, proxy, step.warm_profile,
-                                  plan.spec.clients, self._emulation(step), ready=self._finish)
-                self._pending = partial(self._record, step, rest, prime_errors.get(c.key))
-                if self._ends_round(planned):
-                    self._finish()
-                    if self._look(planned.repetition + 1):
-                        return
-        finally:
-            self._finish()  # the last load measured is kept, whatever stopped the loads
+        with ThreadPoolExecutor(1, thread_name_prefix="link-reading") as reader:
+            try:
+                for step in steps:
+                    planned, c = step.planned, step.planned.condition
+                    if link.profile != step.profile:
+                        self._finish()  # its link reading before the delay program starts anew (its counters from 0)
+                        link.apply(step.profile)
+                        self._note_scheduling(link)
+                    if step.prime is not None:
+                        self._finish()
+                        self.progress(self._done, total, planned, None, "priming the warm profile"
+                                      + (" with version 1" if c.version != 1 else ""))
+                        first = step.prime.visit
+                        self._configure(first, proxy)
+                        raw = driver.prime(self._setup(first, proxy), step.warm_profile, first.url,
+                                           plan.spec.timeouts.load_s, dictionaries=step.prime.dictionaries,
+                                           emulation=self._emulation(step))
+                        prime_errors[c.key] = raw.error
+                    rest = self._load(step.visit, link, origins, driver, proxy, step.warm_profile,
+                                      plan.spec.clients, self._emulation(step))
+                    # the wait for the link to drain (a connection's close takes one to two round
+                    # trips) and its reading run while the next load's browser starts
+                    reading = reader.submit(read, link, origins)
+                    self._pending = partial(self._measured, step, rest, reading, prime_errors.get(c.key))
+                    if self._ends_round(planned):
+                        self._finish()
+                        if self._look(planned.repetition + 1):
+                            return
+            finally:
+                self._finish()  # the last load measured is kept, whatever stopped the loads
 
     def _finish(self) -> Reading | None:
-        """The last load's rest, evaluation and commit (`_record`), if not done yet: run
-        while the next load's browser settles (`Driver.cold`'s `ready`), a wait that was
-        idle, else before anything reads the store or crosses the link, and when the loads
-        end however they end. The link's reading after it, if a load was pending."""
+        """The last load's rest and commit, if not done yet: before anything reads the store
+        or crosses the link, and when the loads end however they end. The link's reading
+        after it, if a load was pending."""
+        after = self._measure_last()
+        self._commit_last()
+        return after
+
+    def _measure_last(self) -> Reading | None:
+        """The last load's rest, if not measured yet (`_measured`); the reading after it."""
         pending, self._pending = self._pending, None
         return pending() if pending is not None else None
 
-    def _record(self, step: planner.Step, rest: Callable[[], tuple[Measured, Reading]],
-                prime_error: str | None) -> Reading:
-        """A load's rest measured (`measured.rest`), evaluated (its visual metrics are most of that),
-        its evidence kept, its rows committed; the link's reading after it."""
+    def _commit_last(self) -> None:
+        """The last measured load's evaluation and commit (`_record`), if not done yet."""
+        commit, self._commit = self._commit, None
+        if commit is not None:
+            commit()
+
+    def _measured(self, step: planner.Step, rest: Callable[[Reading], Measured], reading: Future[Reading],
+                  prime_error: str | None) -> Reading:
+        """A load's rest measured (`measured.rest`) with the link's reading after it (which
+        it returns), and its commit (`_record`) left to do."""
+        after = reading.result()
+        self._commit = partial(self._record, step, rest(after), prime_error)
+        return after
+
+    def _record(self, step: planner.Step, measured: Measured, prime_error: str | None) -> None:
+        """A load evaluated (its visual metrics are most of that), its evidence kept, its rows
+        committed."""
         planned = step.planned
-        measured, after = rest()
         results = [replace(r, bound_ms=self._bound(step, r)) for r in measured.results()]
         if prime_error:  # not warm as its condition says
             results = [replace(r, flagged=True, flags=(*r.flags, f"its warm profile's priming load failed: "
@@ -434,10 +447,9 @@ class Runner:
             # a lost machine's shard, stopping, committed its last load after this one resumed it
             self.say(f"load seq {planned.seq}: recorded meanwhile by another machine (a lost one's last): "
                      f"theirs is kept")
-            return after
+            return
         self._done += 1
         self.progress(self._done, len(self.plan.loads), planned, results[0], self._page)
-        return after
 
     def _ends_round(self, planned: PlannedLoad) -> bool:
         """Whether a measured load completes its round (`repetitions: auto`: rounds are
@@ -456,7 +468,7 @@ class Runner:
         for measured, visit in overhead.visits:
             topology = visit.condition.topology
             self._status(f"edge-proxy overhead: {topology}")
-            result = self._load(visit, link, origins, driver, proxy, "", 1)()[0].results()[0]
+            result = self._load(visit, link, origins, driver, proxy, "", 1)(read(link, origins)).results()[0]
             if not result.ok or result.load_ms is None:
                 raise ProxyError(f"edge-proxy overhead: a {topology} load of {overhead.site} failed: "
                                  f"{'; '.join(result.errors) or 'no load time'}")

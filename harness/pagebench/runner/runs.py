@@ -18,7 +18,8 @@ from pagebench.results.store import Store
 from pagebench.runner import shards
 from pagebench.runner.environment import environment
 from pagebench.runner.prepare import Prepared, prepare, sharded
-from pagebench.runner.run import Decide, Keep, Progress, Runner, Say, new_run_id
+from pagebench.runner.measured import Keep
+from pagebench.runner.run import Decide, Progress, Runner, Say, new_run_id
 
 
 def create(store: Store, prepared: Prepared, meta_extra: dict[str, Any] | None = None, run_id: str | None = None,

@@ -1,13 +1,14 @@
-"""The runner commits each load while the next one's browser settles (`Runner._finish`,
-the `ready` of `Driver.cold`), once the link has drained of it: sequenced here against a
-fake load (or a fake browser, link and servers) and a real store. The real browser and
-lab doing it: every e2e run (`test_run_e2e.py`, `test_faults_e2e.py`)."""
+"""The runner reads the link for each load once it has drained of it, while the next
+load's browser starts (a thread: `Runner._loads`), measures the load's rest before the
+next navigation (`Driver.cold`'s `ready`) and commits it while the next load waits for its
+network to go idle (`meanwhile`): sequenced here against a fake browser, link and servers
+and a real store. The real browser and lab doing it: every e2e run (`test_run_e2e.py`,
+`test_faults_e2e.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
 from dataclasses import dataclass, field, replace
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -19,9 +20,10 @@ from pagebench.core.spec import plan as planner
 from pagebench.core.spec.model import parse, resolve_devices
 from pagebench.core.spec.shard import Shard
 from pagebench.results.store import AlreadyRecorded, Store
-from pagebench.runner.measured import Measured, Reading
+from pagebench.runner import run as run_mod
 from pagebench.runner.prepare import Prepared
-from pagebench.runner.run import Keep, Runner
+from pagebench.runner.measured import Keep, Reading
+from pagebench.runner.run import Runner
 from pagebench.yamlfiles import builtin_devices
 from tests.core.spec.test_plan import NONE, SLOW, site
 from tests.helpers import fake_load
@@ -34,33 +36,67 @@ class FakeMeasured:
     planned: PlannedLoad
     raws: list[Any] = field(default_factory=list)
     started: float = 0.0
+    before: Reading | None = None
+    after: Reading | None = None
 
     def results(self) -> list[LoadResult]:
         return [fake_load(self.planned, 1000.0 + self.planned.seq)]
 
 
 @dataclass
-class FakeLoads:
-    """Stands for `Runner._load`: notes what the store holds when each navigation starts;
-    a `lost` load's browser dies before its navigation (`ready` called after it); at `fails`,
-    the load raises after its navigation (a part of the lab died under it)."""
+class FakeLab:
+    """A link, servers and browser (`Driver.cold`) that note what happens in what order
+    and what the store holds at each load's navigation and at the end of its idle wait. A
+    `lost` load's browser dies before its navigation; at `fails`, the load raises after
+    its navigation (a part of the lab died under it)."""
 
-    store: Store
+    store: Store | None = None
     lost: frozenset[int] = frozenset()
     fails: int | None = None
+    profile: Any = NONE
+    events: list[str] = field(default_factory=list)
     at_navigation: dict[int, set[int]] = field(default_factory=dict)
-    planned: list[PlannedLoad] = field(default_factory=list)  # the plan's loads, in its order
-    calls: list[int] = field(default_factory=list)
+    after_idle: dict[int, set[int]] = field(default_factory=dict)
+    loads: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def __call__(self, _visit: planner.Visit, *_: Any, ready: Any, **__: Any) -> Callable[[], tuple[FakeMeasured, None]]:
-        seq = len(self.calls)
-        self.calls.append(seq)
-        ready()  # before its navigation; for a load lost before it, once it is lost (`Runner._load`)
-        if seq not in self.lost:
+    def note(self, event: str) -> None:
+        with self.lock:
+            self.events.append(event)
+
+    def wait_settled(self) -> None:
+        self.note("drained")
+
+    def counters(self) -> LinkCounters:
+        self.note("read")
+        return LinkCounters(packets_up=10 * self.events.count("read"))
+
+    def log_offset(self) -> tuple[int, int]:
+        return (0, self.events.count("read"))
+
+    def check_alive(self) -> None:
+        pass
+
+    def connections_since(self, offset: tuple[int, int]) -> ServerLog:
+        self.note(f"log since {offset[1]}")
+        return ServerLog(())
+
+    def cold(self, _setup: Any, url: str, *_: Any, ready: Any, meanwhile: Any, **__: Any) -> list[RawLoad]:
+        seq, self.loads = self.loads, self.loads + 1
+        if seq in self.lost:
+            return [RawLoad(url=url, started_at=0.0, error="browser lost")]
+        self.note(f"context {seq}")
+        ready()
+        self.note(f"navigation {seq}")
+        if self.store is not None:
             self.at_navigation[seq] = self.store.done_seqs("r")
         if seq == self.fails:
             raise RuntimeError("the link's delay program died")
-        return lambda: (FakeMeasured(self.planned[seq]), None)
+        meanwhile()
+        if self.store is not None:
+            self.after_idle[seq] = self.store.done_seqs("r")
+        self.note(f"closed {seq}")
+        return [RawLoad(url=url, started_at=0.0, error=None)]
 
 
 def _runner(tmp_path, committed: list[int], said: list[str] | None = None, shard: Shard | None = None) -> Runner:
@@ -79,36 +115,69 @@ def _runner(tmp_path, committed: list[int], said: list[str] | None = None, shard
     return runner
 
 
-def _run(runner: Runner, loads: FakeLoads) -> None:
-    loads.planned = [step.planned for step in runner.plan.steps]
-    runner._load = loads  # type: ignore[method-assign, assignment]
-    runner._loads(runner.plan.steps, SimpleNamespace(profile=NONE), None, None, None)  # type: ignore[arg-type]
+def _run(runner: Runner, lab: FakeLab, steps: tuple[planner.Step, ...] | None = None,
+         measured: list[FakeMeasured] | None = None) -> None:
+    """The runner's loads against `lab`, each load's rest a FakeMeasured of its planned load."""
+    steps = steps if steps is not None else runner.plan.steps
+    planned = iter(step.planned for step in steps)  # each load's rest is measured once, in the plan's order
+
+    def rest(_visit: planner.Visit, raws: list[RawLoad], started: float, before: Reading, after: Reading,
+             **_: Any) -> FakeMeasured:
+        found = FakeMeasured(next(planned), raws, started, before, after)
+        (measured if measured is not None else []).append(found)
+        return found
+
+    runner._setup = lambda _visit, _proxy: None  # type: ignore[method-assign, assignment, return-value]
+    original, run_mod.rest = run_mod.rest, rest  # type: ignore[assignment]
+    try:
+        runner._loads(steps, lab, lab, lab, None)  # type: ignore[arg-type]
+    finally:
+        run_mod.rest = original
 
 
-def test_each_load_is_committed_before_the_next_navigation_and_the_last_at_the_end(tmp_path):
+def test_each_load_is_committed_while_the_next_waits_for_idle_and_the_last_at_the_end(tmp_path):
     committed: list[int] = []
     runner = _runner(tmp_path, committed)
-    loads = FakeLoads(runner.store)
-    _run(runner, loads)
-    assert loads.at_navigation == {seq: set(range(seq)) for seq in range(LOADS)}
+    lab = FakeLab(runner.store)
+    _run(runner, lab)
+    assert lab.at_navigation == {seq: set(range(seq - 1)) for seq in range(LOADS)}  # the one before: not yet
+    assert lab.after_idle == {seq: set(range(seq)) for seq in range(LOADS)}  # now it is
     assert committed == list(range(LOADS)) and runner.store.done_seqs("r") == set(range(LOADS))
     assert [load.load_ms for load in runner.store.loads("r")] == [1000.0 + seq for seq in range(LOADS)]
 
 
-def test_a_load_lost_before_its_navigation_still_commits_the_one_before_first(tmp_path):
+def test_one_reading_between_loads_after_the_load_ends_and_before_the_next_navigation(tmp_path):
+    runner = _runner(tmp_path, [])
+    lab = FakeLab()
+    measured: list[FakeMeasured] = []
+    _run(runner, lab, measured=measured)
+    events = lab.events
+    assert events.count("read") == LOADS + 1 and events.count("drained") == LOADS + 1
+    reads = [k for k, event in enumerate(events) if event == "read"]
+    for seq in range(LOADS):  # each reading after it: after it closed, before the next navigation
+        assert events.index(f"closed {seq}") < reads[seq + 1]
+        if seq + 1 < LOADS:
+            assert reads[seq + 1] < events.index(f"navigation {seq + 1}")
+    for first, second in zip(measured, measured[1:]):
+        assert first.after == second.before  # the reading after a load is the next one's before
+    assert [m.after.offset[1] - m.before.offset[1] for m in measured] == [1] * LOADS  # type: ignore[union-attr]
+
+
+def test_a_load_lost_before_its_navigation_still_reads_and_commits_the_one_before_first(tmp_path):
     committed: list[int] = []
     runner = _runner(tmp_path, committed)
-    loads = FakeLoads(runner.store, lost=frozenset({2, 3}))
-    _run(runner, loads)
+    lab = FakeLab(runner.store, lost=frozenset({2, 3}))
+    _run(runner, lab)
     assert committed == list(range(LOADS))  # in the plan's order, none twice
-    assert loads.at_navigation[4] == {0, 1, 2, 3}
+    assert lab.at_navigation[4] == {0, 1, 2}  # 3, lost, is read before and committed in 4's idle wait
+    assert lab.events.count("read") == LOADS + 1
 
 
 def test_a_failure_under_a_load_keeps_every_load_measured_before_it(tmp_path):
     committed: list[int] = []
     runner = _runner(tmp_path, committed)
     with pytest.raises(RuntimeError, match="delay program died"):
-        _run(runner, FakeLoads(runner.store, fails=3))
+        _run(runner, FakeLab(runner.store, fails=3))
     assert runner.store.done_seqs("r") == {0, 1, 2} and committed == [0, 1, 2]
 
 
@@ -121,80 +190,21 @@ def test_a_shard_keeps_a_load_another_machine_committed_first_and_says_so(tmp_pa
     runner = _runner(tmp_path, committed, said, shard=Shard(1, 1))
     lost = runner.plan.steps[2].planned
     runner.store.record_loads("r", lost, [fake_load(lost, 999.0)], started_at=1.0, machine="lab-b")
-    _run(runner, FakeLoads(runner.store))
+    _run(runner, FakeLab(runner.store))
     assert said == ["load seq 2: recorded meanwhile by another machine (a lost one's last): theirs is kept"]
     assert committed == [0, 1, 3, 4, 5] and runner.store.done_by_machine("r") == {"lab-a": 5, "lab-b": 1}
     assert [load.load_ms for load in runner.store.loads("r")][2] == 999.0  # theirs
 
 
-def test_outside_shards_a_load_committed_twice_is_an_error(tmp_path):
+def test_a_commit_failing_in_the_next_loads_idle_wait_is_the_runs_error_not_that_loads(tmp_path):
     committed: list[int] = []
     runner = _runner(tmp_path, committed)
     lost = runner.plan.steps[2].planned
     runner.store.record_loads("r", lost, [fake_load(lost)], started_at=1.0)
+    lab = FakeLab(runner.store)
     with pytest.raises(AlreadyRecorded, match="load seq 2 is already recorded"):
-        _run(runner, FakeLoads(runner.store))
-    assert committed == [0, 1]
-
-
-@dataclass
-class FakeLab:
-    """A link, servers and browser that note what happens in what order: each reading of
-    the link (after its wait for no packet held) and each load's context and navigation."""
-
-    events: list[str] = field(default_factory=list)
-    profile: Any = NONE
-
-    def wait_settled(self) -> None:
-        self.events.append("drained")
-
-    def counters(self) -> LinkCounters:
-        self.events.append("read")
-        return LinkCounters(packets_up=10 * self.events.count("read"))
-
-    def log_offset(self) -> tuple[int, int]:
-        return (0, self.events.count("read"))
-
-    def check_alive(self) -> None:
-        pass
-
-    def connections_since(self, offset: tuple[int, int]) -> ServerLog:
-        self.events.append(f"log since {offset[1]}")
-        return ServerLog(())
-
-    def cold(self, _setup: Any, url: str, *_: Any, ready: Any, **__: Any) -> list[RawLoad]:
-        self.events.append("context")
-        ready()
-        self.events.append("navigation")
-        return [RawLoad(url=url, started_at=0.0, error=None)]
-
-
-def test_a_loads_link_reading_after_it_waits_for_the_next_context_and_is_the_next_ones_before(tmp_path):
-    runner = _runner(tmp_path, [])
-    runner._setup = lambda _visit, _proxy: None  # type: ignore[method-assign, assignment, return-value]
-    lab = FakeLab()
-    first, second = (step.visit for step in runner.plan.steps[:2])
-    rest = runner._load(first, lab, lab, lab, None, "", 1)  # type: ignore[arg-type]
-    lab.events.append("load 1 ends")
-    later: list[tuple[Measured, Reading]] = []
-    runner._load(second, lab, lab, lab, None, "", 1,  # type: ignore[arg-type]
-                 ready=lambda: later.append(rest()) or later[0][1])
-    assert lab.events == ["context", "drained", "read", "navigation", "load 1 ends",
-                          "context", "drained", "read", "log since 1", "navigation"]  # one reading between loads
-    measured, after = later[0]
-    assert measured.link.counters["packets_up"] == 10 and after.offset == (0, 2)  # 20 - 10: the first's own
-
-
-def test_a_load_lost_before_its_navigation_still_reads_the_link_and_finishes_the_one_before(tmp_path):
-    runner = _runner(tmp_path, [])
-    runner._setup = lambda _visit, _proxy: None  # type: ignore[method-assign, assignment, return-value]
-    lab = FakeLab()
-    lab.cold = lambda *_, **__: [RawLoad(url="u", started_at=0.0, error="browser lost")]  # type: ignore[method-assign]
-    finished: list[str] = []
-    rest = runner._load(runner.plan.steps[0].visit, lab, lab, lab, None, "", 1,  # type: ignore[arg-type]
-                        ready=lambda: finished.append("the one before") or None)
-    assert finished == ["the one before"] and lab.events == ["drained", "read"]
-    assert rest()[0].raws[0].error == "browser lost"
+        _run(runner, lab)
+    assert committed == [0, 1] and "closed 3" in lab.events  # load 3 itself ended as it would
 
 
 def test_a_load_is_finished_before_the_link_changes_profile(tmp_path):
@@ -203,15 +213,13 @@ def test_a_load_is_finished_before_the_link_changes_profile(tmp_path):
     runner = _runner(tmp_path, [])
     steps = tuple(replace(step, profile=SLOW) if step.planned.seq % 2 else step for step in runner.plan.steps)
     applied: list[bool] = []
-    link = SimpleNamespace(profile=NONE)
+    lab = FakeLab(runner.store)
 
     def apply(profile: Any) -> None:
-        applied.append(runner._pending is None)
-        link.profile = profile
+        applied.append(runner._pending is None and runner._commit is None)
+        lab.profile = profile
 
-    link.apply = apply
+    lab.apply = apply  # type: ignore[attr-defined]
     runner._note_scheduling = lambda _link: None  # type: ignore[method-assign]
-    loads = FakeLoads(runner.store, planned=[step.planned for step in steps])
-    runner._load = loads  # type: ignore[method-assign, assignment]
-    runner._loads(steps, link, None, None, None)  # type: ignore[arg-type]
+    _run(runner, lab, steps)
     assert applied == [True] * (LOADS - 1) and runner.store.done_seqs("r") == set(range(LOADS))
