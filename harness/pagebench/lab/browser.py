@@ -48,10 +48,6 @@ DISABLED_FEATURES = ("CompressionDictionaryTransportRequireKnownRootCert",)
 INTERACTION_WAIT_S = 1.0
 #: How long the element to click may take to be there and clickable, once loaded.
 CLICK_TIMEOUT_S = 5.0
-#: Before each measured navigation: a fresh context's renderer is still starting up
-#: when `new_page()` returns; letting it finish keeps that work out of the load. The
-#: harness spends the wait on its own work (`ready`: the last load's bookkeeping).
-SETTLE_S = 0.1
 
 #: What every measured load's trace records: the compositor's screenshots and navigation
 #: start, the frames `core.measure.visual` reads (what a person sees).
@@ -163,12 +159,11 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
     everything with `trace`; with several pages (clients), only the first's, with `trace`
     (Chromium allows one trace at a time), and no frames. With `click`, once that ends,
     each page is clicked there (`interact`: the load's INP). `ready`: the caller's work
-    that must be done before the navigation starts, done while the browser settles
-    (SETTLE_S); `meanwhile`: its work that may wait until the page has loaded, done at the
+    that must be done before the navigation starts, done once the renderer answers;
+    `meanwhile`: its work that may wait until the page has loaded, done at the
     start of the network-idle wait (IDLE_S), which then sees what arrived meanwhile."""
     for page in pages:
         page.evaluate("1")  # the renderer is up and answering before navigation starts
-    settled = time.monotonic() + SETTLE_S
     raws = [RawLoad(url=url, started_at=time.time(), error=None) for _ in pages]
     sessions = [context.new_cdp_session(page) for page, context in zip(pages, contexts)]
     try:
@@ -184,7 +179,6 @@ def _measure(pages: list[Page], contexts: list[BrowserContext], url: str, timeou
             tracers.append(_Tracer(session, raw, page, full=trace, frames=frames and alone) if capture else None)
             page.on("console", lambda m, raw=raw: raw.console_errors.append(m.text) if m.type == "error" else None)
         ready()
-        time.sleep(max(0.0, settled - time.monotonic()))  # the sessions' setup and `ready` are part of the settling
         for raw in raws:
             raw.started_at = time.time()
         together = len(pages) > 1
