@@ -7,10 +7,10 @@ benchmark's CV condition) in this process, into a throwaway SQLite store, with a
 around each step the runner and the browser driver take per load. The overhead per load
 is the wall time of the measured loads (first start to last commit) over their number,
 less their mean load time: what a load costs beyond the page itself (issue 27's and
-29's definition, as in `capture_cost.py`). Each step's median per load is printed with
-whether it is on the critical path: the deferred ones (the last load's link reading and
-commit) run while the next load's browser settles, so they cost only what the settle
-cannot hold.
+29's definition, as in `capture_cost.py`). Each step's median per load is printed. Not
+all are on the critical path: the link's drain and reading run in a thread while the
+next load's browser starts (the wait only in what that start does not hide), and the
+last load's evaluation and commit run inside the next load's network-idle wait.
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ STEPS: tuple[tuple[str, Any, str], ...] = (
     ("new page (its renderer)", BrowserContext, "new_page"),
     ("page.evaluate (renderer up; the page's metrics)", Page, "evaluate"),
     ("CDP session", BrowserContext, "new_cdp_session"),
-    ("link: wait until no packet is held", emulator.Link, "wait_settled"),
-    ("link: read counters", emulator.Link, "counters"),
-    ("the last load's rest, evaluation and commit (deferred)", runner.Runner, "_record"),
+    ("link: wait until no packet is held (in a thread)", emulator.Link, "wait_settled"),
+    ("link: read counters (in a thread)", emulator.Link, "counters"),
+    ("the last load's rest, with the wait for its reading", runner.Runner, "_measured"),
     ("page.goto (the load, to its load event)", Page, "goto"),
-    ("network idle after load (IDLE_S)", network.Recorder, "wait_idle"),
+    ("the last load's evaluation and commit (in the idle wait)", runner.Runner, "_record"),
+    ("network idle after load (IDLE_S, what the commit left of it)", network.Recorder, "wait_idle"),
     ("trace stop", browser._Tracer, "stop"),
     ("trace flush", browser._Tracer, "wait"),
     ("context close", BrowserContext, "close"),

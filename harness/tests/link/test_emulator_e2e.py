@@ -18,6 +18,7 @@ import pytest
 from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.profiles import FRAME_BYTES, make_profile
 from pagebench.lab.netns import NamespaceBed
+from pagebench.link import delaystats
 from pagebench.link.check import calibrate_link, serve_probe
 from pagebench.link.emulator import DELAY_PROGRAM, Link
 from pagebench.link.plan import netem_plan
@@ -148,6 +149,56 @@ def test_counters_count_connections_flows_packets_and_bytes(lab):
     assert 200 <= delta.packets_down <= 240 and 200 * 92 <= delta.bytes_down <= 200 * 92 + 4000
     if link.backend == "userspace":  # every packet that crossed was timed
         assert sum(delta.lateness_hist) == delta.packets_up + delta.packets_down
+
+
+SINK = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((sys.argv[1], 7199))
+print("ready", flush=True)
+s.recv(64)
+"""
+SEND = """
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+print(time.monotonic_ns(), flush=True)
+s.sendto(b"x", (sys.argv[1], 7199))
+"""
+
+
+def test_the_delay_program_says_its_queue_is_empty_as_soon_as_its_last_packet_leaves(lab):
+    """Every load's link reading waits for the program's published stats to hold no packet
+    (`wait_settled`). With nothing left to release the program sleeps up to 100 ms: the
+    last release must be published before that sleep, not after it (every load waited for
+    it so until 2026-11-27). One datagram with a 50 ms one-way delay: the stats may not say
+    it left before 50 ms (physics), and must say so well before 150 ms (the sleep's end)."""
+    bed, link = lab
+    if link.backend != "userspace":
+        pytest.skip("the userspace delay program's own stats")
+    link.apply(make_profile({"name": "one", "rtt_ms": 100}))
+    host = bed.layout.server_addresses[0]
+    sink = subprocess.Popen(["ip", "netns", "exec", bed.layout.server, sys.executable, "-c", SINK, host],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert sink.stdout is not None and sink.stdout.readline().strip() == "ready"
+        link.wait_settled()
+        sender = subprocess.Popen(["ip", "netns", "exec", bed.layout.client, sys.executable, "-c", SEND, host],
+                                  stdout=subprocess.PIPE, text=True)
+        held_seen, left_ns = False, None
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and left_ns is None:
+            held = delaystats.read(link.stats_path).up.held
+            held_seen = held_seen or held > 0
+            if held_seen and held == 0:
+                left_ns = time.monotonic_ns()
+            time.sleep(0.0005)
+        sent_ns = int(sender.communicate(timeout=10)[0])
+        sink.wait(timeout=5)  # it arrived
+    finally:
+        sink.kill()
+        sink.wait()
+    assert held_seen and left_ns is not None
+    assert 49 <= (left_ns - sent_ns) / 1e6 <= 110  # the sleep would make it 150
 
 
 def test_a_shallow_queue_tail_drops(lab):
