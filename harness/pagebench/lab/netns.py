@@ -22,6 +22,7 @@ from pagebench.core.layout import NAMESPACE_PATTERN, Command, Layout
 from pagebench.system.commands import LabError, run
 from pagebench.system.owner import Owner
 from pagebench.system.process import ManagedProcess, spawn
+from pagebench.system.signals import signals_held
 
 STATE_ROOT = Path(os.environ.get("PAGEBENCH_STATE_DIR", "/run/pagebench"))
 NETNS_DIR = Path("/run/netns")
@@ -65,16 +66,13 @@ class NamespaceBed:
         return spawn(argv, **popen)
 
     def close(self) -> None:
-        """Stop our processes, then anything else left in our namespaces, then delete them."""
-        old = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-        try:
+        """Stop our processes, then anything else left in our namespaces, then delete them.
+        A signal meanwhile waits until all is gone (`signals_held`), then stops the command."""
+        with signals_held():
             for process in list(self.processes):
                 process.stop()
             remove_namespaces(self.layout.namespaces)
             shutil.rmtree(self.state_dir, ignore_errors=True)
-        finally:
-            for sig, handler in old.items():
-                signal.signal(sig, handler)
 
 
 def namespace_pids(ns: str) -> list[int]:

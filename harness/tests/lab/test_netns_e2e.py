@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from pagebench.lab.netns import STATE_ROOT, NamespaceBed, cleanup, existing_name
 from pagebench.link.check import serve_probe
 from pagebench.system.commands import run
 from pagebench.system.process import ManagedProcess
+from pagebench.system.signals import Interrupted, signals_raise
 from tests.helpers import HARNESS, leftovers, needs_root, nothing_left, probe, tagged
 
 pytestmark = needs_root
@@ -90,6 +92,25 @@ def test_exception_inside_tears_everything_down(layout: Layout):
     assert _gone(layout.prefix)
 
 
+def test_a_signal_during_teardown_waits_for_it_then_stops(layout: Layout):
+    """SIGTERM while the lab is torn down (here: a program that ignores SIGTERM, waited out
+    for its grace): the teardown finishes, then the signal stops the command. Teardown used
+    to ignore it, and the command went on as if none had come (a link check printed its
+    result; a run built its next page's lab)."""
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); time.sleep(60)"
+    with signals_raise():
+        with pytest.raises(Interrupted, match="SIGTERM"):
+            with NamespaceBed(layout) as bed:
+                argv = bed.exec_argv(layout.router, [sys.executable, "-c", code])
+                stubborn = ManagedProcess("stubborn", argv, bed.state_dir / "stubborn.log", bed=bed, grace=1.0)
+                stubborn.start(lambda: stubborn.logged("ready"))
+                signaller = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGTERM))
+                signaller.start()  # lands in close(), while it waits out the grace
+        signaller.join()
+    assert not stubborn.running
+    assert _gone(layout.prefix)
+
+
 def test_processes_started_behind_our_back_are_killed(layout: Layout):
     with NamespaceBed(layout):
         stray = subprocess.Popen(["ip", "netns", "exec", layout.router, "sleep", "300"], start_new_session=True)
@@ -138,17 +159,26 @@ def _start_link_check(tag: str) -> subprocess.Popen[str]:
                             cwd=HARNESS)
 
 
+#: Seconds after the link is up (measured on a 2-vCPU VM): the probe server starting, the
+#: calibration's idle and busy handshakes, its hold applied (the delay program restarted),
+#: the check's own handshakes, goodput down.
+SIGNAL_MOMENTS = (0.0, 0.4, 1.0, 1.8, 2.0, 2.2, 2.8, 4.5)
+
+
 def test_sigterm_mid_check_tears_down(session_tag: str):
-    tag = session_tag + "s"
-    proc = _start_link_check(tag)
-    prefix = _wait_for_lab(f"pb{tag}")
-    time.sleep(1.0)  # mid-measurement: probes and the delay program are running
-    proc.send_signal(signal.SIGTERM)
-    _, stderr = proc.communicate(timeout=30)
-    assert proc.returncode == 130, stderr
-    assert "interrupted" in stderr and stderr.count("\n") == 1
-    assert _gone(prefix)
-    assert not leftovers()["processes"]
+    """Wherever a SIGTERM finds the check (a probe's wait, the delay program's restart), it
+    ends it at once: 130, one line, nothing left."""
+    tag = session_tag + "s"  # each check's lab is gone before the next starts
+    for moment in SIGNAL_MOMENTS:
+        proc = _start_link_check(tag)
+        prefix = _wait_for_lab(f"pb{tag}")
+        time.sleep(moment)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+        assert proc.returncode == 130, (moment, stderr)
+        assert "interrupted" in stderr and stderr.count("\n") == 1, (moment, stderr)
+        assert _gone(prefix), moment
+        assert not leftovers()["processes"], moment
 
 
 def test_kill9_leaves_a_lab_that_cleanup_removes_and_live_labs_are_kept(layout: Layout, session_tag: str):
