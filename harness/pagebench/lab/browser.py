@@ -299,10 +299,9 @@ class Driver:
              meanwhile: Callable[[], None] = lambda: None) -> list[RawLoad]:
         """One load per client, each in a fresh context of the `emulation`'s device; several
         clients load together; `ready` is done before the navigation, `meanwhile` after its
-        `load` (`_measure`). A browser
-        lost during the load (killed, crashed: Playwright tells it from any other failure
-        only later) makes it a failed load, recorded and counted as such; the next load
-        launches a new browser."""
+        `load` (`_measure`). A browser lost during the load (killed, crashed: Playwright
+        tells it from any other failure only later) makes it a failed load, recorded and
+        counted as such; the next load launches a new browser."""
         browser = self._browsers_for(setup)
         started = time.time()
         contexts: list[BrowserContext] = []

@@ -322,7 +322,7 @@ class Runner:
               proxy: EdgeProxy | None, warm_profile: str, clients: int,
               emulation: Emulation = Emulation()) -> Callable[[Reading], Measured]:
         """One planned load: every client loads the page at once, as the `emulation`'s
-        device. Before its navigation (`Driver.cold`'s `ready`), while the browser settles:
+        device. Before its navigation (`Driver.cold`'s `ready`), once its renderer answers:
         the load before's rest (`_measure_last`), whose reading of the link once drained of
         it is this load's reading before; after its `load`, while its network goes idle:
         the load before's commit (`_commit_last`). What is returned measures this load's
