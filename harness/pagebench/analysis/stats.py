@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
-from scipy import stats as sp
 
 #: Bootstrap resamples: the 95 % interval's ends move by < 1 % of the spread between seeds.
 RESAMPLES = 4000
@@ -70,6 +70,15 @@ class Interval:
     high: float
 
 
+@functools.cache
+def _scipy_stats() -> ModuleType:
+    """scipy.stats, imported on first use: importing it takes 1-2 s, which every command
+    importing this module (`pagebench run`, for its stopping rule) paid before its first load."""
+    from scipy import stats
+
+    return stats
+
+
 def _array(values: Sequence[float]) -> np.ndarray:
     array = np.asarray(values, dtype=float)
     if array.ndim != 1 or array.size == 0:
@@ -79,7 +88,7 @@ def _array(values: Sequence[float]) -> np.ndarray:
 
 def iqr(values: Sequence[float]) -> float:
     """Interquartile range (linear percentiles)."""
-    return float(sp.iqr(_array(values)))
+    return float(_scipy_stats().iqr(_array(values)))
 
 
 def bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Sequence[float]], level: float | None = None,
@@ -105,8 +114,8 @@ def bootstrap_ci(statistic: Callable[..., float], groups: Sequence[Sequence[floa
         return scalar(*medians)
 
     with warnings.catch_warnings():  # equal values or undefined resamples: handled below
-        warnings.simplefilter("ignore", sp.DegenerateDataWarning)
-        result = sp.bootstrap([arrays[i] for i in varying], of_medians, n_resamples=resamples,
+        warnings.simplefilter("ignore", _scipy_stats().DegenerateDataWarning)
+        result = _scipy_stats().bootstrap([arrays[i] for i in varying], of_medians, n_resamples=resamples,
                               method="percentile", confidence_level=level, vectorized=True,
                               rng=np.random.default_rng(seed))
     values = np.asarray(result.bootstrap_distribution)
@@ -261,10 +270,10 @@ def mann_whitney(first: Sequence[float], second: Sequence[float]) -> MannWhitney
     if np.all(pooled == pooled[0]):  # every value equal: no evidence of any difference
         return MannWhitney(a.size * b.size / 2, a.size * b.size, 1.0, "exact")
     method = _method(a.size, b.size, ties=np.unique(pooled).size < pooled.size)
-    how: str | sp.PermutationMethod = method
+    how: object = method
     if method == "permutation":  # as many resamples as splits: scipy enumerates them all
-        how = sp.PermutationMethod(n_resamples=math.comb(a.size + b.size, a.size))
-    result = sp.mannwhitneyu(a, b, alternative="two-sided", method=how)
+        how = _scipy_stats().PermutationMethod(n_resamples=math.comb(a.size + b.size, a.size))
+    result = _scipy_stats().mannwhitneyu(a, b, alternative="two-sided", method=how)
     return MannWhitney(float(result.statistic), a.size * b.size, min(1.0, float(result.pvalue)), method)
 
 
@@ -296,7 +305,8 @@ def needed_u(n1: int, n2: int, alpha: float) -> int | None:
     method = _method(n1, n2, ties=False)
 
     def p(u: int) -> float:
-        return float(sp.mannwhitneyu(*_arrangement(u, n1, n2), alternative="two-sided", method=method).pvalue)
+        first, second = _arrangement(u, n1, n2)
+        return float(_scipy_stats().mannwhitneyu(first, second, alternative="two-sided", method=method).pvalue)
 
     top = n1 * n2
     if p(top) >= alpha:
@@ -312,7 +322,8 @@ def smallest_p(n1: int, n2: int) -> float:
     """The smallest two-sided p the test can give at these sizes: complete separation
     (2 / C(n1 + n2, n1) where the p is exact)."""
     first, second = _arrangement(n1 * n2, n1, n2)
-    return float(sp.mannwhitneyu(first, second, alternative="two-sided", method=_method(n1, n2, ties=False)).pvalue)
+    method = _method(n1, n2, ties=False)
+    return float(_scipy_stats().mannwhitneyu(first, second, alternative="two-sided", method=method).pvalue)
 
 
 def detectable_slowdown(candidate: Sequence[float], base: Sequence[float], alpha: float) -> float | None:

@@ -24,8 +24,26 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from pagebench.core.errors import PagebenchError
 
 _PG_CONNECT_TIMEOUT_S = 10  # an unreachable server is an error in seconds, not minutes
-#: How long a write waits for a PostgreSQL server that went away (a restart) to come back.
-_PG_RECONNECT_S = 60
+#: How long a write waits for a PostgreSQL server that went away (a restart) to come back
+#: ($PAGEBENCH_STORE_WAIT_S, else a minute), as each process opening the store finds it.
+STORE_WAIT_ENV = "PAGEBENCH_STORE_WAIT_S"
+_PG_RECONNECT_S = 60.0
+
+
+def store_wait_s() -> float:
+    """The reconnect window: $PAGEBENCH_STORE_WAIT_S seconds, else _PG_RECONNECT_S."""
+    value = os.environ.get(STORE_WAIT_ENV, "").strip()
+    if not value:
+        return _PG_RECONNECT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < float("inf"):
+        raise StoreError(f"{STORE_WAIT_ENV}={value!r}: want a number of seconds >= 0")
+    return seconds
+
+
 #: How long a SQLite writer waits for another's lock before the store says it is locked.
 SQLITE_BUSY_S = 30.0
 
@@ -86,6 +104,7 @@ class Database:
         except sa.exc.ArgumentError:
             raise StoreError(f"{url!r}: not a database URL (e.g. sqlite:///path/to.db)") from None
         self.shown = parsed.render_as_string(hide_password=True)
+        self.wait_s = store_wait_s()  # a bad setting is an error now, not at the first lost write
         if parsed.drivername == "postgresql":  # SQLAlchemy 2.0 would pick psycopg2; we ship psycopg 3
             parsed = parsed.set(drivername="postgresql+psycopg")
         try:
@@ -156,10 +175,9 @@ class Database:
         except SQLAlchemyError as error:
             raise StoreError(f"{self.shown}: {doing}: {first_line(error)}") from None
 
-    @staticmethod
-    def retrying(write: Callable[[], T]) -> T:
-        """`write()`, again while a PostgreSQL server is away (up to _PG_RECONNECT_S)."""
-        deadline = time.monotonic() + _PG_RECONNECT_S
+    def retrying(self, write: Callable[[], T]) -> T:
+        """`write()`, again while a PostgreSQL server is away (up to `wait_s`)."""
+        deadline = time.monotonic() + self.wait_s
         while True:
             try:
                 return write()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 from fractions import Fraction
 
 import numpy as np
@@ -303,3 +305,13 @@ def test_intervals_take_the_level_a_sequential_look_sets_unless_a_call_names_its
     with pytest.raises(ValueError, match="between 0 and 1"):
         with stats.confidence(1.0):
             pass
+
+
+def test_a_run_starts_without_importing_scipy_stats():
+    """scipy.stats takes 1-2 s to import: `pagebench run` (and every other command that
+    imports this module but compares nothing) must not pay it before its first load."""
+    code = ("import sys, pagebench.cli.main, pagebench.cli.run, pagebench.runner.run; "
+            "print(sorted(m for m in sys.modules if m.startswith('scipy.stats')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    assert stats.iqr([1.0, 2.0, 3.0, 4.0]) == 1.5  # imported on first use

@@ -45,8 +45,8 @@ def test_an_unreachable_server_is_a_one_line_error(tmp_path):
         assert "\n" not in message and "secret" not in message
 
 
-def test_a_write_is_retried_while_the_server_is_away(monkeypatch):
-    monkeypatch.setattr(database.time, "sleep", lambda _s: None)
+def test_a_write_is_retried_while_the_server_is_away(tmp_path):
+    db = Database(f"sqlite:///{tmp_path}/s.db")
     attempts = []
 
     def write() -> str:
@@ -55,14 +55,29 @@ def test_a_write_is_retried_while_the_server_is_away(monkeypatch):
             raise database._Lost("postgresql://x: cannot write: server closed the connection")
         return "written"
 
-    assert Database.retrying(write) == "written" and len(attempts) == 3
-    monkeypatch.setattr(database, "_PG_RECONNECT_S", -1)  # past the deadline: the error stands
+    assert db.retrying(write) == "written" and len(attempts) == 3
+    db.wait_s = -1  # past the deadline: the error stands
 
     def lost() -> str:
         raise database._Lost("postgresql://x: cannot write: server closed the connection")
 
     with pytest.raises(StoreError, match="server closed"):
-        Database.retrying(lost)
+        db.retrying(lost)
+
+
+@pytest.mark.parametrize("value, seconds", [("", 60.0), ("15", 15.0), (" 0.5 ", 0.5), ("0", 0.0)])
+def test_the_store_wait_is_a_minute_unless_set(monkeypatch, tmp_path, value, seconds):
+    monkeypatch.setenv(database.STORE_WAIT_ENV, value)
+    assert Database(f"sqlite:///{tmp_path}/s.db").wait_s == seconds
+
+
+@pytest.mark.parametrize("value", ["soon", "-1", "inf", "nan"])
+def test_a_bad_store_wait_is_a_one_line_error_on_opening(monkeypatch, tmp_path, value):
+    monkeypatch.setenv(database.STORE_WAIT_ENV, value)
+    with pytest.raises(StoreError) as error:
+        Database(f"sqlite:///{tmp_path}/s.db")
+    assert str(error.value) == f"PAGEBENCH_STORE_WAIT_S={value!r}: want a number of seconds >= 0"
+    assert not (tmp_path / "s.db").exists()  # nothing opened
 
 
 def _switch_and_write(path: str, barrier: Any, answers: Any) -> None:

@@ -26,6 +26,7 @@ from pagebench.analysis.reproduce import claims as catalogue
 from pagebench.analysis.reproduce.verdicts import stored_reproduction
 from pagebench.runner.fleet import LAB, SHARED
 from pagebench.runner.prepare import prepare
+from pagebench.results.database import STORE_WAIT_ENV
 from pagebench.results.store import Store
 from tests.conftest import Postgres
 from tests.helpers import HARNESS, admin, drop_database, fresh_database, leftovers, needs_root, nothing_left, pagebench, \
@@ -38,6 +39,8 @@ SPEC = {"name": "fleet", "sites": ["seed000-small-n1"], "modes": ["h2", "keepali
         "profiles": [{"name": "r10", "rtt_ms": 10, "down_mbit": 50, "up_mbit": 50}],
         "repetitions": 30, "warmup": 1, "seed": 28, "timeouts": {"link_check": False}}  # 60 measured loads
 OTHER_CHROMIUM = "/usr/lib/chromium/chromium"  # the full browser: another build of the same version
+#: How long each process's writes wait for a lost store: not the minute a user gets.
+STORE_WAIT = {STORE_WAIT_ENV: "10"}
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +57,7 @@ def cluster(tmp_path_factory, session_tag: str) -> Iterator[tuple[object, dict[s
             # a node cleaning up dead labs before its shard (`fleet.run_part`) must see every
             # lab of this host with its owner, so it never takes a live one for dead.
             env = {"PAGEBENCH_MACHINE": name, "PAGEBENCH_LOCK": str(base / f"{name}.lock"),
-                   "PAGEBENCH_TAG": session_tag}
+                   "PAGEBENCH_TAG": session_tag} | STORE_WAIT
             if name == "lab-c":
                 env["PAGEBENCH_CHROMIUM"] = OTHER_CHROMIUM
             nodes[name] = cluster.add_node(num_cpus=1, resources={LAB: 1}, env_vars=env)
@@ -74,7 +77,8 @@ def store_url(postgres: Postgres, session_tag: str, request) -> Iterator[str]:
 
 def _driver(spec: Path, address: str, db: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "pagebench", "run", str(spec), "--ray", address, "--db", db],
-                            cwd=HARNESS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=tagged())
+                            cwd=HARNESS, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=tagged() | STORE_WAIT)
 
 
 def _finish(proc: subprocess.Popen[str], timeout: float = 600) -> tuple[str, str]:
