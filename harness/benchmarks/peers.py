@@ -24,6 +24,11 @@ whole command, its start-up included), the median load time (loadEventEnd; pageb
 load_ms, loadEventStart) and its coefficient of variation; then pagebench's ratios. Goal
 (issue 29): pagebench >= 10x browsertime's default and >= 5x its tuned configuration
 (steady), with at most half its CV.
+
+One run's CV is itself noisy, and this host's noise drifts from minute to minute: with
+`--rounds N`, the tuned configuration and pagebench run N - 1 more times, interleaved
+(which goes first alternates), and the verdicts on the tuned configuration take the
+medians of the rounds (the default configuration, at 4-5 minutes a run, runs once).
 """
 
 from __future__ import annotations
@@ -168,6 +173,31 @@ def verdicts(default: Result, tuned: Result, ours: Result) -> list[str]:
     ]
 
 
+def rounds_table(tuned: list[Result], ours: list[Result]) -> str:
+    """One row per round of the tuned configuration against pagebench, then their medians."""
+    lines = ["| round | browsertime tuned: loads/min steady, CV | pagebench: loads/min steady, CV | "
+             "steady ratio | CV ratio |", "|---|---|---|---|---|"]
+    for k, (theirs, mine) in enumerate(zip(tuned, ours), 1):
+        lines.append(f"| {k} | {theirs.steady_per_min:.1f}, {100 * theirs.cv:.1f} % | {mine.steady_per_min:.1f}, "
+                     f"{100 * mine.cv:.1f} % | {ratio(mine.steady_per_min, theirs.steady_per_min)} | "
+                     f"{mine.cv / theirs.cv:.2f} |")
+    steady = [statistics.median(r.steady_per_min for r in side) for side in (tuned, ours)]
+    cvs = [statistics.median(r.cv for r in side) for side in (tuned, ours)]
+    lines.append(f"| median | {steady[0]:.1f}, {100 * cvs[0]:.1f} % | {steady[1]:.1f}, {100 * cvs[1]:.1f} % | "
+                 f"{ratio(steady[1], steady[0])} | {cvs[1] / cvs[0]:.2f} |")
+    return "\n".join(lines)
+
+
+def round_verdicts(tuned: list[Result], ours: list[Result]) -> list[str]:
+    """The goals on the tuned configuration, on the medians of the rounds."""
+    steady = [statistics.median(r.steady_per_min for r in side) for side in (tuned, ours)]
+    cvs = [statistics.median(r.cv for r in side) for side in (tuned, ours)]
+    return [f"- over {len(ours)} rounds, steady >= 5x browsertime tuned: {ratio(steady[1], steady[0])} (medians), "
+            f"{'met' if steady[1] >= 5 * steady[0] else 'NOT met'}",
+            f"- over {len(ours)} rounds, CV <= half of browsertime tuned's: {100 * cvs[1]:.1f} % against "
+            f"{100 * cvs[0]:.1f} % (medians), {'met' if 2 * cvs[1] <= cvs[0] else 'NOT met'}"]
+
+
 # I/O: what browsertime needs -------------------------------------------------------
 
 
@@ -244,11 +274,11 @@ def pagebench(*args: str) -> list[str]:
 
 
 def run_browsertime(label: str, options: list[str], loads: int, node_script: Path, workdir: Path,
-                    keep: Path | None) -> Result:
+                    keep: Path | None, suffix: str = "") -> Result:
     """One configuration inside `pagebench shell`; the browsertime command's own wall
     time is its end to end (the lab's set-up is the shell's, said apart). `keep`: where
-    its browsertime.json is copied."""
-    job = workdir / label.replace(", ", "-").replace(" ", "-")
+    its browsertime.json is copied (named with `suffix`, a round's)."""
+    job = workdir / (label.replace(", ", "-").replace(" ", "-") + suffix)
     job.mkdir()
     spec = {"options": ["-n", str(loads), *options], "script": str(node_script), "home": str(job / "home"),
             "times": str(job / "times.json")}
@@ -288,11 +318,14 @@ def in_lab(job_path: Path) -> int:
     return done.returncode
 
 
-def run_pagebench(loads: int, workdir: Path, keep: Path | None) -> Result:
+def run_pagebench(loads: int, workdir: Path, keep: Path | None, suffix: str = "") -> Result:
     """`pagebench run` of the same loads, a generated spec with pagebench's defaults
-    (warm-up, link check, HAR and frames). `keep`: where its store is copied."""
+    (warm-up, link check, HAR and frames). `keep`: where its store is copied (named with
+    `suffix`, a round's)."""
     from pagebench.results.store import Store
 
+    workdir = workdir / f"pagebench{suffix}"
+    workdir.mkdir()
     spec = workdir / "peers.yaml"
     spec.write_text(yaml.safe_dump({"name": "peers", "sites": [SITE], "modes": [MODE], "tls": [TLS],
                                     "profiles": [{"name": "r50", **LINK}], "cache": ["cold"], "repetitions": loads}))
@@ -304,7 +337,7 @@ def run_pagebench(loads: int, workdir: Path, keep: Path | None) -> Result:
         raise fail(f"pagebench run failed: {(done.stderr.strip() or '?').splitlines()[-1]}")
     run_id = next(line for line in done.stdout.splitlines() if line.startswith("run ")).split()[1]
     if keep is not None:
-        shutil.copy(workdir / "peers.sqlite", keep / "pagebench.sqlite")
+        shutil.copy(workdir / "peers.sqlite", keep / f"pagebench{suffix}.sqlite")
     with Store(db) as store:
         measured = [load for load in store.loads(run_id) if load.ok and load.load_ms is not None]
     return Result("pagebench", tuple(load.load_ms for load in measured if load.load_ms is not None),
@@ -333,12 +366,16 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=20, help="cold loads per tool (default 20; at least 2)")
     parser.add_argument("--keep", type=Path, help="a directory to keep the raw results in: each browsertime "
                         "configuration's browsertime.json and pagebench's SQLite store")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of the tuned configuration and pagebench, "
+                        "interleaved (default 1; the default configuration runs once)")
     parser.add_argument("--in-lab", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.in_lab is not None:
         raise SystemExit(in_lab(args.in_lab))
     if args.loads < 2:
         raise fail("--loads: at least 2 (the steady rate needs two starts)")
+    if args.rounds < 1:
+        raise fail("--rounds: at least 1")
     if os.geteuid() != 0:
         raise fail("run as root (sudo): pagebench builds a lab of network namespaces")
     if sys.prefix == sys.base_prefix:
@@ -357,9 +394,25 @@ def main() -> None:
         default, tuned = [run_browsertime(label, options, args.loads, script, workdir, args.keep)
                           for label, options in CONFIGURATIONS]
         ours = run_pagebench(args.loads, workdir, args.keep)
+        tuned_rounds, our_rounds = [tuned], [ours]
+        label, options = CONFIGURATIONS[1]
+        for k in range(2, args.rounds + 1):
+            print(f"round {k} of {args.rounds}", file=sys.stderr)
+            suffix = f"-{k}"
+            if k % 2 == 0:  # pagebench first in even rounds
+                our_rounds.append(run_pagebench(args.loads, workdir, args.keep, suffix))
+                tuned_rounds.append(run_browsertime(label, options, args.loads, script, workdir, args.keep, suffix))
+            else:
+                tuned_rounds.append(run_browsertime(label, options, args.loads, script, workdir, args.keep, suffix))
+                our_rounds.append(run_pagebench(args.loads, workdir, args.keep, suffix))
     print(table([default, tuned], ours))
     print()
-    print("\n".join(verdicts(default, tuned, ours) + context(node, chromium, load_before)))
+    said = verdicts(default, tuned, ours)
+    if args.rounds > 1:
+        print(rounds_table(tuned_rounds, our_rounds))
+        print()
+        said += round_verdicts(tuned_rounds, our_rounds)
+    print("\n".join(said + context(node, chromium, load_before)))
 
 
 if __name__ == "__main__":

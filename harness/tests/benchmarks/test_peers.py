@@ -99,3 +99,18 @@ def test_lab_argv_puts_the_lab_url_in_the_check() -> None:
 def test_both_configurations_keep_certificate_errors_errors() -> None:
     for _, options in peers.CONFIGURATIONS:
         assert options[:2] == ["--chrome.ignoreCertificateErrors", "false"]
+
+
+def test_rounds_are_judged_on_their_medians() -> None:
+    tuned = [peers.Result("browsertime, tuned", (380.0, 400.0), (0.0, 3.0), 8.0),
+             peers.Result("browsertime, tuned", (300.0, 400.0), (0.0, 2.0), 8.0),
+             peers.Result("browsertime, tuned", (390.0, 400.0), (0.0, 4.0), 8.0)]
+    ours = [peers.Result("pagebench", (320.0, 330.0), (0.0, 0.5), 40.0),
+            peers.Result("pagebench", (320.0, 322.0), (0.0, 0.6), 40.0),
+            peers.Result("pagebench", (300.0, 360.0), (0.0, 0.4), 40.0)]
+    lines = peers.rounds_table(tuned, ours).splitlines()
+    assert lines[2] == "| 1 | 20.0, 3.6 % | 120.0, 2.2 % | 6.0x | 0.60 |"
+    assert lines[-1] == "| median | 20.0, 3.6 % | 120.0, 2.2 % | 6.0x | 0.60 |"  # each column's own median
+    said = peers.round_verdicts(tuned, ours)
+    assert said == ["- over 3 rounds, steady >= 5x browsertime tuned: 6.0x (medians), met",
+                    "- over 3 rounds, CV <= half of browsertime tuned's: 2.2 % against 3.6 % (medians), NOT met"]
