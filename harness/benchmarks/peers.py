@@ -6,7 +6,9 @@ The same page (`seed000-small-n20`), link (50 ms RTT, 10/10 Mbit/s), mode (h2 ov
 1.3) and Chromium build (pagebench's, Debian's headless shell) three ways, LOADS cold loads
 each: browsertime with its own defaults, browsertime tuned (the fastest honest
 configuration: `TUNED`), both inside `pagebench shell` (the lab's client namespace, the
-link emulated), then `pagebench run` of a generated spec with pagebench's defaults.
+link emulated), then `pagebench run` of a generated spec with pagebench's defaults, and
+again with `--no-frames`: browsertime's configurations capture no frames (no video, no
+visual metrics), pagebench's default captures every load's, so the second is like for like.
 
 browsertime is installed from the npm registry at BROWSERTIME_VERSION into the virtualenv
 (`.venv/share/browsertime/VERSION`, once), its driver downloads skipped: it drives Debian's
@@ -26,9 +28,9 @@ load_ms, loadEventStart) and its coefficient of variation; then pagebench's rati
 (steady), with at most half its CV.
 
 One run's CV is itself noisy, and this host's noise drifts from minute to minute: with
-`--rounds N`, the tuned configuration and pagebench run N - 1 more times, interleaved
-(which goes first alternates), and the verdicts on the tuned configuration take the
-medians of the rounds (the default configuration, at 4-5 minutes a run, runs once).
+`--rounds N`, the tuned configuration and both pagebench runs are made N - 1 more times,
+interleaved (which goes first rotates), and the verdicts on the tuned configuration take
+the medians of the rounds (the default configuration, at 4-5 minutes a run, runs once).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -145,17 +147,18 @@ def ratio(ours: float, theirs: float) -> str:
     return f"{ours / theirs:.1f}x"
 
 
-def table(results: list[Result], ours: Result) -> str:
-    """The markdown table: one row per tool, then ours against each other."""
+def table(results: list[Result], ours: list[Result]) -> str:
+    """The markdown table: one row per tool, then each of ours against each other."""
     lines = ["| tool | loads | loads/min steady | loads/min end to end | median load time | CV of load time |",
              "|---|---|---|---|---|---|"]
-    for r in [*results, ours]:
+    for r in [*results, *ours]:
         lines.append(f"| {r.label} | {len(r.times)} | {r.steady_per_min:.1f} | {r.end_to_end_per_min:.1f} | "
                      f"{r.median_ms:.0f} ms | {100 * r.cv:.1f} % |")
-    for r in results:
-        lines.append(f"| pagebench / {r.label} | | {ratio(ours.steady_per_min, r.steady_per_min)} | "
-                     f"{ratio(ours.end_to_end_per_min, r.end_to_end_per_min)} | "
-                     f"{ours.median_ms / r.median_ms:.2f} | {ours.cv / r.cv:.2f} |")
+    for mine in ours:
+        for r in results:
+            lines.append(f"| {mine.label} / {r.label} | | {ratio(mine.steady_per_min, r.steady_per_min)} | "
+                         f"{ratio(mine.end_to_end_per_min, r.end_to_end_per_min)} | "
+                         f"{mine.median_ms / r.median_ms:.2f} | {mine.cv / r.cv:.2f} |")
     return "\n".join(lines)
 
 
@@ -163,39 +166,44 @@ def verdicts(default: Result, tuned: Result, ours: Result) -> list[str]:
     """Issue 29's goals, each met or not."""
     def said(met: bool) -> str:
         return "met" if met else "NOT met"
-    return [
-        f"- steady >= 10x browsertime's default: {ratio(ours.steady_per_min, default.steady_per_min)}, "
+    who = "" if ours.label == "pagebench" else f"{ours.label}: "
+    return [f"- {who}{line}" for line in [
+        f"steady >= 10x browsertime's default: {ratio(ours.steady_per_min, default.steady_per_min)}, "
         f"{said(ours.steady_per_min >= 10 * default.steady_per_min)}",
-        f"- steady >= 5x browsertime tuned: {ratio(ours.steady_per_min, tuned.steady_per_min)}, "
+        f"steady >= 5x browsertime tuned: {ratio(ours.steady_per_min, tuned.steady_per_min)}, "
         f"{said(ours.steady_per_min >= 5 * tuned.steady_per_min)}",
-        f"- CV <= half of browsertime's: {100 * ours.cv:.1f} % against {100 * default.cv:.1f} % (default: "
+        f"CV <= half of browsertime's: {100 * ours.cv:.1f} % against {100 * default.cv:.1f} % (default: "
         f"{said(2 * ours.cv <= default.cv)}) and {100 * tuned.cv:.1f} % (tuned: {said(2 * ours.cv <= tuned.cv)})",
-    ]
+    ]]
+
+
+def _medians(rounds: list[Result]) -> tuple[float, float]:
+    return statistics.median(r.steady_per_min for r in rounds), statistics.median(r.cv for r in rounds)
 
 
 def rounds_table(tuned: list[Result], ours: list[Result]) -> str:
-    """One row per round of the tuned configuration against pagebench, then their medians."""
-    lines = ["| round | browsertime tuned: loads/min steady, CV | pagebench: loads/min steady, CV | "
+    """One row per round of the tuned configuration against one of ours, then their medians."""
+    label = ours[0].label
+    lines = [f"| round | browsertime tuned: loads/min steady, CV | {label}: loads/min steady, CV | "
              "steady ratio | CV ratio |", "|---|---|---|---|---|"]
     for k, (theirs, mine) in enumerate(zip(tuned, ours), 1):
         lines.append(f"| {k} | {theirs.steady_per_min:.1f}, {100 * theirs.cv:.1f} % | {mine.steady_per_min:.1f}, "
                      f"{100 * mine.cv:.1f} % | {ratio(mine.steady_per_min, theirs.steady_per_min)} | "
                      f"{mine.cv / theirs.cv:.2f} |")
-    steady = [statistics.median(r.steady_per_min for r in side) for side in (tuned, ours)]
-    cvs = [statistics.median(r.cv for r in side) for side in (tuned, ours)]
-    lines.append(f"| median | {steady[0]:.1f}, {100 * cvs[0]:.1f} % | {steady[1]:.1f}, {100 * cvs[1]:.1f} % | "
-                 f"{ratio(steady[1], steady[0])} | {cvs[1] / cvs[0]:.2f} |")
+    (theirs_steady, theirs_cv), (my_steady, my_cv) = _medians(tuned), _medians(ours)
+    lines.append(f"| median | {theirs_steady:.1f}, {100 * theirs_cv:.1f} % | {my_steady:.1f}, {100 * my_cv:.1f} % | "
+                 f"{ratio(my_steady, theirs_steady)} | {my_cv / theirs_cv:.2f} |")
     return "\n".join(lines)
 
 
 def round_verdicts(tuned: list[Result], ours: list[Result]) -> list[str]:
     """The goals on the tuned configuration, on the medians of the rounds."""
-    steady = [statistics.median(r.steady_per_min for r in side) for side in (tuned, ours)]
-    cvs = [statistics.median(r.cv for r in side) for side in (tuned, ours)]
-    return [f"- over {len(ours)} rounds, steady >= 5x browsertime tuned: {ratio(steady[1], steady[0])} (medians), "
-            f"{'met' if steady[1] >= 5 * steady[0] else 'NOT met'}",
-            f"- over {len(ours)} rounds, CV <= half of browsertime tuned's: {100 * cvs[1]:.1f} % against "
-            f"{100 * cvs[0]:.1f} % (medians), {'met' if 2 * cvs[1] <= cvs[0] else 'NOT met'}"]
+    (theirs_steady, theirs_cv), (my_steady, my_cv) = _medians(tuned), _medians(ours)
+    who = f"{ours[0].label}, over {len(ours)} rounds"
+    return [f"- {who}, steady >= 5x browsertime tuned: {ratio(my_steady, theirs_steady)} (medians), "
+            f"{'met' if my_steady >= 5 * theirs_steady else 'NOT met'}",
+            f"- {who}, CV <= half of browsertime tuned's: {100 * my_cv:.1f} % against "
+            f"{100 * theirs_cv:.1f} % (medians), {'met' if 2 * my_cv <= theirs_cv else 'NOT met'}"]
 
 
 # I/O: what browsertime needs -------------------------------------------------------
@@ -318,30 +326,33 @@ def in_lab(job_path: Path) -> int:
     return done.returncode
 
 
-def run_pagebench(loads: int, workdir: Path, keep: Path | None, suffix: str = "") -> Result:
+def run_pagebench(loads: int, workdir: Path, keep: Path | None, suffix: str = "", frames: bool = True) -> Result:
     """`pagebench run` of the same loads, a generated spec with pagebench's defaults
-    (warm-up, link check, HAR and frames). `keep`: where its store is copied (named with
-    `suffix`, a round's)."""
+    (warm-up, link check, HAR and frames; without `frames`, `--no-frames`). `keep`: where
+    its store is copied (named with `suffix`, a round's)."""
     from pagebench.results.store import Store
 
-    workdir = workdir / f"pagebench{suffix}"
+    name = "pagebench" if frames else "pagebench-no-frames"
+    workdir = workdir / f"{name}{suffix}"
     workdir.mkdir()
     spec = workdir / "peers.yaml"
     spec.write_text(yaml.safe_dump({"name": "peers", "sites": [SITE], "modes": [MODE], "tls": [TLS],
                                     "profiles": [{"name": "r50", **LINK}], "cache": ["cold"], "repetitions": loads}))
     db = f"sqlite:///{workdir}/peers.sqlite"
     began = time.time()
-    done = subprocess.run(pagebench("run", str(spec), "--db", db, "--wait"), capture_output=True, text=True)
+    options = () if frames else ("--no-frames",)
+    done = subprocess.run(pagebench("run", str(spec), "--db", db, "--wait", *options), capture_output=True, text=True)
     wall = time.time() - began
     if done.returncode != 0:
         raise fail(f"pagebench run failed: {(done.stderr.strip() or '?').splitlines()[-1]}")
     run_id = next(line for line in done.stdout.splitlines() if line.startswith("run ")).split()[1]
     if keep is not None:
-        shutil.copy(workdir / "peers.sqlite", keep / f"pagebench{suffix}.sqlite")
+        shutil.copy(workdir / "peers.sqlite", keep / f"{name}{suffix}.sqlite")
     with Store(db) as store:
         measured = [load for load in store.loads(run_id) if load.ok and load.load_ms is not None]
-    return Result("pagebench", tuple(load.load_ms for load in measured if load.load_ms is not None),
-                  tuple(load.started_at for load in measured), wall)
+    times = tuple(load.load_ms for load in measured if load.load_ms is not None)
+    label = "pagebench" if frames else "pagebench --no-frames"
+    return Result(label, times, tuple(load.started_at for load in measured), wall)
 
 
 def context(node: str, chromium: str, load_before: tuple[float, ...]) -> list[str]:
@@ -366,8 +377,8 @@ def main() -> None:
     parser.add_argument("--loads", type=int, default=20, help="cold loads per tool (default 20; at least 2)")
     parser.add_argument("--keep", type=Path, help="a directory to keep the raw results in: each browsertime "
                         "configuration's browsertime.json and pagebench's SQLite store")
-    parser.add_argument("--rounds", type=int, default=1, help="rounds of the tuned configuration and pagebench, "
-                        "interleaved (default 1; the default configuration runs once)")
+    parser.add_argument("--rounds", type=int, default=1, help="rounds of the tuned configuration and of pagebench "
+                        "with and without frames, interleaved (default 1; the default configuration runs once)")
     parser.add_argument("--in-lab", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.in_lab is not None:
@@ -393,25 +404,26 @@ def main() -> None:
         workdir.chmod(0o755)  # Chromium runs as nobody with its home below it
         default, tuned = [run_browsertime(label, options, args.loads, script, workdir, args.keep)
                           for label, options in CONFIGURATIONS]
-        ours = run_pagebench(args.loads, workdir, args.keep)
-        tuned_rounds, our_rounds = [tuned], [ours]
-        label, options = CONFIGURATIONS[1]
+        tuned_label, tuned_options = CONFIGURATIONS[1]
+        tools: list[Callable[[str], Result]] = [
+            lambda suffix: run_browsertime(tuned_label, tuned_options, args.loads, script, workdir, args.keep, suffix),
+            lambda suffix: run_pagebench(args.loads, workdir, args.keep, suffix),
+            lambda suffix: run_pagebench(args.loads, workdir, args.keep, suffix, frames=False)]
+        rounds: list[list[Result]] = [[tuned], [tools[1]("")], [tools[2]("")]]
         for k in range(2, args.rounds + 1):
             print(f"round {k} of {args.rounds}", file=sys.stderr)
-            suffix = f"-{k}"
-            if k % 2 == 0:  # pagebench first in even rounds
-                our_rounds.append(run_pagebench(args.loads, workdir, args.keep, suffix))
-                tuned_rounds.append(run_browsertime(label, options, args.loads, script, workdir, args.keep, suffix))
-            else:
-                tuned_rounds.append(run_browsertime(label, options, args.loads, script, workdir, args.keep, suffix))
-                our_rounds.append(run_pagebench(args.loads, workdir, args.keep, suffix))
-    print(table([default, tuned], ours))
+            shift = k - 1  # who goes first rotates
+            for i in [(shift + j) % len(tools) for j in range(len(tools))]:
+                rounds[i].append(tools[i](f"-{k}"))
+    tuned_rounds, *our_rounds = rounds
+    print(table([default, tuned], [ours[0] for ours in our_rounds]))
     print()
-    said = verdicts(default, tuned, ours)
+    said = [line for ours in our_rounds for line in verdicts(default, tuned, ours[0])]
     if args.rounds > 1:
-        print(rounds_table(tuned_rounds, our_rounds))
-        print()
-        said += round_verdicts(tuned_rounds, our_rounds)
+        for ours in our_rounds:
+            print(rounds_table(tuned_rounds, ours))
+            print()
+            said += round_verdicts(tuned_rounds, ours)
     print("\n".join(said + context(node, chromium, load_before)))
 
 

@@ -71,14 +71,19 @@ def test_table_and_verdicts() -> None:
     default = peers.Result("browsertime, default", (400.0, 440.0), (0.0, 12.0), 30.0)
     tuned = peers.Result("browsertime, tuned", (380.0, 400.0), (0.0, 3.0), 8.0)
     ours = peers.Result("pagebench", (320.0, 330.0), (0.0, 0.9), 40.0)
-    lines = peers.table([default, tuned], ours).splitlines()
+    bare = peers.Result("pagebench --no-frames", (310.0, 311.0), (0.0, 0.8), 40.0)
+    lines = peers.table([default, tuned], [ours, bare]).splitlines()
     assert lines[2] == "| browsertime, default | 2 | 5.0 | 4.0 | 420 ms | 6.7 % |"
     assert lines[4] == "| pagebench | 2 | 66.7 | 3.0 | 325 ms | 2.2 % |"
-    assert lines[5] == "| pagebench / browsertime, default | | 13.3x | 0.8x | 0.77 | 0.32 |"
-    assert lines[6] == "| pagebench / browsertime, tuned | | 3.3x | 0.2x | 0.83 | 0.60 |"
+    assert lines[5] == "| pagebench --no-frames | 2 | 75.0 | 3.0 | 310 ms | 0.2 % |"
+    assert lines[6] == "| pagebench / browsertime, default | | 13.3x | 0.8x | 0.77 | 0.32 |"
+    assert lines[7] == "| pagebench / browsertime, tuned | | 3.3x | 0.2x | 0.83 | 0.60 |"
+    assert lines[9] == "| pagebench --no-frames / browsertime, tuned | | 3.8x | 0.2x | 0.80 | 0.06 |"
     said = peers.verdicts(default, tuned, ours)
     assert said[0].endswith("13.3x, met") and said[1].endswith("3.3x, NOT met")
     assert said[2] == "- CV <= half of browsertime's: 2.2 % against 6.7 % (default: met) and 3.6 % (tuned: NOT met)"
+    assert peers.verdicts(default, tuned, bare)[1] == \
+        "- pagebench --no-frames: steady >= 5x browsertime tuned: 3.8x, NOT met"
 
 
 def test_lab_argv_puts_the_lab_url_in_the_check() -> None:
@@ -111,6 +116,8 @@ def test_rounds_are_judged_on_their_medians() -> None:
     lines = peers.rounds_table(tuned, ours).splitlines()
     assert lines[2] == "| 1 | 20.0, 3.6 % | 120.0, 2.2 % | 6.0x | 0.60 |"
     assert lines[-1] == "| median | 20.0, 3.6 % | 120.0, 2.2 % | 6.0x | 0.60 |"  # each column's own median
+    assert lines[0].startswith("| round | browsertime tuned: loads/min steady, CV | pagebench: loads/min steady, CV |")
     said = peers.round_verdicts(tuned, ours)
-    assert said == ["- over 3 rounds, steady >= 5x browsertime tuned: 6.0x (medians), met",
-                    "- over 3 rounds, CV <= half of browsertime tuned's: 2.2 % against 3.6 % (medians), NOT met"]
+    assert said == [
+        "- pagebench, over 3 rounds, steady >= 5x browsertime tuned: 6.0x (medians), met",
+        "- pagebench, over 3 rounds, CV <= half of browsertime tuned's: 2.2 % against 3.6 % (medians), NOT met"]
