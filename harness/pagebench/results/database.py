@@ -37,10 +37,10 @@ def store_wait_s() -> float:
         return _PG_RECONNECT_S
     try:
         seconds = float(value)
+        if not 0 <= seconds < float("inf"):  # also refuses nan
+            raise ValueError(value)
     except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds < float("inf"):
-        raise StoreError(f"{STORE_WAIT_ENV}={value!r}: want a number of seconds >= 0")
+        raise StoreError(f"{STORE_WAIT_ENV}={value!r}: want a number of seconds >= 0") from None
     return seconds
 
 
