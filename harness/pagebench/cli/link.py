@@ -67,7 +67,9 @@ def _print_check(profile: Profile, result: dict) -> None:
         cal = result["calibration"]
         table.add_row("hold calibrated (µs)", "", f"{cal['offset_us']} off the round trip, {cal['cold_us']} off "
                       f"a cold release (fastest handshake idle +{cal['idle_floor_us']:.0f}, busy "
-                      f"+{cal['busy_floor_us']:.0f} before)")
+                      f"+{cal['busy_floor_us']:.0f} before)"
+                      + (f"; {cal['given_back_us']} given back, the link having measured faster than its profile"
+                         if cal.get("given_back_us") else ""))
     table.add_row("goodput down (Mbit/s)", f"{profile.down_mbit or '∞'}", f"{m['down_mbit']:.2f}")
     table.add_row("goodput up (Mbit/s)", f"{profile.up_mbit or '∞'}", f"{m['up_mbit']:.2f}")
     n = sum(v["sent"] for v in m["loss"].values())

@@ -12,7 +12,10 @@ another is warm, one after an idle moment is not. The fastest busy handshake's e
 over the profile is what every packet pays: the holds are shortened by it, less a
 margin. What the fastest idle handshake pays beyond it is the cold verdicts' cost: the
 program issues a release after an idle moment that much early (half per release, a
-handshake has two). The next link check measures the calibrated link again.
+handshake has two). The check's own handshakes then measure the calibrated link; if
+their median came under the profile (the path was faster that minute than the fastest the
+calibration saw), what puts their fastest the margin over it is given back (`give_back`)
+and the check measures again. The next link check measures the calibrated link again.
 
 The rule is one-sided, as physics is: a link must never be faster than its profile, so
 both come from the fastest handshakes (the floors, not the medians) and keep a margin,
@@ -22,7 +25,8 @@ and a hold is never negative.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from pagebench.core.profiles import Profile
 
@@ -67,12 +71,15 @@ class Calibration:
     busy_floor_us: float  # the fastest busy one's
     idle_median_us: float
     n: int
+    #: µs a round trip given back after the check's own handshakes came under the profile (`give_back`)
+    given_back_us: int = 0
 
     def as_dict(self) -> dict[str, object]:
         return {"offset_us": self.hold.offset_us, "cold_us": self.hold.cold_us,
                 "before_offset_us": self.before.offset_us, "before_cold_us": self.before.cold_us,
                 "idle_floor_us": round(self.idle_floor_us, 1), "busy_floor_us": round(self.busy_floor_us, 1),
-                "idle_median_us": round(self.idle_median_us, 1), "n": self.n, "margin_us": MARGIN_US}
+                "idle_median_us": round(self.idle_median_us, 1), "n": self.n, "margin_us": MARGIN_US,
+                "given_back_us": self.given_back_us}
 
 
 #: connect() this much longer than the kernel's RTT: the SYN or SYN-ACK was lost and sent
@@ -113,6 +120,25 @@ def calibrate(profile: Profile, idle_ms: list[float], busy_ms: list[float], befo
     offset = max(0, min(round(warm_path - MARGIN_US), room))
     cold = max(0, min(round((cold_path - warm_path) / 2), (room - offset) // 2, MAX_COLD_US))
     return Calibration(Hold(offset, cold), before, idle[0], busy[0], statistics.median(idle), len(idle) + len(busy))
+
+
+def give_back(profile: Profile, calibrated: Calibration, tcp_ms: list[float]) -> Calibration | None:
+    """The calibration less what it overdrew, if the link's handshakes measured with it
+    (`tcp_ms`, the client kernel's RTTs, idle) have a median under the profile. As the
+    calibration itself, it goes by the fastest: what puts that handshake MARGIN_US over
+    the profile comes back, from the cold releases first (an idle handshake has two, and
+    the idle floor is the less certain of the two the calibration read), the rest from the
+    offset. None if nothing is to give back (or nothing is left to)."""
+    if not tcp_ms or statistics.median(tcp_ms) >= profile.rtt_ms:
+        return None
+    hold = calibrated.hold
+    if hold == Hold():
+        return None
+    need = math.ceil(round((profile.rtt_ms - min(tcp_ms)) * 1000, 3)) + MARGIN_US  # µs: no float dust
+    cold = min(hold.cold_us, math.ceil(need / 2))
+    offset = min(hold.offset_us, max(0, need - 2 * cold))
+    return replace(calibrated, hold=Hold(hold.offset_us - offset, hold.cold_us - cold),
+                   given_back_us=calibrated.given_back_us + offset + 2 * cold)
 
 
 def holds_us(profile: Profile, hold: Hold) -> tuple[int, int]:

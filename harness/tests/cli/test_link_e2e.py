@@ -46,7 +46,9 @@ def test_link_check_json_contract_and_accuracy():
     assert set(data["lateness_us"]) == {"p50", "p99", "max"}
     assert {"queue_up", "queue_down", "loss_up", "loss_down", "nfqueue"} <= set(data["drops"])
     late = data["lateness_us"]["p99"] is not None and data["lateness_us"]["p99"] > 1000
-    assert data["valid"] is (not late and data["drops"]["nfqueue"] == 0)
+    tcp = measured["tcp_rtt_ms"]
+    faster = tcp is not None and tcp["median"] < 30  # a calibration that overdrew, even once given back
+    assert data["valid"] is (not late and data["drops"]["nfqueue"] == 0 and not faster), data["problems"]
     assert result.returncode == (0 if data["valid"] else 1)
     assert bool(data["problems"]) is (not data["valid"])
     assert nothing_left()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pagebench.core.profiles import make_profile
-from pagebench.link.calibration import MARGIN_US, Hold, busy_pps, calibrate, first_try, holds_us
+from pagebench.link.calibration import MARGIN_US, Hold, busy_pps, calibrate, first_try, give_back, holds_us
 
 
 def profile(**fields):
@@ -75,3 +75,14 @@ def test_the_busy_pass_stays_a_tenth_of_the_uplink_and_at_most_2000_a_second():
 def test_handshakes_that_were_retransmitted_are_left_out():
     pairs = [(50.2, 50.1), (1050.3, 50.2), (50.3, 0.0), (50.25, 50.12)]
     assert first_try(pairs) == [50.1, 50.12]
+
+
+def test_a_check_whose_median_came_under_gets_back_what_puts_its_fastest_over_cold_releases_first():
+    cal = calibrate(profile(rtt_ms=20), [20.1], [20.06])  # Hold(40, 20)
+    assert give_back(profile(rtt_ms=20), cal, [19.99, 20.0, 20.01]) is None  # median at the profile: nothing
+    assert give_back(profile(rtt_ms=20), cal, []) is None
+    small = give_back(profile(rtt_ms=20), cal, [19.995, 19.998, 20.2])  # fastest 5 µs under
+    assert small.hold == Hold(40, 20 - (5 + MARGIN_US + 1) // 2) and small.given_back_us == 5 + MARGIN_US + 1
+    large = give_back(profile(rtt_ms=20), cal, [19.9])  # 100 µs under: more than both hold
+    assert large.hold == Hold(0, 0) and large.given_back_us == 40 + 2 * 20
+    assert give_back(profile(rtt_ms=20), large, [19.9]) is None  # nothing left to give back

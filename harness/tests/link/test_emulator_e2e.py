@@ -19,6 +19,7 @@ from pagebench.core.layout import Layout, new_prefix
 from pagebench.core.profiles import FRAME_BYTES, make_profile
 from pagebench.lab.netns import NamespaceBed
 from pagebench.link import delaystats
+from pagebench.link.calibration import Calibration, Hold, give_back
 from pagebench.link.check import calibrate_link, serve_probe
 from pagebench.link.emulator import DELAY_PROGRAM, Link
 from pagebench.link.plan import netem_plan
@@ -84,6 +85,28 @@ def test_a_calibrated_link_is_never_faster_than_its_profile_and_closer_than_befo
     # in the acceptance runs, docs/benchmarks.md "RTT within 0.1 ms"), never by more.
     assert min(after) >= 20 - 0.05
     assert min(after) < min(before)  # the fastest: stalls only add, so it compares calmly
+
+
+def test_a_hold_that_overdrew_given_back_brings_the_link_back_over_its_profile(lab):
+    """What `give_back` returns, applied to the real program, undoes an overdrawn hold:
+    cold releases and the offset move an idle handshake as the arithmetic says."""
+    bed, link = lab
+    if link.backend == "netem":
+        pytest.skip("the kernel's delay has no hold to calibrate")
+    host = bed.layout.server_addresses[0]
+    overdrawn = make_profile({"name": "overdrawn", "rtt_ms": 20})
+    link.calibrate(overdrawn, Hold(200, 60))  # far more than the path's own ~0.15 ms
+    link.wait_settled()
+    faster = tcp_rtts_ms(bed, host)
+    assert statistics.median(faster) < 20  # a link faster than its profile: what the check catches
+    cal = Calibration(Hold(200, 60), Hold(), 0.0, 0.0, 0.0, 0)
+    fixed = give_back(overdrawn, cal, faster)
+    assert fixed is not None and fixed.hold.cold_us < 60
+    link.calibrate(overdrawn, fixed.hold)
+    link.wait_settled()
+    again = tcp_rtts_ms(bed, host)
+    assert statistics.median(again) >= 20
+    assert min(again) >= 20 - 0.05  # a cold verdict's own spread, as in the calibrated test
 
 
 def test_reapplying_changes_the_delay(lab):

@@ -189,4 +189,4 @@ def test_the_calibration_is_reported():
     report = summarize("userspace", profile(rtt_ms=50), RTT, 1.0, 1.0, UDP, LinkCounters(), cal)
     assert report["calibration"] == {"offset_us": 230, "cold_us": 40, "before_offset_us": 0, "before_cold_us": 0,
                                      "idle_floor_us": 320.0, "busy_floor_us": 240.0, "idle_median_us": 350.0,
-                                     "n": 60, "margin_us": MARGIN_US}
+                                     "n": 60, "margin_us": MARGIN_US, "given_back_us": 0}
