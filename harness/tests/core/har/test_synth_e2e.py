@@ -35,10 +35,11 @@ def readable() -> Iterator[Path]:
 
 
 def _load_once(tmp_path: Path, into: Path, mode: str) -> tuple[LoadRow, list[Resource]]:
-    """One cold load of the site at `into` in `mode`: ok, none of its requests unrecorded."""
+    """One cold load of the site at `into` in `mode`: ok, none of its requests unrecorded
+    (no link check: these tests read the load, about 18 s a run)."""
     db = f"sqlite:///{tmp_path}/runs.sqlite"
     spec = write_spec(tmp_path, name="stand-in", sites=[str(into)], modes=[mode], profiles=[PROFILE],
-                      cache=["cold"], repetitions=1, warmup=0, seed=5)
+                      cache=["cold"], repetitions=1, warmup=0, seed=5, timeouts={"link_check": False})
     run = run_id_of(pagebench("run", str(spec), "--db", db))
     with Store(db) as store:
         [load] = store.loads(run)
@@ -89,10 +90,12 @@ def test_a_corpus_page_answers_every_request_with_the_hars_status(readable, tmp_
     gets the status the HAR recorded for its URL (`benchmarks.har_page` does the same
     for nytimes in every mode), and every request of the HAR is made (its two 302s are
     seen as their targets' responses: the browser's record of a redirected request is its
-    last response)."""
+    last response). Without server time: its first redirect waited 55 s for the server
+    when recorded (`test_replay_e2e` waits a think time)."""
     har = FIXTURES / "hars" / name
     into = readable / "corpus-page"
-    result = pagebench("site", "import-har", str(har), "--name", "corpus-page", "--into", str(into))
+    result = pagebench("site", "import-har", str(har), "--name", "corpus-page", "--into", str(into),
+                       "--no-server-time")
     assert result.returncode == 0, result.stderr[-2000:]
     site = sitefiles.load_site(into)
     assert site.recording is not None and not site.recording.missing
