@@ -24,8 +24,8 @@ and a hold is never negative.
 
 from __future__ import annotations
 
-import statistics
 import math
+import statistics
 from dataclasses import dataclass, replace
 
 from pagebench.core.profiles import Profile
