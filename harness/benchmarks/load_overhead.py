@@ -44,7 +44,7 @@ STEPS: tuple[tuple[str, Any, str], ...] = (
     ("page.evaluate (renderer up; the page's metrics)", Page, "evaluate"),
     ("CDP session", BrowserContext, "new_cdp_session"),
     ("link: wait until no packet is held (in a thread)", emulator.Link, "wait_settled"),
-    ("link: read counters (in a thread)", emulator.Link, "counters"),
+    ("link: the drain, then the counters' read (in a thread)", emulator.Link, "drained_counters"),
     ("the last load's rest, with the wait for its reading", runner.Runner, "_measured"),
     ("page.goto (the load, to its load event)", Page, "goto"),
     ("the last load's evaluation and commit (in the idle wait)", runner.Runner, "_record"),

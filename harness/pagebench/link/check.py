@@ -101,8 +101,7 @@ def probe_link(link: LinkControl, profile: Profile, host: str, me: str, client: 
         "--count-down", str(plan.udp_down[0]), "--pps-down", str(plan.udp_down[1]),
         "--grace", str(plan.grace_s),
     )
-    link.wait_settled()
-    delta = link.counters() - before
+    delta = link.drained_counters() - before
     assert isinstance(down, list) and isinstance(up, list) and isinstance(udp, dict)
     return summarize(
         link.backend, profile, [tuple(pair) for pair in rtt],

@@ -87,8 +87,7 @@ class Measured:
 
 def read(link: LinkControl, origins: Origins) -> Reading:
     """The link's counters and the servers' log offset, once no packet is held."""
-    link.wait_settled()
-    return Reading(link.counters(), origins.log_offset())
+    return Reading(link.drained_counters(), origins.log_offset())
 
 
 def rest(visit: planner.Visit, raws: list[RawLoad], started: float, before: Reading, after: Reading,

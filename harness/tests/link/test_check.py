@@ -30,6 +30,9 @@ class FakeLink:
     def wait_settled(self, timeout=2.0):
         pass
 
+    def drained_counters(self, timeout=2.0):
+        return self.counters()
+
 
 class FakeClient:
     """Answers each probe; the check's handshake passes take their RTTs from `passes`."""

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -172,6 +173,54 @@ def test_counters_count_connections_flows_packets_and_bytes(lab):
     assert 200 <= delta.packets_down <= 240 and 200 * 92 <= delta.bytes_down <= 200 * 92 + 4000
     if link.backend == "userspace":  # every packet that crossed was timed
         assert sum(delta.lateness_hist) == delta.packets_up + delta.packets_down
+
+
+def readers_left(bed: NamespaceBed) -> list[int]:
+    """`drained_counters`' readers still waiting for their go in the router."""
+    found = run(("ip", "netns", "pids", bed.layout.router)).stdout.split()
+    return [int(pid) for pid in found if "read _" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")]
+
+
+def test_drained_counters_wait_for_the_link_to_drain_then_read_it_once(lab):
+    """A load's reading (`drained_counters`): called the moment the traffic ends, it holds
+    until the delay program holds nothing, then reads what `counters` reads: every packet
+    sent counted, the connections and flows too, and no reader left in the router."""
+    bed, link = lab
+    link.apply(make_profile({"name": "drained", "rtt_ms": 200}))
+    host = bed.layout.server_addresses[0]
+    link.wait_settled()
+    before = link.counters()
+    probe(bed.layout.client, "loss", "--host", host, "--port", PORT, "--me", bed.layout.client_ip,
+          "--count-up", "50", "--pps-up", "1000", "--count-down", "10", "--pps-down", "1000", "--grace", "0")
+    started = time.monotonic()
+    drained = link.drained_counters()
+    waited = time.monotonic() - started
+    delta = drained - before
+    if link.backend == "userspace":  # netem's queue is the kernel's: nothing to wait for
+        assert delaystats.read(link.stats_path).up.held == 0
+        assert sum(delta.lateness_hist) == delta.packets_up + delta.packets_down
+        assert waited > 0.02  # the last datagrams were still on the 100 ms one-way line
+    assert delta.packets_up >= 50 and delta.packets_down >= 10
+    assert delta.udp_flows == 1 and delta.tcp_conns == 2  # the datagrams up; two control connections
+    again = link.counters() - before  # nothing crossed since: the same reading
+    assert (again.packets_up, again.packets_down, again.bytes_up, again.bytes_down) == (
+        delta.packets_up, delta.packets_down, delta.bytes_up, delta.bytes_down)
+    assert readers_left(bed) == []
+
+
+def test_drained_counters_interrupted_leave_no_reader_behind(lab, monkeypatch):
+    """A signal during the wait (the run stopped between loads) reaches the caller, and
+    the readers started for it exit without reading."""
+    bed, link = lab
+    link.apply(make_profile({"name": "drained", "rtt_ms": 10}))
+
+    def interrupted(timeout: float = 2.0) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(link, "wait_settled", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        link.drained_counters()
+    assert readers_left(bed) == []
 
 
 SINK = """

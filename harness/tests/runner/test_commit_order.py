@@ -71,6 +71,10 @@ class FakeLab:
         self.note("read")
         return LinkCounters(packets_up=10 * self.events.count("read"))
 
+    def drained_counters(self) -> LinkCounters:
+        self.wait_settled()
+        return self.counters()
+
     def log_offset(self) -> tuple[int, int]:
         return (0, self.events.count("read"))
 

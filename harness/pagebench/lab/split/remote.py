@@ -65,6 +65,10 @@ class RemoteLink:
     def wait_settled(self, timeout: float = 2.0) -> None:
         self.router.post("/link/wait_settled", {"timeout": timeout})
 
+    def drained_counters(self, timeout: float = 2.0) -> LinkCounters:
+        self.wait_settled(timeout)
+        return self.counters()
+
     def reset(self) -> None:
         self.router.post("/link/reset")
         self.profile = None
